@@ -1,0 +1,145 @@
+// Package runfile reads and writes udgam-ci run files: JSON Lines with one
+// header line and then one record per document (fresh text) or per item
+// (probes). Records are appended as they complete, so a killed run can be
+// resumed; readers recompute every summary from the records.
+package runfile
+
+import (
+	"time"
+)
+
+// Schema is the first field of every header.
+const Schema = "udgam-ci.run/v1"
+
+// Test names.
+const (
+	TestFresh  = "fresh"
+	TestProbes = "probes"
+)
+
+// Header is line 1 of a run file.
+type Header struct {
+	Schema    string    `json:"schema"`
+	ID        string    `json:"id"`
+	Test      string    `json:"test"`
+	Model     Model     `json:"model"`
+	Dataset   Dataset   `json:"dataset"`
+	Settings  Settings  `json:"settings"`
+	Runtime   Runtime   `json:"runtime"`
+	Git       Git       `json:"git"`
+	Sample    *Sample   `json:"sample,omitempty"`
+	Shard     *Shard    `json:"shard,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+}
+
+// Model identifies the scored model.
+type Model struct {
+	Name       string      `json:"name"`
+	Revision   string      `json:"revision,omitempty"`
+	File       string      `json:"file,omitempty"`
+	SHA256     string      `json:"sha256,omitempty"`
+	Arch       string      `json:"arch,omitempty"`
+	Params     uint64      `json:"params,omitempty"`
+	Dtype      string      `json:"dtype,omitempty"`
+	Conversion *Conversion `json:"conversion,omitempty"`
+}
+
+// Conversion records how a GGUF was made from a checkpoint, when it was.
+type Conversion struct {
+	From   string `json:"from"`             // "safetensors"
+	Tool   string `json:"tool"`             // converter and version
+	Dtype  string `json:"dtype"`            // requested output type
+	Source string `json:"source,omitempty"` // hub repo or directory
+}
+
+// Dataset identifies the documents or items.
+type Dataset struct {
+	Name     string `json:"name"`
+	Revision string `json:"revision,omitempty"`
+	SHA256   string `json:"sha256"`
+	Count    int    `json:"count"`
+	// Smoke marks the embedded smoke sample: never the benchmark.
+	Smoke bool `json:"smoke,omitempty"`
+}
+
+// Settings are everything that changes results. Two runs whose settings
+// differ must not be compared silently (see Diff).
+type Settings struct {
+	AddBOS          bool   `json:"add_bos"`
+	BOSMode         string `json:"bos_mode"` // auto|yes|no as asked
+	BOSID           int32  `json:"bos_id"`   // -1 when the tokenizer has none
+	Window          int    `json:"window,omitempty"`
+	Stride          int    `json:"stride,omitempty"`
+	Dtype           string `json:"dtype"`
+	TokenizerSHA256 string `json:"tokenizer_sha256"`
+	Engine          string `json:"engine"`
+	Formulation     string `json:"formulation,omitempty"`
+}
+
+// Runtime holds settings that do not change results: shown, never judged.
+type Runtime struct {
+	Threads   int    `json:"threads,omitempty"`
+	BatchSize int    `json:"batch_size,omitempty"`
+	Context   int    `json:"context,omitempty"`
+	Host      string `json:"host,omitempty"`
+	GPU       string `json:"gpu,omitempty"`
+}
+
+// Git says which commit of the training repository the run belongs to.
+type Git struct {
+	Repo string `json:"repo,omitempty"` // OWNER/NAME
+	SHA  string `json:"sha,omitempty"`
+	Ref  string `json:"ref,omitempty"` // "main" or the PR's head ref
+	PR   *int   `json:"pr"`
+}
+
+// Sample records a seeded subset so two models' runs stay paired.
+type Sample struct {
+	N    int      `json:"n"`
+	Seed int64    `json:"seed"`
+	IDs  []string `json:"ids"`
+}
+
+// Shard records which part of the data a run scored.
+type Shard struct {
+	Index int `json:"index"` // 1-based
+	Count int `json:"count"`
+}
+
+// Doc is one fresh-text record.
+type Doc struct {
+	ID      string  `json:"id"`
+	Source  string  `json:"source"`
+	Bytes   int     `json:"bytes"`  // UTF-8 bytes counted in the score
+	Tokens  int     `json:"tokens"` // tokens scored
+	Bits    float64 `json:"bits"`   // -sum log2 p over the scored tokens
+	Windows int     `json:"windows"`
+	// FirstUnscored is set when no BOS was used: the first token had no
+	// context, so it was not scored and its bytes are not in Bytes.
+	FirstUnscored bool `json:"first_unscored,omitempty"`
+	TextBytes     int  `json:"text_bytes,omitempty"` // all bytes of the text
+}
+
+// Item is one probe record. Pred and Answer index Choices.
+type Item struct {
+	ID       string    `json:"id"`
+	Type     string    `json:"type"`
+	Level    int       `json:"level"`
+	Logprobs []float64 `json:"logprobs"`
+	Norm     []float64 `json:"norm,omitempty"` // logprob per byte of " "+choice
+	Pred     int       `json:"pred"`
+	Answer   int       `json:"answer"`
+	Correct  bool      `json:"correct"`
+	Tie      bool      `json:"tie,omitempty"`
+	Tokens   int       `json:"tokens,omitempty"` // continuation tokens over all choices
+}
+
+// Run is a whole run file in memory.
+type Run struct {
+	Header Header
+	Docs   []Doc  // when Header.Test == "fresh"
+	Items  []Item // when Header.Test == "probes"
+}
+
+// Len is the number of records.
+func (r *Run) Len() int { return len(r.Docs) + len(r.Items) }

@@ -1,0 +1,63 @@
+package runner
+
+import "context"
+
+// Request asks for next-token log-probabilities along one or more token
+// sequences that share a prefix. The prefix is evaluated once; each branch
+// continues it. A plain sequence is a request with no prefix and one branch.
+type Request struct {
+	Prefix   []int32
+	Branches []Branch
+}
+
+// Branch is one continuation of a request's prefix.
+type Branch struct {
+	Tokens []int32
+	// Positions index the concatenation Prefix+Tokens: for each p (p >= 1)
+	// the result holds log p(seq[p] | seq[:p]) in nats.
+	Positions []int
+}
+
+// Result holds, per branch, the log-probabilities in the order of Positions.
+type Result [][]float64
+
+// Scorer returns log-probabilities for batches of requests.
+type Scorer interface {
+	Score(ctx context.Context, reqs []Request) ([]Result, error)
+}
+
+// Tokenizer turns text into token ids without adding special tokens, so the
+// caller decides about BOS.
+type Tokenizer interface {
+	Tokenize(text string) ([]int32, error)
+}
+
+// Info describes a loaded model: what a run header records.
+type Info struct {
+	Path            string         `json:"path"`
+	SHA256          string         `json:"sha256"`
+	Name            string         `json:"name,omitempty"`
+	Arch            string         `json:"arch"`
+	Params          uint64         `json:"params"`
+	Dtype           string         `json:"dtype"`        // the most common tensor type by elements
+	TensorTypes     map[string]int `json:"tensor_types"` // type -> tensor count
+	VocabSize       int            `json:"vocab_size"`
+	ContextLength   int            `json:"context_length"`
+	BOS             int32          `json:"bos"` // -1 when none
+	EOS             int32          `json:"eos"` // -1 when none
+	AddBOS          bool           `json:"add_bos"`
+	TokenizerModel  string         `json:"tokenizer_model"`
+	TokenizerSHA256 string         `json:"tokenizer_sha256"`
+}
+
+// HasBOS reports whether the tokenizer defines a BOS token.
+func (i Info) HasBOS() bool { return i.BOS >= 0 }
+
+// Model is what the tests need from an engine: its description, its
+// tokenizer and its scorer. runner.Model (llama.cpp) implements it, and so
+// do the pure-Go reference models used in tests.
+type Model interface {
+	Tokenizer
+	Scorer
+	Info() Info
+}
