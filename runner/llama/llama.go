@@ -1,15 +1,433 @@
+// Package llama is udgam-ci's binding to llama.cpp's C API, compiled from
+// the ollama module's vendored sources. All cgo lives here; the planning of
+// batches and every check of the input happen in plain Go (package runner)
+// before anything reaches C.
 package llama
 
 /*
 #cgo CXXFLAGS: -std=c++17
+#cgo CFLAGS: -O3
 #include <stdlib.h>
+#include <string.h>
+#include <math.h>
 #include "llama.h"
+
+// Keep llama.cpp's log quiet but remember its last errors, so a failed load
+// can say why in a Go error.
+static char udgam_errbuf[2048];
+static int udgam_verbose = 0;
+
+static void udgam_log(enum ggml_log_level level, const char *text, void *ud) {
+	(void)ud;
+	if (udgam_verbose) {
+		fputs(text, stderr);
+	}
+	if (level == GGML_LOG_LEVEL_ERROR || level == GGML_LOG_LEVEL_WARN) {
+		size_t n = strlen(udgam_errbuf), m = strlen(text);
+		if (n + m >= sizeof(udgam_errbuf)) {
+			n = 0;
+		}
+		memcpy(udgam_errbuf + n, text, m < sizeof(udgam_errbuf) - 1 ? m : sizeof(udgam_errbuf) - 1);
+		udgam_errbuf[n + (m < sizeof(udgam_errbuf) - 1 ? m : sizeof(udgam_errbuf) - 1)] = 0;
+	}
+}
+
+static void udgam_log_init(int verbose) {
+	udgam_verbose = verbose;
+	llama_log_set(udgam_log, NULL);
+}
+
+static void udgam_err_clear(void) { udgam_errbuf[0] = 0; }
+static const char *udgam_err(void) { return udgam_errbuf; }
+
+// Cancellation: llama.cpp polls this between graph nodes on the CPU.
+static bool udgam_abort(void *data) { return *(volatile int *)data != 0; }
+
+static void udgam_set_abort(struct llama_context *ctx, int *flag) {
+	llama_set_abort_callback(ctx, udgam_abort, flag);
+}
+
+// udgam_logsumexp returns log(sum(exp(row))) with float64 accumulation after
+// subtracting the maximum, so logits of any size are safe. It returns NAN if
+// any logit is not finite.
+static double udgam_logsumexp(const float *row, int n) {
+	float mx = row[0];
+	int bad = 0;
+	for (int i = 0; i < n; i++) {
+		float x = row[i];
+		bad |= !isfinite(x);
+		mx = x > mx ? x : mx;
+	}
+	if (bad) {
+		return NAN;
+	}
+	double s = 0;
+	for (int i = 0; i < n; i++) {
+		s += (double)expf(row[i] - mx);
+	}
+	return (double)mx + log(s);
+}
+
+static void udgam_batch_set(struct llama_batch *b, int i, llama_token tok, llama_pos pos,
+		const llama_seq_id *seqs, int nseq, int8_t logits) {
+	b->token[i] = tok;
+	b->pos[i] = pos;
+	b->n_seq_id[i] = nseq;
+	for (int s = 0; s < nseq; s++) {
+		b->seq_id[i][s] = seqs[s];
+	}
+	b->logits[i] = logits;
+}
 */
 import "C"
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"strings"
+	"sync"
+	"unsafe"
+
+	ggml "github.com/ollama/ollama/ml/backend/ggml/ggml/src"
+
 	_ "github.com/ollama/ollama/llama/llama.cpp/src"
-	_ "github.com/ollama/ollama/ml/backend/ggml/ggml/src"
+
+	"github.com/udgamlabs/udgam-ci/runner"
 )
 
-func backendInit() { C.llama_backend_init() }
+// Options configure a loaded model.
+type Options struct {
+	Threads   int  // CPU threads; 0 means all cores
+	Context   int  // KV cache cells shared by all sequences; 0 means 4096
+	Batch     int  // tokens per decode; 0 means 512
+	Parallel  int  // sequences decoded together; 0 means 32
+	GPULayers int  // layers offloaded to a GPU backend; -1 means all
+	FlashAttn bool // off by default: measured slower on CPUs
+	KVF16     bool // float16 KV cache (llama.cpp's default) instead of float32
+	Verbose   bool // pass llama.cpp's log through to stderr
+}
+
+func (o Options) withDefaults() Options {
+	if o.Threads <= 0 {
+		o.Threads = runtime.NumCPU()
+	}
+	if o.Context <= 0 {
+		o.Context = 4096
+	}
+	if o.Batch <= 0 {
+		o.Batch = 512
+	}
+	if o.Parallel <= 0 {
+		o.Parallel = 32
+	}
+	return o
+}
+
+var initOnce sync.Once
+
+func backendInit(verbose bool) {
+	initOnce.Do(func() {
+		ggml.OnceLoad() // GPU backends placed in OLLAMA_LIBRARY_PATH
+		C.llama_backend_init()
+	})
+	v := 0
+	if verbose {
+		v = 1
+	}
+	C.udgam_log_init(C.int(v))
+}
+
+// Model is a GGUF model loaded in llama.cpp with one context. It is safe
+// for concurrent use; calls are serialised.
+type Model struct {
+	mu        sync.Mutex
+	info      runner.Info
+	opts      Options
+	model     *C.struct_llama_model
+	ctx       *C.struct_llama_context
+	vocab     *C.struct_llama_vocab
+	mem       C.llama_memory_t
+	batch     C.struct_llama_batch
+	nVocab    int
+	nCtx      int
+	recurrent bool
+	abort     *C.int
+}
+
+// Load reads a GGUF file into llama.cpp. The file is checked in Go first
+// (runner.ReadInfo), so bad files are Go errors naming the file.
+func Load(path string, opts Options) (*Model, error) {
+	info, err := runner.ReadInfo(path)
+	if err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	if opts.Parallel > 256 {
+		return nil, fmt.Errorf("model %s: %d parallel sequences, at most 256", path, opts.Parallel)
+	}
+	backendInit(opts.Verbose)
+
+	mp := C.llama_model_default_params()
+	mp.n_gpu_layers = C.int32_t(opts.GPULayers)
+	if opts.GPULayers < 0 {
+		mp.n_gpu_layers = 999
+	}
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	C.udgam_err_clear()
+	model := C.llama_model_load_from_file(cpath, mp)
+	if model == nil {
+		return nil, fmt.Errorf("model %s: llama.cpp could not load it: %s", path, lastError("unknown error"))
+	}
+	m := &Model{info: info, opts: opts, model: model}
+	if C.llama_model_has_encoder(model) || C.llama_model_is_diffusion(model) {
+		m.Close()
+		return nil, fmt.Errorf("model %s: architecture %q is not a causal decoder; udgam-ci scores decoder-only models", path, info.Arch)
+	}
+	m.recurrent = bool(C.llama_model_is_recurrent(model)) || bool(C.llama_model_is_hybrid(model))
+	m.vocab = C.llama_model_get_vocab(model)
+	m.nVocab = int(C.llama_vocab_n_tokens(m.vocab))
+	if m.nVocab != info.VocabSize {
+		m.Close()
+		return nil, fmt.Errorf("model %s: llama.cpp sees %d tokens, the GGUF lists %d", path, m.nVocab, info.VocabSize)
+	}
+
+	cp := C.llama_context_default_params()
+	cp.n_ctx = C.uint32_t(opts.Context)
+	cp.n_batch = C.uint32_t(opts.Batch)
+	cp.n_ubatch = C.uint32_t(opts.Batch)
+	cp.n_seq_max = C.uint32_t(opts.Parallel)
+	cp.n_threads = C.int32_t(opts.Threads)
+	cp.n_threads_batch = C.int32_t(opts.Threads)
+	cp.no_perf = true
+	// A shared prompt is one set of KV cells tagged with several sequence
+	// ids; that needs one cache for all sequences.
+	cp.kv_unified = true
+	cp.flash_attn_type = C.LLAMA_FLASH_ATTN_TYPE_DISABLED
+	if !opts.KVF16 {
+		// A float32 cache keeps attention exact to float32 rounding; the
+		// float16 default moves log-probabilities by ~1e-3 nats.
+		cp.type_k = C.GGML_TYPE_F32
+		cp.type_v = C.GGML_TYPE_F32
+	}
+	if opts.FlashAttn {
+		cp.flash_attn_type = C.LLAMA_FLASH_ATTN_TYPE_ENABLED
+	}
+	C.udgam_err_clear()
+	ctx := C.llama_init_from_model(model, cp)
+	if ctx == nil {
+		m.Close()
+		return nil, fmt.Errorf("model %s: llama.cpp could not create a context (context %d, batch %d, parallel %d): %s",
+			path, opts.Context, opts.Batch, opts.Parallel, lastError("unknown error"))
+	}
+	m.ctx = ctx
+	m.nCtx = int(C.llama_n_ctx(ctx))
+	m.mem = C.llama_get_memory(ctx)
+	m.batch = C.llama_batch_init(C.int32_t(opts.Batch), 0, C.int32_t(opts.Parallel))
+	m.abort = (*C.int)(C.calloc(1, C.size_t(unsafe.Sizeof(C.int(0)))))
+	C.udgam_set_abort(ctx, m.abort)
+	return m, nil
+}
+
+func lastError(fallback string) string {
+	s := strings.TrimSpace(C.GoString(C.udgam_err()))
+	if s == "" {
+		return fallback
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// Close frees the model and its context.
+func (m *Model) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ctx != nil {
+		C.llama_batch_free(m.batch)
+		C.llama_free(m.ctx)
+		m.ctx = nil
+	}
+	if m.model != nil {
+		C.llama_model_free(m.model)
+		m.model = nil
+	}
+	if m.abort != nil {
+		C.free(unsafe.Pointer(m.abort))
+		m.abort = nil
+	}
+	return nil
+}
+
+// Info describes the model.
+func (m *Model) Info() runner.Info { return m.info }
+
+// Limits are the packing limits of this context.
+func (m *Model) Limits() runner.Limits {
+	return runner.Limits{BatchTokens: m.opts.Batch, MaxSeqs: m.opts.Parallel, Cells: m.nCtx}
+}
+
+// Tokenize turns text into ids without adding BOS or parsing special tokens,
+// so text that looks like "<|endoftext|>" stays text.
+func (m *Model) Tokenize(text string) ([]int32, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.vocab == nil {
+		return nil, errors.New("tokenize: model is closed")
+	}
+	if len(text) == 0 {
+		return nil, nil
+	}
+	ctext := C.CString(text)
+	defer C.free(unsafe.Pointer(ctext))
+	n := len(text) + 16
+	for {
+		buf := make([]C.llama_token, n)
+		got := C.llama_tokenize(m.vocab, ctext, C.int32_t(len(text)), &buf[0], C.int32_t(n), false, false)
+		if got < 0 {
+			if int(-got) <= n {
+				return nil, fmt.Errorf("tokenize: llama.cpp failed on %d bytes of text", len(text))
+			}
+			n = int(-got)
+			continue
+		}
+		out := make([]int32, got)
+		for i := range out {
+			out[i] = int32(buf[i])
+		}
+		return out, nil
+	}
+}
+
+// TokenBytes returns the bytes a token stands for (special tokens give
+// none), for callers that count the bytes of a token they do not score.
+func (m *Model) TokenBytes(id int32) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if id < 0 || int(id) >= m.nVocab {
+		return nil, fmt.Errorf("token id %d out of range [0, %d)", id, m.nVocab)
+	}
+	buf := make([]byte, 64)
+	for {
+		n := C.llama_token_to_piece(m.vocab, C.llama_token(id), (*C.char)(unsafe.Pointer(&buf[0])), C.int32_t(len(buf)), 0, false)
+		if n < 0 {
+			buf = make([]byte, -n)
+			continue
+		}
+		return buf[:n], nil
+	}
+}
+
+// Detokenize turns ids back into text, for debugging.
+func (m *Model) Detokenize(ids []int32) (string, error) {
+	var sb strings.Builder
+	for _, id := range ids {
+		b, err := m.TokenBytes(id)
+		if err != nil {
+			return "", fmt.Errorf("detokenize: %w", err)
+		}
+		sb.Write(b)
+	}
+	return sb.String(), nil
+}
+
+// Score evaluates the requests and returns the log-probabilities they ask
+// for. Requests are packed several to a decode; see runner.Planner.
+func (m *Model) Score(ctx context.Context, reqs []runner.Request) ([]runner.Result, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ctx == nil {
+		return nil, errors.New("score: model is closed")
+	}
+	lim := m.Limits()
+	if err := runner.Validate(reqs, lim, m.nVocab); err != nil {
+		return nil, fmt.Errorf("score: %w", err)
+	}
+	// Recurrent state cannot be shared the way KV cells are: give every
+	// branch its own copy of the prefix.
+	planned := reqs
+	if m.recurrent {
+		planned = runner.Unshare(reqs)
+	}
+	res := runner.NewResults(planned)
+	// Whatever happens, leave an empty cache for the next call.
+	defer C.llama_memory_clear(m.mem, true)
+
+	// Cancelling ctx stops llama.cpp between graph nodes. The callback may
+	// still be running when Score returns; wait for it so it never writes
+	// to a flag that Close has freed.
+	*m.abort = 0
+	flag, fired := m.abort, make(chan struct{})
+	stop := context.AfterFunc(ctx, func() { *flag = 1; close(fired) })
+	defer func() {
+		if !stop() {
+			<-fired
+		}
+	}()
+
+	p := runner.NewPlanner(planned, lim)
+	for {
+		st, ok := p.Next()
+		if !ok {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := m.decode(st, res); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("score: %w", err)
+		}
+	}
+	if m.recurrent {
+		res = runner.Reshare(reqs, res)
+	}
+	return res, nil
+}
+
+// decode runs one step and reads its log-probabilities into res.
+func (m *Model) decode(st runner.Step, res []runner.Result) error {
+	if len(st.Entries) == 0 || len(st.Entries) > m.opts.Batch {
+		return fmt.Errorf("internal: step of %d tokens for a batch of %d", len(st.Entries), m.opts.Batch)
+	}
+	seqs := make([]C.llama_seq_id, m.opts.Parallel)
+	for i, e := range st.Entries {
+		for s, id := range e.Seqs {
+			seqs[s] = C.llama_seq_id(id)
+		}
+		var out C.int8_t
+		if len(e.Reads) > 0 {
+			out = 1
+		}
+		C.udgam_batch_set(&m.batch, C.int(i), C.llama_token(e.Token), C.llama_pos(e.Pos), &seqs[0], C.int(len(e.Seqs)), out)
+	}
+	m.batch.n_tokens = C.int32_t(len(st.Entries))
+	C.udgam_err_clear()
+	if rc := C.llama_decode(m.ctx, m.batch); rc != 0 {
+		return fmt.Errorf("llama_decode returned %d: %s", int(rc), lastError("no message"))
+	}
+	for i, e := range st.Entries {
+		if len(e.Reads) == 0 {
+			continue
+		}
+		row := C.llama_get_logits_ith(m.ctx, C.int32_t(i))
+		if row == nil {
+			return fmt.Errorf("internal: no logits for batch token %d", i)
+		}
+		lse := float64(C.udgam_logsumexp(row, C.int(m.nVocab)))
+		if math.IsNaN(lse) {
+			return fmt.Errorf("model produced a non-finite logit (at position %d)", e.Pos)
+		}
+		logits := unsafe.Slice((*float32)(unsafe.Pointer(row)), m.nVocab)
+		for _, r := range e.Reads {
+			res[r.Req][r.Branch][r.Index] = float64(logits[r.Next]) - lse
+		}
+	}
+	for _, s := range st.Release {
+		C.llama_memory_seq_rm(m.mem, C.llama_seq_id(s), -1, -1)
+	}
+	return nil
+}

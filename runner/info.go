@@ -1,0 +1,162 @@
+package runner
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"sort"
+
+	"github.com/ollama/ollama/fs/ggml"
+)
+
+// ReadInfo reads a GGUF file's metadata in pure Go, before llama.cpp sees
+// it, so that a missing, foreign or truncated file is a Go error naming the
+// file rather than an abort inside C. It also hashes the whole file.
+func ReadInfo(path string) (info Info, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return Info{}, fmt.Errorf("model %s: file not found (give the path of a .gguf file, or fetch one with `udgam-ci model fetch`)", path)
+		}
+		return Info{}, fmt.Errorf("model %s: %w", path, err)
+	}
+	defer f.Close()
+
+	var magic [4]byte
+	if _, err := io.ReadFull(f, magic[:]); err != nil || string(magic[:]) != "GGUF" {
+		return Info{}, fmt.Errorf("model %s: not a GGUF file (it does not start with the GGUF magic)", path)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return Info{}, fmt.Errorf("model %s: %w", path, err)
+	}
+
+	// The decoder trusts sizes read from the file; a crafted file must not
+	// take the process down with it.
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("model %s: malformed GGUF: %v", path, r)
+		}
+	}()
+	g, err := ggml.Decode(f, -1)
+	if err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return Info{}, fmt.Errorf("model %s: truncated GGUF (the file ends inside its header)", path)
+		}
+		return Info{}, fmt.Errorf("model %s: malformed GGUF: %w", path, err)
+	}
+	info = infoFromGGUF(g.KV(), g.Tensors().Items())
+	info.Path = path
+
+	if info.SHA256, err = fileSHA256(f); err != nil {
+		return Info{}, fmt.Errorf("model %s: hash: %w", path, err)
+	}
+	if info.VocabSize == 0 {
+		return Info{}, fmt.Errorf("model %s: no tokenizer in the GGUF (tokenizer.ggml.tokens is missing)", path)
+	}
+	return info, nil
+}
+
+func infoFromGGUF(kv ggml.KV, tensors []*ggml.Tensor) Info {
+	arch := kv.Architecture()
+	info := Info{
+		Name:           kv.String("general.name"),
+		Arch:           arch,
+		TensorTypes:    map[string]int{},
+		TokenizerModel: kv.String("tokenizer.ggml.model"),
+		ContextLength:  int(kv.Uint(arch + ".context_length")),
+		BOS:            tokenID(kv, "tokenizer.ggml.bos_token_id"),
+		EOS:            tokenID(kv, "tokenizer.ggml.eos_token_id"),
+		AddBOS:         kv.Bool("tokenizer.ggml.add_bos_token", false),
+	}
+	elems := map[string]uint64{}
+	for _, t := range tensors {
+		info.Params += t.Elements()
+		info.TensorTypes[t.Type()]++
+		elems[t.Type()] += t.Elements()
+	}
+	info.Dtype = mostElements(elems)
+	tokens := kv.Strings("tokenizer.ggml.tokens")
+	info.VocabSize = len(tokens)
+	info.TokenizerSHA256 = tokenizerHash(kv, tokens)
+	return info
+}
+
+// tokenID reads an optional token id; -1 means the tokenizer has none.
+func tokenID(kv ggml.KV, key string) int32 {
+	v, ok := kv[key]
+	if !ok {
+		return -1
+	}
+	switch n := v.(type) {
+	case uint32:
+		return int32(n)
+	case int32:
+		return n
+	case uint64:
+		return int32(n)
+	case int64:
+		return int32(n)
+	}
+	return -1
+}
+
+func mostElements(m map[string]uint64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	best := ""
+	for _, k := range keys {
+		if best == "" || m[k] > m[best] {
+			best = k
+		}
+	}
+	return best
+}
+
+// tokenizerHash identifies a tokenizer by what decides how text becomes
+// ids: the model kind, the pre-tokenizer, the tokens, their types and the
+// merges. Each part is length-prefixed so no two tokenizers collide by
+// concatenation.
+func tokenizerHash(kv ggml.KV, tokens []string) string {
+	h := sha256.New()
+	writeField(h, "model", []string{kv.String("tokenizer.ggml.model")})
+	writeField(h, "pre", []string{kv.String("tokenizer.ggml.pre")})
+	writeField(h, "tokens", tokens)
+	writeField(h, "merges", kv.Strings("tokenizer.ggml.merges"))
+	var types []string
+	for _, t := range kv.Ints("tokenizer.ggml.token_type") {
+		types = append(types, fmt.Sprint(t))
+	}
+	writeField(h, "token_type", types)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func writeField(h hash.Hash, name string, vals []string) {
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(vals)))
+	h.Write([]byte(name))
+	h.Write(n[:])
+	for _, v := range vals {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(v)))
+		h.Write(n[:])
+		h.Write([]byte(v))
+	}
+}
+
+func fileSHA256(f *os.File) (string, error) {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

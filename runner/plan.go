@@ -1,0 +1,245 @@
+package runner
+
+import (
+	"fmt"
+)
+
+// Limits bound how requests are packed into decode steps.
+type Limits struct {
+	BatchTokens int // tokens per decode call
+	MaxSeqs     int // sequence ids available (the engine's parallel sequences)
+	Cells       int // KV cache cells shared by all sequences
+}
+
+// Step is one decode call: tokens to evaluate, and the sequences to clear
+// from the KV cache once its outputs have been read.
+type Step struct {
+	Entries []Entry
+	Release []int32
+}
+
+// Entry is one token of a step.
+type Entry struct {
+	Token int32
+	Pos   int32
+	Seqs  []int32
+	// Reads are the log-probabilities taken from this token's output; a
+	// token with no reads asks llama.cpp for no logits.
+	Reads []Read
+}
+
+// Read routes log p(Next | ...) into result[Req][Branch][Index].
+type Read struct {
+	Req, Branch, Index int
+	Next               int32
+}
+
+// Validate checks requests against the limits and the vocabulary before
+// anything reaches C: llama.cpp aborts or misbehaves on some bad input.
+func Validate(reqs []Request, lim Limits, vocab int) error {
+	for i, r := range reqs {
+		if len(r.Branches) == 0 {
+			return fmt.Errorf("request %d: no branches", i)
+		}
+		if len(r.Branches) > lim.MaxSeqs {
+			return fmt.Errorf("request %d: %d branches, more than the %d parallel sequences of the context", i, len(r.Branches), lim.MaxSeqs)
+		}
+		if n := cells(r); n > lim.Cells {
+			return fmt.Errorf("request %d: %d tokens, longer than the context of %d tokens", i, n, lim.Cells)
+		}
+		for _, t := range r.Prefix {
+			if t < 0 || int(t) >= vocab {
+				return fmt.Errorf("request %d: token id %d out of range [0, %d)", i, t, vocab)
+			}
+		}
+		for b, br := range r.Branches {
+			for _, t := range br.Tokens {
+				if t < 0 || int(t) >= vocab {
+					return fmt.Errorf("request %d branch %d: token id %d out of range [0, %d)", i, b, t, vocab)
+				}
+			}
+			n := len(r.Prefix) + len(br.Tokens)
+			for _, p := range br.Positions {
+				if p < 1 || p >= n {
+					return fmt.Errorf("request %d branch %d: position %d out of range [1, %d)", i, b, p, n)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func cells(r Request) int {
+	n := len(r.Prefix)
+	for _, b := range r.Branches {
+		n += len(b.Tokens)
+	}
+	return n
+}
+
+// NewResults allocates the result slices for reqs.
+func NewResults(reqs []Request) []Result {
+	out := make([]Result, len(reqs))
+	for i, r := range reqs {
+		out[i] = make(Result, len(r.Branches))
+		for b, br := range r.Branches {
+			out[i][b] = make([]float64, len(br.Positions))
+		}
+	}
+	return out
+}
+
+// job is a request being fed into the cache.
+type job struct {
+	req    int
+	r      *Request
+	seqs   []int32
+	fedPre int // prefix tokens fed
+	branch int // branch being fed
+	fedBr  int // tokens of that branch fed
+	reads  [][][]int // reads[b][pos] -> indexes into Positions wanting pos
+}
+
+func (j *job) done() bool { return j.fedPre == len(j.r.Prefix) && j.branch == len(j.r.Branches) }
+
+// Planner turns requests into steps, packing several sequences into each
+// decode: requests are admitted in order while sequence ids, cache cells
+// and batch room remain, and a prompt shared by several branches is fed once
+// with every branch's sequence id.
+type Planner struct {
+	reqs    []Request
+	lim     Limits
+	next    int
+	active  []*job
+	free    []int32
+	used    int
+	pending []int32 // released by the previous step
+}
+
+// NewPlanner plans reqs; call Validate first.
+func NewPlanner(reqs []Request, lim Limits) *Planner {
+	p := &Planner{reqs: reqs, lim: lim}
+	for s := lim.MaxSeqs - 1; s >= 0; s-- {
+		p.free = append(p.free, int32(s))
+	}
+	return p
+}
+
+// Next returns the next step, or false when all requests are planned. The
+// caller must execute each step before asking for the next one.
+func (p *Planner) Next() (Step, bool) {
+	// Sequences released by the last step are free now.
+	for _, s := range p.pending {
+		p.free = append(p.free, s)
+	}
+	p.pending = nil
+	if p.next == len(p.reqs) && len(p.active) == 0 {
+		return Step{}, false
+	}
+	var st Step
+	budget := p.lim.BatchTokens
+	for _, j := range p.active {
+		budget = p.feed(j, &st, budget)
+	}
+	for budget > 0 && p.next < len(p.reqs) {
+		r := &p.reqs[p.next]
+		need := len(r.Branches)
+		if need > len(p.free) || p.used+cells(*r) > p.lim.Cells {
+			break
+		}
+		j := p.admit(p.next)
+		p.next++
+		budget = p.feed(j, &st, budget)
+	}
+	kept := p.active[:0]
+	for _, j := range p.active {
+		if j.done() {
+			st.Release = append(st.Release, j.seqs...)
+			p.pending = append(p.pending, j.seqs...)
+			p.used -= cells(*j.r)
+		} else {
+			kept = append(kept, j)
+		}
+	}
+	p.active = kept
+	return st, true
+}
+
+func (p *Planner) admit(i int) *job {
+	r := &p.reqs[i]
+	j := &job{req: i, r: r}
+	for range r.Branches {
+		j.seqs = append(j.seqs, p.free[len(p.free)-1])
+		p.free = p.free[:len(p.free)-1]
+	}
+	j.reads = make([][][]int, len(r.Branches))
+	for b, br := range r.Branches {
+		j.reads[b] = make([][]int, len(r.Prefix)+len(br.Tokens))
+		for k, pos := range br.Positions {
+			j.reads[b][pos] = append(j.reads[b][pos], k)
+		}
+	}
+	p.used += cells(*r)
+	p.active = append(p.active, j)
+	return j
+}
+
+// feed adds as many of j's tokens as the budget allows and returns what is
+// left of the budget.
+func (p *Planner) feed(j *job, st *Step, budget int) int {
+	pre := len(j.r.Prefix)
+	for budget > 0 && j.fedPre < pre {
+		i := j.fedPre
+		e := Entry{Token: j.r.Prefix[i], Pos: int32(i), Seqs: j.seqs}
+		// The output at i predicts token i+1: of the prefix, or the first
+		// token of each branch.
+		for b, br := range j.r.Branches {
+			next, ok := tokenAt(j.r.Prefix, br.Tokens, i+1)
+			if !ok {
+				continue
+			}
+			for _, k := range j.reads[b][i+1] {
+				e.Reads = append(e.Reads, Read{Req: j.req, Branch: b, Index: k, Next: next})
+			}
+		}
+		st.Entries = append(st.Entries, e)
+		j.fedPre++
+		budget--
+	}
+	for budget > 0 && j.fedPre == pre && j.branch < len(j.r.Branches) {
+		br := j.r.Branches[j.branch]
+		if j.fedBr == len(br.Tokens) {
+			j.branch++
+			j.fedBr = 0
+			continue
+		}
+		i := pre + j.fedBr
+		e := Entry{Token: br.Tokens[j.fedBr], Pos: int32(i), Seqs: j.seqs[j.branch : j.branch+1]}
+		if next, ok := tokenAt(j.r.Prefix, br.Tokens, i+1); ok {
+			for _, k := range j.reads[j.branch][i+1] {
+				e.Reads = append(e.Reads, Read{Req: j.req, Branch: j.branch, Index: k, Next: next})
+			}
+		}
+		st.Entries = append(st.Entries, e)
+		j.fedBr++
+		budget--
+	}
+	// A branch fed to its end moves on, so done() sees it without waiting
+	// for another step.
+	for j.fedPre == pre && j.branch < len(j.r.Branches) && j.fedBr == len(j.r.Branches[j.branch].Tokens) {
+		j.branch++
+		j.fedBr = 0
+	}
+	return budget
+}
+
+// tokenAt returns token i of prefix+branch.
+func tokenAt(prefix, branch []int32, i int) (int32, bool) {
+	if i < len(prefix) {
+		return prefix[i], true
+	}
+	if i-len(prefix) < len(branch) {
+		return branch[i-len(prefix)], true
+	}
+	return 0, false
+}

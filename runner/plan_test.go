@@ -1,0 +1,205 @@
+package runner
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// fakeLogProb is a deterministic function of the whole history, so a read
+// routed to the wrong sequence, position or branch gives a different value.
+func fakeLogProb(history []int32, next int32) float64 {
+	h := fnv.New64a()
+	for _, t := range append(slices.Clone(history), next) {
+		fmt.Fprint(h, t, ",")
+	}
+	return -float64(h.Sum64()%100000) / 1000
+}
+
+// simulate executes a plan the way llama.cpp's KV cache does: each sequence
+// id holds a history; a token tagged with several ids extends all of them.
+func simulate(t *testing.T, reqs []Request, lim Limits) []Result {
+	t.Helper()
+	if err := Validate(reqs, lim, 1000); err != nil {
+		t.Fatal(err)
+	}
+	res := NewResults(reqs)
+	hist := map[int32][]int32{}
+	p := NewPlanner(reqs, lim)
+	for steps := 0; ; steps++ {
+		if steps > 100000 {
+			t.Fatal("planner does not terminate")
+		}
+		st, ok := p.Next()
+		if !ok {
+			break
+		}
+		if len(st.Entries) == 0 || len(st.Entries) > lim.BatchTokens {
+			t.Fatalf("step %d has %d tokens, batch is %d", steps, len(st.Entries), lim.BatchTokens)
+		}
+		for _, e := range st.Entries {
+			for _, s := range e.Seqs {
+				if s < 0 || int(s) >= lim.MaxSeqs {
+					t.Fatalf("sequence id %d out of range", s)
+				}
+				if int(e.Pos) != len(hist[s]) {
+					t.Fatalf("sequence %d: position %d after %d tokens", s, e.Pos, len(hist[s]))
+				}
+				hist[s] = append(hist[s], e.Token)
+			}
+			h0 := hist[e.Seqs[0]]
+			for _, s := range e.Seqs[1:] {
+				if !slices.Equal(hist[s], h0) {
+					t.Fatalf("coupled sequences %d and %d have diverged", e.Seqs[0], s)
+				}
+			}
+			for _, r := range e.Reads {
+				res[r.Req][r.Branch][r.Index] = fakeLogProb(h0, r.Next)
+			}
+		}
+		for _, s := range st.Release {
+			delete(hist, s)
+		}
+	}
+	if len(hist) != 0 {
+		t.Fatalf("%d sequences never released", len(hist))
+	}
+	return res
+}
+
+func direct(reqs []Request) []Result {
+	res := NewResults(reqs)
+	for i, r := range reqs {
+		for b, br := range r.Branches {
+			seq := append(slices.Clone(r.Prefix), br.Tokens...)
+			for k, p := range br.Positions {
+				res[i][b][k] = fakeLogProb(seq[:p], seq[p])
+			}
+		}
+	}
+	return res
+}
+
+func randomRequests(rng *rand.Rand, n int) []Request {
+	tok := func(k int) []int32 {
+		s := make([]int32, k)
+		for i := range s {
+			s[i] = int32(rng.IntN(1000))
+		}
+		return s
+	}
+	var reqs []Request
+	for range n {
+		r := Request{Prefix: tok(rng.IntN(40))}
+		for range 1 + rng.IntN(4) {
+			br := Branch{Tokens: tok(rng.IntN(30))}
+			total := len(r.Prefix) + len(br.Tokens)
+			for p := 1; p < total; p++ {
+				if rng.IntN(3) > 0 {
+					br.Positions = append(br.Positions, p)
+				}
+			}
+			r.Branches = append(r.Branches, br)
+		}
+		reqs = append(reqs, r)
+	}
+	return reqs
+}
+
+func TestPlannerRoutesEveryRead(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	reqs := randomRequests(rng, 200)
+	want := direct(reqs)
+	for _, lim := range []Limits{
+		{BatchTokens: 1, MaxSeqs: 4, Cells: 200},
+		{BatchTokens: 7, MaxSeqs: 4, Cells: 200},
+		{BatchTokens: 64, MaxSeqs: 8, Cells: 256},
+		{BatchTokens: 512, MaxSeqs: 32, Cells: 4096},
+		{BatchTokens: 4096, MaxSeqs: 256, Cells: 100000},
+	} {
+		t.Run(fmt.Sprintf("batch%d_seqs%d_cells%d", lim.BatchTokens, lim.MaxSeqs, lim.Cells), func(t *testing.T) {
+			got := simulate(t, reqs, lim)
+			for i := range want {
+				for b := range want[i] {
+					if !slices.Equal(got[i][b], want[i][b]) {
+						t.Fatalf("request %d branch %d: got %v, want %v", i, b, got[i][b], want[i][b])
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestPlannerSharesPrefixOnce(t *testing.T) {
+	prefix := []int32{1, 2, 3, 4, 5}
+	req := Request{Prefix: prefix}
+	for c := range 4 {
+		req.Branches = append(req.Branches, Branch{Tokens: []int32{int32(10 + c), 20}, Positions: []int{5, 6}})
+	}
+	p := NewPlanner([]Request{req}, Limits{BatchTokens: 512, MaxSeqs: 8, Cells: 64})
+	st, _ := p.Next()
+	if got, want := len(st.Entries), len(prefix)+4*2; got != want {
+		t.Fatalf("evaluated %d tokens, want %d (prefix once, then each branch)", got, want)
+	}
+	if n := len(st.Entries[0].Seqs); n != 4 {
+		t.Fatalf("prefix token carries %d sequence ids, want 4", n)
+	}
+	outs := 0
+	for _, e := range st.Entries {
+		if len(e.Reads) > 0 {
+			outs++
+		}
+	}
+	// Last prefix token (read by all four branches) and each branch's first token.
+	if outs != 5 {
+		t.Fatalf("%d tokens ask for logits, want 5", outs)
+	}
+	if len(st.Release) != 4 {
+		t.Fatalf("released %d sequences, want 4", len(st.Release))
+	}
+}
+
+func TestValidateRejects(t *testing.T) {
+	lim := Limits{BatchTokens: 8, MaxSeqs: 2, Cells: 10}
+	long := make([]int32, 11)
+	cases := []struct {
+		name string
+		req  Request
+	}{
+		{"no branches", Request{Prefix: []int32{1}}},
+		{"too many branches", Request{Branches: make([]Branch, 3)}},
+		{"longer than context", Request{Branches: []Branch{{Tokens: long}}}},
+		{"token out of range", Request{Branches: []Branch{{Tokens: []int32{1, 100}}}}},
+		{"negative token", Request{Prefix: []int32{-1}, Branches: []Branch{{}}}},
+		{"position zero", Request{Branches: []Branch{{Tokens: []int32{1, 2}, Positions: []int{0}}}}},
+		{"position past end", Request{Branches: []Branch{{Tokens: []int32{1, 2}, Positions: []int{2}}}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if err := Validate([]Request{c.req}, lim, 100); err == nil {
+				t.Fatal("accepted")
+			}
+		})
+	}
+}
+
+func TestUnshareReshare(t *testing.T) {
+	reqs := randomRequests(rand.New(rand.NewPCG(3, 4)), 30)
+	flat := Unshare(reqs)
+	for _, r := range flat {
+		if len(r.Prefix) != 0 || len(r.Branches) != 1 {
+			t.Fatal("unshared request still shares")
+		}
+	}
+	got := Reshare(reqs, direct(flat))
+	want := direct(reqs)
+	for i := range want {
+		for b := range want[i] {
+			if !slices.Equal(got[i][b], want[i][b]) {
+				t.Fatalf("request %d branch %d differs after unshare", i, b)
+			}
+		}
+	}
+}
