@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 )
 
 // Writer appends records to a run file. Each record is one write of one
@@ -102,27 +103,37 @@ func (w *Writer) Close() error {
 	return nil
 }
 
-// WriteFile writes a whole run atomically (temp file + rename), for tools
-// that produce a run at once, such as merge.
+// WriteFile writes a whole run atomically, for tools that produce a run at
+// once, such as merge.
 func WriteFile(path string, r *Run) error {
-	tmp, err := os.CreateTemp(dirOf(path), ".run-*.jsonl")
+	return WriteAtomic(path, func(w io.Writer) error { return Encode(w, r) })
+}
+
+// WriteAtomic writes a file through a temporary file in the same directory,
+// synced and renamed into place, so readers never see half a file.
+func WriteAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return fmt.Errorf("write run %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())
-	if err := Encode(tmp, r); err != nil {
+	if err := write(tmp); err != nil {
 		tmp.Close()
-		return fmt.Errorf("write run %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return fmt.Errorf("write run %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write run %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write run %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }
@@ -144,13 +155,4 @@ func Encode(w io.Writer, r *Run) error {
 		}
 	}
 	return nil
-}
-
-func dirOf(path string) string {
-	for i := len(path) - 1; i >= 0; i-- {
-		if path[i] == '/' || path[i] == os.PathSeparator {
-			return path[:i+1]
-		}
-	}
-	return "."
 }

@@ -68,7 +68,7 @@ func infoFromGGUF(kv ggml.KV, tensors []*ggml.Tensor) Info {
 		Arch:           arch,
 		TensorTypes:    map[string]int{},
 		TokenizerModel: kv.String("tokenizer.ggml.model"),
-		ContextLength:  int(kv.Uint(arch + ".context_length")),
+		ContextLength:  int(kv.Uint("context_length")), // KV.Uint adds the arch prefix
 		BOS:            tokenID(kv, "tokenizer.ggml.bos_token_id"),
 		EOS:            tokenID(kv, "tokenizer.ggml.eos_token_id"),
 		AddBOS:         kv.Bool("tokenizer.ggml.add_bos_token", false),
@@ -82,7 +82,8 @@ func infoFromGGUF(kv ggml.KV, tensors []*ggml.Tensor) Info {
 	info.Dtype = mostElements(elems)
 	tokens := kv.Strings("tokenizer.ggml.tokens")
 	info.VocabSize = len(tokens)
-	info.TokenizerSHA256 = tokenizerHash(kv, tokens)
+	info.TokenizerSHA256 = TokenizerSHA256(kv.String("tokenizer.ggml.model"), kv.String("tokenizer.ggml.pre"),
+		tokens, kv.Strings("tokenizer.ggml.merges"), kv.Ints("tokenizer.ggml.token_type"))
 	return info
 }
 
@@ -120,21 +121,21 @@ func mostElements(m map[string]uint64) string {
 	return best
 }
 
-// tokenizerHash identifies a tokenizer by what decides how text becomes
+// TokenizerSHA256 identifies a tokenizer by what decides how text becomes
 // ids: the model kind, the pre-tokenizer, the tokens, their types and the
-// merges. Each part is length-prefixed so no two tokenizers collide by
-// concatenation.
-func tokenizerHash(kv ggml.KV, tokens []string) string {
+// merges. Each part is named and length-prefixed so no two tokenizers
+// collide by concatenation.
+func TokenizerSHA256(model, pre string, tokens, merges []string, types []int32) string {
 	h := sha256.New()
-	writeField(h, "model", []string{kv.String("tokenizer.ggml.model")})
-	writeField(h, "pre", []string{kv.String("tokenizer.ggml.pre")})
-	writeField(h, "tokens", tokens)
-	writeField(h, "merges", kv.Strings("tokenizer.ggml.merges"))
-	var types []string
-	for _, t := range kv.Ints("tokenizer.ggml.token_type") {
-		types = append(types, fmt.Sprint(t))
+	typeStrings := make([]string, len(types))
+	for i, t := range types {
+		typeStrings[i] = fmt.Sprint(t)
 	}
-	writeField(h, "token_type", types)
+	writeField(h, "model", []string{model})
+	writeField(h, "pre", []string{pre})
+	writeField(h, "tokens", tokens)
+	writeField(h, "merges", merges)
+	writeField(h, "token_type", typeStrings)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
