@@ -28,7 +28,7 @@ export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS)
 
 TEST_TIMEOUT ?= 20m
 
-.PHONY: env all build test unit e2e bench demo cuda vet clean docs check-docs
+.PHONY: cuda env all build test unit e2e bench demo cuda vet clean docs check-docs
 
 all: build
 
@@ -58,3 +58,15 @@ env:
 	@echo 'export CGO_CPPFLAGS="$(CGO_CPPFLAGS)"'
 	@echo 'export CGO_CFLAGS="$(CGO_CFLAGS)"'
 	@echo 'export CGO_CXXFLAGS="$(CGO_CXXFLAGS)"'
+
+# cuda builds ggml's CUDA backend with CMake from the ollama module's
+# sources (needs cmake and the CUDA toolkit: self-hosted GPU runners). The
+# binary finds it in bin/../lib/ollama, or wherever OLLAMA_LIBRARY_PATH says.
+CUDA_ARCH ?= native
+cuda: build
+	cmake -S $(OLLAMA_DIR) -B build/cuda -DCMAKE_BUILD_TYPE=Release \
+		-DCMAKE_CUDA_ARCHITECTURES=$(CUDA_ARCH) -DGGML_CCACHE=OFF
+	cmake --build build/cuda --target ggml-cuda -j $$(nproc)
+	mkdir -p lib/ollama
+	cp -P build/cuda/lib/ollama/libggml-base.so* build/cuda/lib/ollama/libggml-cuda.so lib/ollama/
+	@echo "CUDA backend in lib/ollama; run bin/udgam-ci with --gpu cuda"

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/udgamlabs/udgam-ci/report"
+	"github.com/udgamlabs/udgam-ci/runfile"
+)
+
+// compareOptions are the inputs of `udgam-ci compare`.
+type compareOptions struct {
+	Base, Head string
+	JSON       bool
+	Markdown   bool
+	MinEffect  float64 // in the test's unit; 0 means the test's default
+	Stats      report.Options
+}
+
+func runCompare(e *env, args []string) error {
+	o, err := parseCompare(e, args)
+	if err != nil {
+		return err
+	}
+	return compareRuns(e, o)
+}
+
+func parseCompare(e *env, args []string) (compareOptions, error) {
+	fs := newFlags(e, "compare BASE.jsonl HEAD.jsonl",
+		"compare two runs of the same test by paired bootstrap over their shared documents or items: head - base, its interval, a verdict",
+		"udgam-ci compare main-fresh.jsonl pr-fresh.jsonl --markdown")
+	var o compareOptions
+	fs.BoolVar(&o.JSON, "json", false, "print one JSON object (metric, base, head, delta, ci, n, significant, verdict, settings_diff, by_group, ...)")
+	fs.BoolVar(&o.Markdown, "markdown", false, "print Markdown, as in the PR comment")
+	fs.IntVar(&o.Stats.Resamples, "resamples", report.DefaultResamples, "bootstrap resamples")
+	fs.Uint64Var(&o.Stats.Seed, "seed", 1, "seed of the resampling generator (same seed, same interval)")
+	fs.Float64Var(&o.Stats.Confidence, "confidence", report.DefaultConfidence, "level of the interval")
+	fs.Float64Var(&o.MinEffect, "min-effect", 0, fmt.Sprintf("smallest delta that counts as a change, in the test's unit (0: %g bpb for fresh text, %g point for probes; negative: no minimum)",
+		report.DefaultMinEffectBPB, report.DefaultMinEffectAccuracy))
+	fs.IntVar(&o.Stats.MinShared, "min-shared", report.DefaultMinShared, "fewest shared documents or items to compare")
+	fs.BoolVar(&o.Stats.AllowSettingsMismatch, "allow-settings-mismatch", false, "compare even when settings that change results differ (they are printed first)")
+	fs.BoolVar(&o.Stats.ByLevel, "by-level", false, "probes: also compare each type and level")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return o, err
+	}
+	switch {
+	case len(pos) != 2:
+		return o, usageError{fmt.Errorf("want two run files, BASE.jsonl and HEAD.jsonl; got %d arguments", len(pos))}
+	case o.JSON && o.Markdown:
+		return o, usageError{errors.New("--json and --markdown exclude each other")}
+	case o.Stats.Resamples < 1:
+		return o, usageError{fmt.Errorf("--resamples %d: want at least 1", o.Stats.Resamples)}
+	}
+	o.Base, o.Head = pos[0], pos[1]
+	o.Stats.MinEffectBPB, o.Stats.MinEffectAccuracy = o.MinEffect, o.MinEffect
+	return o, nil
+}
+
+func compareRuns(e *env, o compareOptions) error {
+	base, err := runfile.ReadFile(o.Base)
+	if err != nil {
+		return err
+	}
+	head, err := runfile.ReadFile(o.Head)
+	if err != nil {
+		return err
+	}
+	c, err := report.Compare(base, head, o.Stats)
+	if err != nil {
+		return fmt.Errorf("%s vs %s: %w", o.Base, o.Head, err)
+	}
+	if c.Mismatch {
+		for _, d := range c.SettingsDiff {
+			if d.Refuses() {
+				fmt.Fprintf(e.Stderr, "warning: a setting that changes results differs: %s\n", d)
+			}
+		}
+	}
+	switch {
+	case o.JSON:
+		enc := json.NewEncoder(e.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(c)
+	case o.Markdown:
+		return report.RenderSummary(e.Stdout, report.Comment{Tests: []*report.Comparison{c}})
+	default:
+		return report.RenderText(e.Stdout, report.Comment{Tests: []*report.Comparison{c}})
+	}
+}

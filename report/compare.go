@@ -1,0 +1,487 @@
+// Package report compares two runs of the same test by paired bootstrap,
+// gives each comparison a verdict, and renders comparisons and run summaries
+// as a PR comment, a GitHub job summary or plain text.
+package report
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
+)
+
+// Metric names, as in `compare --json`.
+const (
+	MetricBPB      = "bpb"      // fresh text: bits per byte, lower is better
+	MetricAccuracy = "accuracy" // probes: percent correct, higher is better
+)
+
+// Verdict is what a comparison concludes.
+type Verdict string
+
+// Verdicts. A change counts only when the interval excludes zero and the
+// point estimate is at least the minimum effect.
+const (
+	Improved  Verdict = "improved"
+	Regressed Verdict = "regressed"
+	NoChange  Verdict = "no change"
+)
+
+// Defaults used when an Options field is zero.
+const (
+	DefaultResamples         = 4000
+	DefaultConfidence        = 0.95
+	DefaultMinEffectBPB      = 0.002
+	DefaultMinEffectAccuracy = 1.0 // percentage points
+	DefaultMinShared         = 10
+	DefaultMovers            = 5
+)
+
+// Options tune Compare. The zero value gives the defaults above.
+type Options struct {
+	Resamples  int     // bootstrap resamples; 0 means DefaultResamples
+	Seed       uint64  // the generator's seed; every seed is valid, 0 included
+	Confidence float64 // interval level in (0,1); 0 means DefaultConfidence
+	// MinEffectBPB and MinEffectAccuracy are the smallest deltas that
+	// count as a change; 0 means the default, negative means no minimum.
+	MinEffectBPB      float64
+	MinEffectAccuracy float64
+	// MinShared is the fewest shared records Compare accepts; groups with
+	// fewer are shown but never judged. 0 means DefaultMinShared.
+	MinShared int
+	// AllowSettingsMismatch compares runs whose judged settings differ;
+	// the differences are then carried first in SettingsDiff.
+	AllowSettingsMismatch bool
+	ByLevel               bool // probes: also compare each type/level
+	Movers                int  // records listed per direction; 0 means DefaultMovers
+	// Workers resample in parallel; 0 means GOMAXPROCS. The result does
+	// not depend on it.
+	Workers int
+}
+
+func (o Options) withDefaults() Options {
+	orDefault(&o.Resamples, DefaultResamples)
+	orDefault(&o.Confidence, DefaultConfidence)
+	orDefault(&o.MinEffectBPB, DefaultMinEffectBPB)
+	orDefault(&o.MinEffectAccuracy, DefaultMinEffectAccuracy)
+	orDefault(&o.MinShared, DefaultMinShared)
+	orDefault(&o.Movers, DefaultMovers)
+	return o
+}
+
+// orDefault sets a zero option to its default.
+func orDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
+
+func (o Options) validate() error {
+	switch {
+	case o.Resamples < 1:
+		return fmt.Errorf("resamples %d: want at least 1", o.Resamples)
+	case !(o.Confidence > 0 && o.Confidence < 1):
+		return fmt.Errorf("confidence %v: want a level between 0 and 1, such as 0.95", o.Confidence)
+	case o.MinShared < 1:
+		return fmt.Errorf("minimum shared records %d: want at least 1", o.MinShared)
+	}
+	return nil
+}
+
+// Result is one paired comparison: the whole test or one group of it. Its
+// first fields are the `compare --json` contract.
+type Result struct {
+	Metric      string     `json:"metric"`
+	Base        float64    `json:"base"`
+	Head        float64    `json:"head"`
+	Delta       float64    `json:"delta"` // head - base
+	CI          [2]float64 `json:"ci"`    // percentile interval of Delta
+	N           int        `json:"n"`     // shared records
+	Significant bool       `json:"significant"`
+	Verdict     Verdict    `json:"verdict"`
+	// PValue is two-sided: twice the smaller share of resamples on either
+	// side of zero, so it is below 1-Confidence exactly when CI excludes 0.
+	PValue float64 `json:"p_value"`
+	SE     float64 `json:"se"` // standard deviation of the resampled deltas
+	// MDE is the smallest delta this sample could detect (see mde).
+	MDE float64 `json:"mde"`
+	// TooFew marks a group with fewer than MinShared records: never judged.
+	TooFew bool   `json:"too_few,omitempty"`
+	Flips  *Flips `json:"flips,omitempty"` // probes only
+}
+
+// Flips counts how paired probe items changed between the runs.
+type Flips struct {
+	RightToWrong int `json:"right_to_wrong"`
+	WrongToRight int `json:"wrong_to_right"`
+	BothRight    int `json:"both_right"`
+	BothWrong    int `json:"both_wrong"`
+}
+
+// SettingDiff is one header setting that differs between the runs.
+type SettingDiff struct {
+	runfile.Diff
+	// Expected marks a judged setting that differs by design because the
+	// models differ (their tokenizers): said, not refused.
+	Expected bool `json:"expected,omitempty"`
+}
+
+// Mover is one document or item that moved the comparison.
+type Mover struct {
+	ID    string `json:"id"`
+	Group string `json:"group"`
+	// Fresh text: each run's bits per byte for the document, and Change is
+	// its share of the overall delta (the shares sum to Delta). Probes:
+	// each run's margin in nats (answer log-prob minus the best other
+	// choice), and Change is head margin - base margin.
+	Base   float64 `json:"base"`
+	Head   float64 `json:"head"`
+	Change float64 `json:"change"`
+}
+
+// Movers lists the records that moved most in each direction.
+type Movers struct {
+	Worse  []Mover `json:"worse"`
+	Better []Mover `json:"better"`
+}
+
+// RunRef names one side of a comparison.
+type RunRef struct {
+	ID       string `json:"id"`
+	Model    string `json:"model"`
+	Revision string `json:"revision,omitempty"`
+	Dataset  string `json:"dataset,omitempty"`
+	GitSHA   string `json:"git_sha,omitempty"`
+	GitRef   string `json:"git_ref,omitempty"`
+	PR       *int   `json:"pr,omitempty"`
+	Records  int    `json:"records"`
+}
+
+// Comparison is the paired comparison of two runs of one test. Its JSON is
+// the `compare --json` output.
+type Comparison struct {
+	Result
+	// SettingsDiff lists every differing setting, judged ones first.
+	SettingsDiff []SettingDiff `json:"settings_diff"`
+	// ByGroup holds one Result per source (fresh text) or type (probes).
+	ByGroup map[string]*Result `json:"by_group"`
+	// ByLevel holds one Result per "type/level" when asked (probes).
+	ByLevel map[string]*Result `json:"by_level,omitempty"`
+
+	Test       string  `json:"test"`
+	GroupBy    string  `json:"group_by"` // "source" or "type"
+	Confidence float64 `json:"confidence"`
+	Resamples  int     `json:"resamples"`
+	Seed       uint64  `json:"seed"`
+	MinEffect  float64 `json:"min_effect"`
+	OnlyBase   int     `json:"only_base"` // records only in the base run
+	OnlyHead   int     `json:"only_head"`
+	Movers     Movers  `json:"movers"`
+	BaseRun    RunRef  `json:"base_run"`
+	HeadRun    RunRef  `json:"head_run"`
+	SameModel  bool    `json:"same_model"`
+	// Mismatch is true when judged settings differ (not by design) and the
+	// comparison went ahead because it was asked to.
+	Mismatch bool     `json:"settings_mismatch"`
+	Notes    []string `json:"notes,omitempty"`
+}
+
+// MismatchError is returned when judged settings differ and the options do
+// not allow it. Callers may test for it with errors.As.
+type MismatchError struct {
+	Base, Head string // run ids
+	Diffs      []SettingDiff
+}
+
+func (e *MismatchError) Error() string {
+	ds := make([]runfile.Diff, len(e.Diffs))
+	for i, d := range e.Diffs {
+		ds[i] = d.Diff
+	}
+	return fmt.Sprintf("runs %s and %s differ in settings that change results (%s); compare them anyway with --allow-settings-mismatch",
+		e.Base, e.Head, runfile.FormatDiffs(ds))
+}
+
+// Compare pairs the records of two runs of the same test by id and compares
+// them on the shared records by paired bootstrap, overall and per group.
+// It refuses runs of different tests, runs sharing fewer than MinShared
+// records, and runs whose judged settings differ (a *MismatchError) unless
+// AllowSettingsMismatch is set.
+func Compare(base, head *runfile.Run, opts Options) (*Comparison, error) {
+	if base == nil || head == nil {
+		return nil, errors.New("compare: a run is missing")
+	}
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("compare options: %w", err)
+	}
+	bh, hh := base.Header, head.Header
+	if bh.Test != hh.Test {
+		return nil, fmt.Errorf("base run %s is a %s run but head run %s is a %s run", bh.ID, bh.Test, hh.ID, hh.Test)
+	}
+	c := &Comparison{
+		Test:       bh.Test,
+		Confidence: opts.Confidence,
+		Resamples:  opts.Resamples,
+		Seed:       opts.Seed,
+		BaseRun:    runRef(base),
+		HeadRun:    runRef(head),
+		SameModel:  runfile.SameModel(bh, hh),
+	}
+	if err := c.diffSettings(bh, hh, opts.AllowSettingsMismatch); err != nil {
+		return nil, err
+	}
+
+	var p paired
+	switch c.Test {
+	case runfile.TestFresh:
+		p = pairDocs(base.Docs, head.Docs)
+		c.Metric, c.GroupBy, c.MinEffect = MetricBPB, "source", opts.MinEffectBPB
+	case runfile.TestProbes:
+		p = pairItems(base.Items, head.Items)
+		c.Metric, c.GroupBy, c.MinEffect = MetricAccuracy, "type", opts.MinEffectAccuracy
+	default:
+		return nil, fmt.Errorf("run %s: unknown test %q", bh.ID, c.Test)
+	}
+	c.MinEffect = max(0, c.MinEffect) // negative asks for no minimum
+	c.OnlyBase, c.OnlyHead = p.onlyBase, p.onlyHead
+	if n := len(p.recs); n < opts.MinShared {
+		return nil, fmt.Errorf("runs %s and %s share %d records (base has %d, head %d); at least %d are needed",
+			bh.ID, hh.ID, n, base.Len(), head.Len(), opts.MinShared)
+	}
+
+	j := judge{opts: opts, metric: c.Metric, minEffect: c.MinEffect}
+	c.Result = j.result("", p.recs)
+	c.ByGroup = map[string]*Result{}
+	for _, g := range groupRecs(p.recs, func(r *record) string { return r.group }) {
+		c.ByGroup[g.key] = ptr(j.result(g.key, g.recs))
+	}
+	if opts.ByLevel && c.Test == runfile.TestProbes {
+		c.ByLevel = map[string]*Result{}
+		for _, g := range groupRecs(p.recs, func(r *record) string { return r.level }) {
+			c.ByLevel[g.key] = ptr(j.result(g.key, g.recs))
+		}
+	}
+	c.Movers = movers(c.Test, p.recs, opts.Movers)
+	return c, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func runRef(r *runfile.Run) RunRef {
+	h := r.Header
+	return RunRef{
+		ID: h.ID, Model: h.Model.Name, Revision: h.Model.Revision, Dataset: h.Dataset.Name,
+		GitSHA: h.Git.SHA, GitRef: h.Git.Ref, PR: h.Git.PR, Records: r.Len(),
+	}
+}
+
+// byDesign lists the judged settings that follow from the model itself, so
+// they differ by design when two different models are compared.
+func byDesign(d runfile.Diff, bh, hh runfile.Header) bool {
+	switch d.Key {
+	case "tokenizer_sha256", "bos_id":
+		return true
+	case "add_bos": // "auto" follows the tokenizer
+		return bh.Settings.BOSMode == hh.Settings.BOSMode
+	}
+	return false
+}
+
+// classify lists every setting that differs between two headers, judged
+// first, marking those that differ by design because the models differ.
+func classify(bh, hh runfile.Header) []SettingDiff {
+	same := runfile.SameModel(bh, hh)
+	out := []SettingDiff{}
+	for _, d := range runfile.SettingsDiff(bh, hh) {
+		out = append(out, SettingDiff{Diff: d, Expected: d.Judged && !same && byDesign(d, bh, hh)})
+	}
+	return out
+}
+
+// Refuses reports whether the difference makes the comparison unsound:
+// a judged setting that does not follow from comparing two models.
+func (d SettingDiff) Refuses() bool { return d.Judged && !d.Expected }
+
+// diffSettings fills SettingsDiff and Notes, and refuses a judged mismatch
+// unless allowed.
+func (c *Comparison) diffSettings(bh, hh runfile.Header, allow bool) error {
+	c.SettingsDiff = classify(bh, hh)
+	var refused []SettingDiff
+	expected := false
+	for _, d := range c.SettingsDiff {
+		expected = expected || d.Expected
+		if d.Refuses() {
+			refused = append(refused, d)
+		}
+	}
+	if !c.SameModel {
+		what := "accuracy compares across tokenizers"
+		if c.Test == runfile.TestFresh {
+			what = "bits per byte compares across tokenizers"
+		}
+		note := fmt.Sprintf("Different models (%s vs %s): %s", c.BaseRun.Model, c.HeadRun.Model, what)
+		if expected {
+			note += "; their tokenizer settings differ by design"
+		}
+		c.Notes = append(c.Notes, note+".")
+	}
+	if len(refused) == 0 {
+		return nil
+	}
+	if !allow {
+		return &MismatchError{Base: bh.ID, Head: hh.ID, Diffs: refused}
+	}
+	c.Mismatch = true
+	return nil
+}
+
+// judge turns resampled records into a Result.
+type judge struct {
+	opts      Options
+	metric    string
+	minEffect float64
+}
+
+func (j judge) result(key string, recs []record) Result {
+	scale := 1.0
+	if j.metric == MetricAccuracy {
+		scale = 100
+	}
+	est := estimate(recs, scale)
+	stats := bootstrap(recs, scale, j.opts.Resamples, j.opts.Seed, streamOf(key), j.opts.Workers)
+	alpha := 1 - j.opts.Confidence
+	r := Result{
+		Metric: j.metric,
+		Base:   est.base,
+		Head:   est.head,
+		Delta:  est.head - est.base,
+		CI:     [2]float64{quantile(stats, alpha/2), quantile(stats, 1-alpha/2)},
+		N:      len(recs),
+		PValue: pValue(stats),
+		SE:     stddev(stats),
+		TooFew: len(recs) < j.opts.MinShared,
+	}
+	r.MDE = mde(r.SE, j.opts.Confidence)
+	excludesZero := r.CI[0] > 0 || r.CI[1] < 0
+	r.Significant = !r.TooFew && excludesZero && math.Abs(r.Delta) >= j.minEffect
+	r.Verdict = NoChange
+	if r.Significant {
+		better := r.Delta > 0 // accuracy: higher is better
+		if j.metric == MetricBPB {
+			better = r.Delta < 0
+		}
+		r.Verdict = Regressed
+		if better {
+			r.Verdict = Improved
+		}
+	}
+	if j.metric == MetricAccuracy {
+		r.Flips = flips(recs)
+	}
+	return r
+}
+
+// mde is the smallest true delta the sample would detect: with the
+// bootstrap standard error SE, a two-sided test at the confidence level
+// finds a delta of (z_{1-α/2} + z_{0.8})·SE four times in five (80% power,
+// the usual planning convention).
+func mde(se, confidence float64) float64 {
+	return (normalQuantile(1-(1-confidence)/2) + normalQuantile(0.8)) * se
+}
+
+func normalQuantile(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }
+
+func flips(recs []record) *Flips {
+	f := &Flips{}
+	for _, r := range recs {
+		b, h := r.bn == 1, r.hn == 1
+		switch {
+		case b && h:
+			f.BothRight++
+		case b:
+			f.RightToWrong++
+		case h:
+			f.WrongToRight++
+		default:
+			f.BothWrong++
+		}
+	}
+	return f
+}
+
+type recGroup struct {
+	key  string
+	recs []record
+}
+
+// groupRecs splits records by key, in key order.
+func groupRecs(recs []record, key func(*record) string) []recGroup {
+	m := map[string][]record{}
+	for i := range recs {
+		k := key(&recs[i])
+		m[k] = append(m[k], recs[i])
+	}
+	out := make([]recGroup, 0, len(m))
+	for _, k := range runfile.SortedKeys(m) {
+		out = append(out, recGroup{k, m[k]})
+	}
+	return out
+}
+
+// movers lists the records that moved most each way: for fresh text the
+// documents with the largest share of the delta, for probes the flipped
+// items with the largest change of margin.
+func movers(test string, recs []record, k int) Movers {
+	var worse, better []Mover
+	if test == runfile.TestFresh {
+		est := estimate(recs, 1)
+		for _, r := range recs {
+			m := Mover{ID: r.id, Group: r.group, Base: safeDiv(r.bn, r.bd), Head: safeDiv(r.hn, r.hd),
+				Change: safeDiv(r.hn, est.headDen) - safeDiv(r.bn, est.baseDen)}
+			switch {
+			case m.Change > 0:
+				worse = append(worse, m)
+			case m.Change < 0:
+				better = append(better, m)
+			}
+		}
+	} else {
+		for _, r := range recs {
+			m := Mover{ID: r.id, Group: r.group, Base: r.baseMargin, Head: r.headMargin, Change: r.headMargin - r.baseMargin}
+			switch {
+			case r.bn == 1 && r.hn == 0:
+				worse = append(worse, m)
+			case r.bn == 0 && r.hn == 1:
+				better = append(better, m)
+			}
+		}
+	}
+	// Worse: bpb up or margin down, the largest first.
+	up := func(ms []Mover, sign float64) []Mover {
+		sort.Slice(ms, func(a, b int) bool {
+			if ms[a].Change != ms[b].Change {
+				return sign*ms[a].Change > sign*ms[b].Change
+			}
+			return ms[a].ID < ms[b].ID
+		})
+		if len(ms) == 0 {
+			return []Mover{} // JSON [] rather than null
+		}
+		return ms[:min(k, len(ms))]
+	}
+	if test == runfile.TestFresh {
+		return Movers{Worse: up(worse, 1), Better: up(better, -1)}
+	}
+	return Movers{Worse: up(worse, -1), Better: up(better, 1)}
+}
+
+func safeDiv(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}

@@ -1,0 +1,120 @@
+package report
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
+)
+
+// header makes a valid header with fixed settings; tests change what they need.
+func header(id, test, model string) runfile.Header {
+	pr := 7
+	return runfile.Header{
+		Schema: runfile.Schema, ID: id, Test: test,
+		Model:   runfile.Model{Name: model, Revision: "0123456789abcdef0123456789abcdef01234567", Dtype: "f16"},
+		Dataset: runfile.Dataset{Name: "udgam/fresh-2026-09", Revision: "r1", SHA256: "d5", Count: 1670},
+		Settings: runfile.Settings{AddBOS: true, BOSMode: "auto", BOSID: 1, Window: 2048, Stride: 1024,
+			Dtype: "f16", TokenizerSHA256: "tok-" + model, Engine: "llama.cpp ec98e2002", Formulation: "v1"},
+		Runtime:   runfile.Runtime{Threads: 2, BatchSize: 512, Host: "ci"},
+		Git:       runfile.Git{Repo: "udgamlabs/tiny", SHA: "abc1234", Ref: "main", PR: &pr},
+		StartedAt: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
+	}
+}
+
+// sources cycles documents through three sources.
+var sourceNames = []string{"arxiv", "wikipedia", "news"}
+
+// synthDocs makes n documents whose bits per byte scatter around rate;
+// the same seed gives the same bytes, so two calls pair document by document.
+func synthDocs(n int, seed uint64, rate, spread float64) []runfile.Doc {
+	sizes := rand.New(rand.NewPCG(seed, 1))
+	noise := rand.New(rand.NewPCG(seed, uint64(rate*1e6)))
+	docs := make([]runfile.Doc, n)
+	for i := range docs {
+		bytes := 200 + sizes.IntN(4000)
+		docs[i] = runfile.Doc{ID: fmt.Sprintf("doc-%04d", i), Source: sourceNames[i%len(sourceNames)],
+			Bytes: bytes, Tokens: bytes / 4, Windows: 1,
+			Bits: float64(bytes) * max(0.05, rate+spread*noise.NormFloat64())}
+	}
+	return docs
+}
+
+// shifted returns docs with bits moved by delta bits per byte.
+func shifted(docs []runfile.Doc, delta float64) []runfile.Doc {
+	out := append([]runfile.Doc(nil), docs...)
+	for i := range out {
+		out[i].Bits += delta * float64(out[i].Bytes)
+	}
+	return out
+}
+
+var probeTypes = []string{"add", "mul", "units", "sequence", "word_problem", "compare", "syllogism"}
+
+// synthItems makes n items, each right with probability acc; the answer is
+// choice 0 and the logprobs put the prediction first.
+func synthItems(n int, seed uint64, acc float64) []runfile.Item {
+	g := rand.New(rand.NewPCG(seed, 2))
+	items := make([]runfile.Item, n)
+	for i := range items {
+		typ := probeTypes[i%len(probeTypes)]
+		items[i] = item(fmt.Sprintf("pea-%s-%d-%d", typ, 1+i%3, i), typ, 1+i%3, g.Float64() < acc, 1+g.Float64())
+	}
+	return items
+}
+
+// item makes one four-choice item with answer 0, right or wrong by margin m.
+func item(id, typ string, level int, correct bool, m float64) runfile.Item {
+	it := runfile.Item{ID: id, Type: typ, Level: level, Logprobs: []float64{-5, -5 - m, -6 - m, -7 - m}}
+	if !correct {
+		it.Logprobs[1] = -5 + m
+		it.Pred = 1
+	}
+	it.Correct = it.Pred == it.Answer
+	return it
+}
+
+func freshRun(id, model string, docs []runfile.Doc) *runfile.Run {
+	return &runfile.Run{Header: header(id, runfile.TestFresh, model), Docs: docs}
+}
+
+func probeRun(id, model string, items []runfile.Item) *runfile.Run {
+	h := header(id, runfile.TestProbes, model)
+	h.Dataset = runfile.Dataset{Name: "udgam/probes-core", Revision: "r1", SHA256: "p5", Count: 2000}
+	h.Settings.Window, h.Settings.Stride = 0, 0
+	return &runfile.Run{Header: h, Items: items}
+}
+
+// pairedItems makes base and head items over the same ids, right with
+// probability pBase and pHead; most items share one latent draw, so the
+// runs are correlated as two checkpoints are, and the true delta is
+// 100·(pHead − pBase) points whatever the correlation.
+func pairedItems(n int, seed uint64, pBase, pHead float64) (base, head []runfile.Item) {
+	g := rand.New(rand.NewPCG(seed, 3))
+	base = make([]runfile.Item, n)
+	head = make([]runfile.Item, n)
+	for i := range n {
+		typ := probeTypes[i%len(probeTypes)]
+		id := fmt.Sprintf("pea-%s-%d-%d", typ, 1+i%3, i)
+		u := g.Float64()
+		v := u
+		if g.Float64() < 0.3 {
+			v = g.Float64()
+		}
+		base[i] = item(id, typ, 1+i%3, u < pBase, 0.5+g.Float64())
+		head[i] = item(id, typ, 1+i%3, v < pHead, 0.5+g.Float64())
+	}
+	return base, head
+}
+
+// jittered moves each document's bits per byte by its own small noise, as
+// a retrained checkpoint does, so intervals have a realistic width.
+func jittered(docs []runfile.Doc, seed uint64, sd float64) []runfile.Doc {
+	g := rand.New(rand.NewPCG(seed, 4))
+	out := append([]runfile.Doc(nil), docs...)
+	for i := range out {
+		out[i].Bits = max(0, out[i].Bits+sd*g.NormFloat64()*float64(out[i].Bytes))
+	}
+	return out
+}

@@ -1,0 +1,91 @@
+package report
+
+import "github.com/udgamlabs/udgam-ci/runfile"
+
+// record is one shared document or item: each run's numerator and
+// denominator of the score (bits and bytes; correct and 1), so both tests
+// use the same ratio-of-sums statistic.
+type record struct {
+	id, group, level string
+	bn, bd, hn, hd   float64
+	// Probes: log-prob of the answer minus the best other choice.
+	baseMargin, headMargin float64
+}
+
+// paired holds the shared records in base-run order and what was left out.
+type paired struct {
+	recs               []record
+	onlyBase, onlyHead int
+}
+
+func pairDocs(base, head []runfile.Doc) paired {
+	return pairByID(base, head, func(d *runfile.Doc) string { return d.ID }, func(b, h *runfile.Doc) record {
+		return record{id: b.ID, group: orNone(b.Source), bn: b.Bits, bd: float64(b.Bytes), hn: h.Bits, hd: float64(h.Bytes)}
+	})
+}
+
+func pairItems(base, head []runfile.Item) paired {
+	return pairByID(base, head, func(it *runfile.Item) string { return it.ID }, func(b, h *runfile.Item) record {
+		return record{id: b.ID, group: b.Type, level: runfile.LevelKey(b.Type, b.Level),
+			bn: b2f(b.Correct), bd: 1, hn: b2f(h.Correct), hd: 1,
+			baseMargin: margin(b), headMargin: margin(h)}
+	})
+}
+
+// pairByID joins the records with the same id, in base-run order (ids are
+// unique within a run: runfile.Read checks it).
+func pairByID[T any](base, head []T, id func(*T) string, join func(b, h *T) record) paired {
+	byID := make(map[string]*T, len(head))
+	for i := range head {
+		byID[id(&head[i])] = &head[i]
+	}
+	var p paired
+	for i := range base {
+		h, ok := byID[id(&base[i])]
+		if !ok {
+			p.onlyBase++
+			continue
+		}
+		p.recs = append(p.recs, join(&base[i], h))
+	}
+	p.onlyHead = len(head) - len(p.recs)
+	return p
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// margin is how far the answer's log-prob is above the best wrong choice:
+// positive when the item is answered right (ties aside).
+func margin(it *runfile.Item) float64 {
+	best := 0.0
+	first := true
+	for j, lp := range it.Logprobs {
+		if j == it.Answer {
+			continue
+		}
+		if first || lp > best {
+			best, first = lp, false
+		}
+	}
+	return it.Logprobs[it.Answer] - best
+}
+
+// point is each run's score over a set of records, and its denominators.
+type point struct {
+	base, head       float64
+	baseDen, headDen float64
+}
+
+func estimate(recs []record, scale float64) point {
+	var bn, bd, hn, hd float64
+	for i := range recs {
+		r := &recs[i]
+		bn, bd, hn, hd = bn+r.bn, bd+r.bd, hn+r.hn, hd+r.hd
+	}
+	return point{base: scale * safeDiv(bn, bd), head: scale * safeDiv(hn, hd), baseDen: bd, headDen: hd}
+}

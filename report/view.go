@@ -1,0 +1,403 @@
+package report
+
+import (
+	"strings"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
+)
+
+// Comment is what a PR comment, a job summary or the terminal report shows:
+// the comparisons of one model's runs against a baseline.
+type Comment struct {
+	// Model names the hidden marker that lets the Action find and update
+	// its own comment (see Marker); empty means the first head model.
+	Model string
+	// Tests holds one comparison per test (fresh text, probes), in the
+	// order shown.
+	Tests []*Comparison
+	// RunURLs optionally link the runs' pages on a report server.
+	RunURLs []Link
+	// ServerFlags optionally carries the report server's warnings about
+	// the runs' settings; they are shown at the top.
+	ServerFlags []string
+}
+
+// Link is a labelled URL.
+type Link struct {
+	Text string `json:"text"`
+	URL  string `json:"url"`
+}
+
+// Marker is the hidden line that identifies udgam-ci's comment for a model,
+// so the Action updates its comment rather than adding one per push.
+func Marker(model string) string {
+	// Keep the HTML comment closed where we mean it to close.
+	clean := strings.NewReplacer(">", "", "\n", " ", "\r", " ").Replace(model)
+	return "<!-- udgam-ci: model=" + clean + " -->"
+}
+
+// table is a rendered table: header, right-aligned columns, cells.
+type table struct {
+	Title string
+	Head  []string
+	Right []bool
+	Rows  [][]string
+}
+
+// section is a collapsible part of the report.
+type section struct {
+	Summary string
+	Open    bool     // shown expanded
+	Lines   []string // before the tables
+	Tables  []table
+	After   []string // after the tables
+}
+
+type modelRef struct{ Label, URL string }
+
+// view is a Comment laid out for one medium (Markdown or plain text).
+type view struct {
+	Marker   string
+	Title    string
+	Head     []modelRef
+	Base     []modelRef
+	Mismatch []string // judged settings that differ, per test
+	Flags    []string // the report server's warnings
+	Notes    []string
+	Headline table
+	Paired   []string
+	Sections []section
+	Links    []Link
+	Footer   string
+}
+
+// style holds what differs between Markdown and plain text.
+type style struct {
+	md bool
+}
+
+func (s style) code(v string) string {
+	if s.md {
+		return mdCode(v)
+	}
+	return v
+}
+
+func (s style) bold(v string) string {
+	if s.md && v != "" {
+		return "**" + v + "**"
+	}
+	return v
+}
+
+func (s style) cell(v string) string {
+	if s.md {
+		return mdCell(v)
+	}
+	return v
+}
+
+func (s style) delta() string {
+	if s.md {
+		return "Δ"
+	}
+	return "delta"
+}
+
+func (s style) arrow() string {
+	if s.md {
+		return "→"
+	}
+	return "->"
+}
+
+func (s style) verdict(r *Result, mismatch bool) string {
+	var v string
+	switch {
+	case r.TooFew:
+		v = "too few to judge"
+	case !s.md:
+		v = string(r.Verdict)
+	case r.Verdict == Improved:
+		v = "✅ improved"
+	case r.Verdict == Regressed:
+		v = "❌ **regressed**"
+	default:
+		v = "➖ no change"
+	}
+	if mismatch {
+		if s.md {
+			v += " ⚠️"
+		} else {
+			v += " (settings differ)"
+		}
+	}
+	return v
+}
+
+func testTitle(c *Comparison) string {
+	if c.Test == runfile.TestFresh {
+		return "Fresh Text"
+	}
+	return "Probe Suite"
+}
+
+func metricTitle(c *Comparison, s style) string {
+	if c.Metric == MetricBPB {
+		if s.md {
+			return "bits per byte ↓"
+		}
+		return "bpb, lower is better"
+	}
+	if s.md {
+		return "accuracy % ↑"
+	}
+	return "accuracy %, higher is better"
+}
+
+func recordNoun(c *Comparison, n int) string {
+	if c.Test == runfile.TestFresh {
+		return plural(n, "document", "documents")
+	}
+	return plural(n, "item", "items")
+}
+
+func newView(cm Comment, s style) view {
+	v := view{Title: "udgam-ci evaluation", Links: cm.RunURLs}
+	if s.md && len(cm.Tests) > 0 { // the Markdown views drop it where unwanted
+		name := cm.Model
+		if name == "" {
+			name = cm.Tests[0].HeadRun.Model
+		}
+		v.Marker = Marker(name)
+	}
+	// Fresh text and probes usually name the same models: list each once.
+	addModel := func(list *[]modelRef, r RunRef) {
+		label := modelLabel(r.Model, r.Revision)
+		for _, m := range *list {
+			if m.Label == label {
+				return
+			}
+		}
+		*list = append(*list, modelRef{Label: label, URL: hubURL(r.Model, r.Revision)})
+	}
+	if len(cm.Tests) == 0 {
+		return v
+	}
+	v.Headline = table{
+		Head:  []string{"Test", "Base", "Head", s.delta(), ciLabel(cm.Tests[0].Confidence), "Verdict"},
+		Right: []bool{false, true, true, true, true, false},
+	}
+	for _, c := range cm.Tests {
+		addModel(&v.Head, c.HeadRun)
+		addModel(&v.Base, c.BaseRun)
+		v.Mismatch = append(v.Mismatch, mismatchLines(c, s)...)
+		for _, n := range c.Notes {
+			v.Notes = append(v.Notes, testTitle(c)+": "+n)
+		}
+		v.Headline.Rows = append(v.Headline.Rows, append([]string{testTitle(c) + " (" + metricTitle(c, s) + ")"}, resultCells(&c.Result, c.Mismatch, s)...))
+		v.Paired = append(v.Paired, pairedLine(c, s))
+		v.Sections = append(v.Sections, groupSection(c, s))
+		if ms := moverSection(c, s); len(ms.Tables) > 0 {
+			v.Sections = append(v.Sections, ms)
+		}
+	}
+	v.Flags = cm.ServerFlags
+	// Settings that change results and differ come first, expanded.
+	if set := settingsSection(cm.Tests, s); set.Open {
+		v.Sections = append([]section{set}, v.Sections...)
+	} else {
+		v.Sections = append(v.Sections, set)
+	}
+	v.Footer = footer(cm.Tests, s)
+	return v
+}
+
+func ciLabel(conf float64) string {
+	return fmtFloat(100*conf, 0) + "% interval"
+}
+
+func resultCells(r *Result, mismatch bool, s style) []string {
+	return []string{FormatScore(r.Metric, r.Base), FormatScore(r.Metric, r.Head), FormatDelta(r.Metric, r.Delta),
+		FormatCI(r.Metric, r.CI), s.verdict(r, mismatch)}
+}
+
+func mismatchLines(c *Comparison, s style) []string {
+	var out []string
+	for _, d := range c.SettingsDiff {
+		if d.Refuses() {
+			out = append(out, sprintf("%s: %s %s %s %s", testTitle(c), s.code(d.Key), orNone(d.Base), s.arrow(), orNone(d.Head)))
+		}
+	}
+	return out
+}
+
+func orNone(v string) string {
+	if v == "" {
+		return "(none)"
+	}
+	return v
+}
+
+func pairedLine(c *Comparison, s style) string {
+	line := sprintf("%s: %s paired", testTitle(c), recordNoun(c, c.N))
+	if c.OnlyBase > 0 || c.OnlyHead > 0 {
+		line += sprintf(" (%s only in base, %s only in head, left out)", fmtCount(c.OnlyBase), fmtCount(c.OnlyHead))
+	}
+	line += sprintf("; %s; smallest detectable change %s", fmtP(c.PValue), fmtEffect(c.Metric, c.MDE))
+	if c.Flips != nil {
+		line += sprintf("; flips: %s right %s wrong, %s wrong %s right",
+			fmtCount(c.Flips.RightToWrong), s.arrow(), fmtCount(c.Flips.WrongToRight), s.arrow())
+	}
+	return line
+}
+
+func groupSection(c *Comparison, s style) section {
+	sec := section{Summary: testTitle(c) + " by " + c.GroupBy}
+	sec.Tables = append(sec.Tables, groupTable(c, c.GroupBy, c.ByGroup, s))
+	if len(c.ByLevel) > 0 {
+		sec.Summary += " and level"
+		sec.Tables = append(sec.Tables, groupTable(c, "type/level", c.ByLevel, s))
+	}
+	return sec
+}
+
+func groupTable(c *Comparison, by string, groups map[string]*Result, s style) table {
+	n := "Docs"
+	if c.Test == runfile.TestProbes {
+		n = "Items"
+	}
+	t := table{
+		Head:  []string{upperFirst(by), n, "Base", "Head", s.delta(), ciLabel(c.Confidence), "Verdict"},
+		Right: []bool{false, true, true, true, true, true, false},
+	}
+	if c.Test == runfile.TestProbes {
+		t.Head = append(t.Head, "R"+s.arrow()+"W", "W"+s.arrow()+"R")
+		t.Right = append(t.Right, true, true)
+	}
+	for _, k := range runfile.SortedKeys(groups) {
+		r := groups[k]
+		row := append([]string{s.cell(k), fmtCount(r.N)}, resultCells(r, false, s)...)
+		if r.Flips != nil {
+			row = append(row, fmtCount(r.Flips.RightToWrong), fmtCount(r.Flips.WrongToRight))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+func upperFirst(v string) string {
+	if v == "" {
+		return v
+	}
+	return strings.ToUpper(v[:1]) + v[1:]
+}
+
+func moverSection(c *Comparison, s style) section {
+	if c.Test == runfile.TestFresh {
+		return docMovers(c, s)
+	}
+	return itemMovers(c, s)
+}
+
+func docMovers(c *Comparison, s style) section {
+	sec := section{Summary: "Fresh Text: documents that moved most",
+		Lines: []string{"Share: the document's part of the overall delta (the shares of all documents sum to it)."}}
+	head := []string{"Document", "Source", "Base bpb", "Head bpb", "Share"}
+	right := []bool{false, false, true, true, true}
+	for _, part := range []struct {
+		title string
+		ms    []Mover
+	}{{"Worse (bits per byte up)", c.Movers.Worse}, {"Better (bits per byte down)", c.Movers.Better}} {
+		if len(part.ms) == 0 {
+			continue
+		}
+		t := table{Title: part.title, Head: head, Right: right}
+		for _, m := range part.ms {
+			t.Rows = append(t.Rows, []string{s.code(m.ID), s.cell(m.Group), FormatScore(MetricBPB, m.Base), FormatScore(MetricBPB, m.Head), fmtFloat(m.Change, 5)})
+		}
+		sec.Tables = append(sec.Tables, t)
+	}
+	return sec
+}
+
+func itemMovers(c *Comparison, s style) section {
+	sec := section{Summary: "Probe Suite: items that flipped",
+		Lines: []string{"Margin: log-probability of the answer minus the best wrong choice, in nats (positive when right)."}}
+	head := []string{"Item", "Type", "Base margin", "Head margin", "Change"}
+	right := []bool{false, false, true, true, true}
+	for _, part := range []struct {
+		title string
+		total int
+		ms    []Mover
+	}{{"Right " + s.arrow() + " wrong", c.Flips.RightToWrong, c.Movers.Worse}, {"Wrong " + s.arrow() + " right", c.Flips.WrongToRight, c.Movers.Better}} {
+		if len(part.ms) == 0 {
+			continue
+		}
+		t := table{Title: sprintf("%s (%s of %s)", part.title, fmtCount(len(part.ms)), fmtCount(part.total)), Head: head, Right: right}
+		for _, m := range part.ms {
+			t.Rows = append(t.Rows, []string{s.code(m.ID), s.cell(m.Group), fmtFloat(m.Base, 2), fmtFloat(m.Head, 2), fmtSigned(m.Change, 2)})
+		}
+		sec.Tables = append(sec.Tables, t)
+	}
+	return sec
+}
+
+func settingsSection(tests []*Comparison, s style) section {
+	sec := section{Summary: "Settings"}
+	for _, c := range tests {
+		differs := map[string]bool{}
+		t := table{Title: testTitle(c), Head: []string{"Setting", "Base", "Head", "Effect"}}
+		for _, d := range c.SettingsDiff {
+			differs[d.Key] = true
+			key, effect := s.code(d.Key), "none: shown, not judged"
+			switch {
+			case d.Expected:
+				effect = "expected: the models differ"
+			case d.Judged:
+				key, effect = s.bold(key), s.bold("changes results")
+				if s.md {
+					effect = "⚠️ " + effect
+				}
+				sec.Summary, sec.Open = "Settings that change results differ", true
+			}
+			t.Rows = append(t.Rows, []string{key, s.cell(orNone(d.Base)), s.cell(orNone(d.Head)), effect})
+		}
+		var same []string
+		for _, k := range runfile.JudgedKeys() {
+			if !differs[k] {
+				same = append(same, s.code(k))
+			}
+		}
+		line := testTitle(c) + ": "
+		switch {
+		case len(t.Rows) == 0:
+			line += "every compared setting is equal"
+		case len(same) > 0:
+			line += "equal in both runs: " + strings.Join(same, ", ")
+		default:
+			line += "every setting that changes results differs"
+		}
+		sec.After = append(sec.After, line+".")
+		if len(t.Rows) > 0 {
+			sec.Tables = append(sec.Tables, t)
+		}
+	}
+	return sec
+}
+
+func footer(tests []*Comparison, s style) string {
+	c := tests[0]
+	var mins []string
+	nouns := "documents or items"
+	for _, t := range tests {
+		mins = append(mins, fmtMinEffect(t.Metric, t.MinEffect))
+	}
+	if len(tests) == 1 {
+		nouns = strings.TrimPrefix(recordNoun(c, 2), "2 ")
+	}
+	return sprintf("Paired bootstrap over the shared %s: %s resamples (seed %d), %s%% percentile intervals, two-sided p-values. "+
+		"A change counts when the interval excludes zero and |%s| is at least %s. "+
+		"The smallest detectable change is the true change this sample would find 4 times in 5.",
+		nouns, fmtCount(c.Resamples), c.Seed, fmtFloat(100*c.Confidence, 0), s.delta(), strings.Join(mins, " / "))
+}
