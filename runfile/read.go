@@ -43,7 +43,7 @@ func Read(r io.Reader, name string) (*Run, error) {
 			continue
 		}
 		if line == 1 {
-			if err := decodeStrict(b, &run.Header); err != nil {
+			if err := decodeStrict(b, &run.Header, false); err != nil {
 				return nil, fmt.Errorf("%s line 1: header: %w", name, err)
 			}
 			if err := run.Header.Validate(); err != nil {
@@ -55,8 +55,8 @@ func Read(r io.Reader, name string) (*Run, error) {
 		switch run.Header.Test {
 		case TestFresh:
 			var d Doc
-			if err := decodeStrict(b, &d); err != nil {
-				return nil, fmt.Errorf("%s line %d: %w", name, line, err)
+			if err := decodeStrict(b, &d, true); err != nil {
+				return nil, fmt.Errorf("%s line %d: not a fresh record: %w", name, line, err)
 			}
 			if err := d.Validate(); err != nil {
 				return nil, fmt.Errorf("%s line %d: %w", name, line, err)
@@ -65,8 +65,8 @@ func Read(r io.Reader, name string) (*Run, error) {
 			run.Docs = append(run.Docs, d)
 		case TestProbes:
 			var it Item
-			if err := decodeStrict(b, &it); err != nil {
-				return nil, fmt.Errorf("%s line %d: %w", name, line, err)
+			if err := decodeStrict(b, &it, true); err != nil {
+				return nil, fmt.Errorf("%s line %d: not a probes record: %w", name, line, err)
 			}
 			if err := it.Validate(); err != nil {
 				return nil, fmt.Errorf("%s line %d: %w", name, line, err)
@@ -89,9 +89,13 @@ func Read(r io.Reader, name string) (*Run, error) {
 }
 
 // decodeStrict decodes one JSON value and refuses trailing data, so two
-// records glued on one line are an error rather than half a record.
-func decodeStrict(b []byte, v any) error {
+// records glued on one line are an error rather than half a record. Records
+// also refuse unknown fields, so an item is never read as an empty document.
+func decodeStrict(b []byte, v any, known bool) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
+	if known {
+		dec.DisallowUnknownFields()
+	}
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("invalid JSON: %w", err)
 	}

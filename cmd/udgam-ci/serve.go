@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+
+	"github.com/udgamlabs/udgam-ci/server"
+	"github.com/udgamlabs/udgam-ci/server/store"
+)
+
+// serveOptions are the inputs of `udgam-ci serve`.
+type serveOptions struct {
+	DB        string
+	Addr      string
+	Private   bool
+	MaxBody   int64
+	BaseRef   string
+	PublicURL string
+	LogText   bool
+}
+
+func runServe(e *env, args []string) error {
+	o, err := parseServe(e, args)
+	if err != nil {
+		return err
+	}
+	return serve(e, o)
+}
+
+func parseServe(e *env, args []string) (serveOptions, error) {
+	fs := newFlags(e, "serve",
+		"run the report server: stores uploaded runs in SQLite, flags settings that differ from the baseline, serves the API and history pages; stops cleanly on SIGTERM",
+		"udgam-ci serve --db runs.db --addr 127.0.0.1:8080")
+	var o serveOptions
+	fs.StringVar(&o.DB, "db", "runs.db", "SQLite database file (created and migrated if needed)")
+	fs.StringVar(&o.Addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fs.BoolVar(&o.Private, "private", false, "pages and GET APIs need a token too (browsers: any user name, the token as password)")
+	fs.Int64Var(&o.MaxBody, "max-body", server.DefaultMaxBody, "largest upload in bytes, before and after gunzip")
+	fs.StringVar(&o.BaseRef, "base-ref", "main", "branch whose newest run is each upload's baseline")
+	fs.StringVar(&o.PublicURL, "public-url", "", "URL the server is reached at, for links in upload answers (default: from the request)")
+	fs.BoolVar(&o.LogText, "log-text", false, "log as text instead of JSON")
+	if err := parseNoArgs(fs, args); err != nil {
+		return o, err
+	}
+	if o.MaxBody <= 0 {
+		return o, usageError{fmt.Errorf("--max-body %d: want a positive number of bytes", o.MaxBody)}
+	}
+	return o, nil
+}
+
+func serve(e *env, o serveOptions) error {
+	var h slog.Handler = slog.NewJSONHandler(e.Stderr, nil)
+	if o.LogText {
+		h = slog.NewTextHandler(e.Stderr, nil)
+	}
+	st, err := store.Open(e.Ctx, o.DB, store.Options{Now: e.Now})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	srv, err := server.New(server.Config{
+		Store: st, Logger: slog.New(h), MaxBody: o.MaxBody, Private: o.Private, BaseRef: o.BaseRef, PublicURL: o.PublicURL,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.Addr, err)
+	}
+	return srv.Serve(e.Ctx, ln)
+}

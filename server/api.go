@@ -1,0 +1,233 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/udgamlabs/udgam-ci/report"
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/server/store"
+)
+
+// Page sizes of GET /models/{model}/runs.
+const (
+	defaultPageSize = 100
+	maxPageSize     = 1000
+)
+
+func runPath(id string) string { return "/runs/" + url.PathEscape(id) }
+
+func comparePath(base, head string) string {
+	return "/compare?" + url.Values{"base": {base}, "head": {head}}.Encode()
+}
+
+// modelPath is a model's page. Model names keep their slash in URLs
+// (/models/HuggingFaceTB/SmolLM2-135M), each segment escaped on its own.
+func modelPath(model string) string {
+	segs := strings.Split(model, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return "/models/" + strings.Join(segs, "/")
+}
+
+// modelName takes the model name from a decoded request path after
+// prefix, so both a literal slash and %2F work.
+func modelName(path, prefix string) (string, error) {
+	name := strings.TrimPrefix(path, prefix)
+	if err := store.ValidModel(name); err != nil {
+		return "", echo.NewHTTPError(http.StatusBadRequest, err.Error())
+	}
+	return name, nil
+}
+
+func runID(c echo.Context) (string, error) {
+	id, err := url.PathUnescape(c.Param("id"))
+	if err == nil {
+		err = store.ValidID(id)
+	}
+	if err != nil {
+		return "", echo.NewHTTPError(http.StatusBadRequest, err.Error())
+	}
+	return id, nil
+}
+
+// apiRun is GET /api/v1/runs/:id: the run without its records.
+func (s *Server) apiRun(c echo.Context) error {
+	id, err := runID(c)
+	if err != nil {
+		return err
+	}
+	r, err := s.store.GetRun(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, r)
+}
+
+// apiRecords is GET /api/v1/runs/:id/records: the whole run file as JSON
+// Lines (header, then the records), which runfile.Read reads.
+func (s *Server) apiRecords(c echo.Context) error {
+	id, err := runID(c)
+	if err != nil {
+		return err
+	}
+	// Build it whole first, so an error still gets a proper status.
+	var b strings.Builder
+	if err := s.store.WriteRunFile(c.Request().Context(), id, &b); err != nil {
+		return err
+	}
+	return c.Blob(http.StatusOK, "application/x-ndjson", []byte(b.String()))
+}
+
+// apiModels is GET /api/v1/models.
+func (s *Server) apiModels(c echo.Context) error {
+	ms, err := s.store.Models(c.Request().Context(), s.cfg.BaseRef, 0)
+	if err != nil {
+		return err
+	}
+	if ms == nil {
+		ms = []store.ModelTest{}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"models": ms})
+}
+
+// apiModel serves /api/v1/models/{model}/runs and /api/v1/models/{model}/baseline.
+func (s *Server) apiModel(c echo.Context) error {
+	p := c.Request().URL.Path
+	switch {
+	case strings.HasSuffix(p, "/runs"):
+		return s.apiModelRuns(c, strings.TrimSuffix(p, "/runs"))
+	case strings.HasSuffix(p, "/baseline"):
+		return s.apiBaseline(c, strings.TrimSuffix(p, "/baseline"))
+	}
+	return echo.NewHTTPError(http.StatusNotFound, "no such endpoint: want /api/v1/models/{model}/runs or /api/v1/models/{model}/baseline")
+}
+
+func (s *Server) apiModelRuns(c echo.Context, p string) error {
+	model, err := modelName(p, "/api/v1/models/")
+	if err != nil {
+		return err
+	}
+	f, err := filterOf(c)
+	if err != nil {
+		return err
+	}
+	f.Limit = defaultPageSize
+	if v := c.QueryParam("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxPageSize {
+			return badRequest("limit %q: want 1 to %d", v, maxPageSize)
+		}
+		f.Limit = n
+	}
+	f.Cursor = c.QueryParam("cursor")
+	page, err := s.store.ModelRuns(c.Request().Context(), model, f)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, page)
+}
+
+// filterOf reads the ref, test and since filters shared by the API and
+// the history page.
+func filterOf(c echo.Context) (store.Filter, error) {
+	var f store.Filter
+	if v := c.QueryParam("ref"); v != "" {
+		if err := store.ValidRef(v); err != nil {
+			return f, badRequest("ref: %v", err)
+		}
+		f.Ref = v
+	}
+	if v := c.QueryParam("test"); v != "" {
+		if err := store.ValidTest(v); err != nil {
+			return f, badRequest("test: %v", err)
+		}
+		f.Test = v
+	}
+	if v := c.QueryParam("since"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			t, err = time.Parse(time.DateOnly, v)
+		}
+		if err != nil {
+			return f, badRequest("since %q: want a date (2026-11-30) or an RFC 3339 time", v)
+		}
+		f.Since = t
+	}
+	return f, nil
+}
+
+// apiBaseline is the newest run of a model and test on a ref, with its
+// settings in its header.
+func (s *Server) apiBaseline(c echo.Context, p string) error {
+	model, err := modelName(p, "/api/v1/models/")
+	if err != nil {
+		return err
+	}
+	ref := c.QueryParam("ref")
+	if ref == "" {
+		ref = s.cfg.BaseRef
+	}
+	test := c.QueryParam("test")
+	if test == "" {
+		return badRequest("test is required: ?test=fresh or ?test=probes")
+	}
+	for _, err := range []error{store.ValidRef(ref), store.ValidTest(test)} {
+		if err != nil {
+			return badRequest("%v", err)
+		}
+	}
+	r, err := s.store.Baseline(c.Request().Context(), model, ref, test)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, r)
+}
+
+// compare loads two stored runs and compares them by paired bootstrap.
+// Runs whose judged settings differ are compared anyway: the comparison
+// carries the mismatch, and every view shows it first.
+func (s *Server) compare(ctx context.Context, baseID, headID string) (*report.Comparison, *store.Run, *store.Run, error) {
+	for _, id := range []string{baseID, headID} {
+		if err := store.ValidID(id); err != nil {
+			return nil, nil, nil, badRequest("compare needs ?base=ID&head=ID: %v", err)
+		}
+	}
+	runs := make([]*runfile.Run, 2)
+	meta := make([]*store.Run, 2)
+	for i, id := range []string{baseID, headID} {
+		m, err := s.store.GetRun(ctx, id)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		r, err := s.store.LoadRun(ctx, id)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		runs[i], meta[i] = r, m
+	}
+	cmp, err := report.Compare(runs[0], runs[1], report.Options{
+		Resamples: s.cfg.CompareResamples, AllowSettingsMismatch: true, ByLevel: true,
+	})
+	if err != nil {
+		return nil, nil, nil, echo.NewHTTPError(http.StatusUnprocessableEntity, fmt.Sprintf("compare %s with %s: %v", baseID, headID, err))
+	}
+	return cmp, meta[0], meta[1], nil
+}
+
+// apiCompare is GET /api/v1/compare?base=ID&head=ID: the compare --json output.
+func (s *Server) apiCompare(c echo.Context) error {
+	cmp, _, _, err := s.compare(c.Request().Context(), c.QueryParam("base"), c.QueryParam("head"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, cmp)
+}

@@ -1,0 +1,392 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/udgamlabs/udgam-ci/report"
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/server/store"
+	"github.com/udgamlabs/udgam-ci/templates"
+)
+
+// pages holds one parsed template set per page, each with the layout.
+type pages struct {
+	byName map[string]*template.Template
+}
+
+var pageNames = []string{"index", "model", "run", "compare", "error"}
+
+func loadPages() (*pages, error) {
+	p := &pages{byName: map[string]*template.Template{}}
+	for _, name := range pageNames {
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templates.FS, "html/layout.html", "html/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("parse page template %s: %w", name, err)
+		}
+		p.byName[name] = t
+	}
+	return p, nil
+}
+
+// render executes a page into a buffer first, so a template error becomes
+// a 500 rather than half a page.
+func (s *Server) render(c echo.Context, code int, name string, data any) error {
+	t := s.pages.byName[name]
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, data); err != nil {
+		return fmt.Errorf("render %s: %w", name, err)
+	}
+	return c.HTMLBlob(code, buf.Bytes())
+}
+
+var funcs = template.FuncMap{
+	"score": fmtScore,
+	"delta": fmtDelta,
+	"interval": func(s store.Score) string {
+		return "[" + fmtScore(s.Metric, s.Lo) + ", " + fmtScore(s.Metric, s.Hi) + "]"
+	},
+	"ci": func(metric string, ci [2]float64) string {
+		return "[" + fmtDelta(metric, ci[0]) + ", " + fmtDelta(metric, ci[1]) + "]"
+	},
+	"date":         func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") },
+	"short":        shortRev,
+	"runURL":       runPath,
+	"modelURL":     modelPath,
+	"compareURL":   comparePath,
+	"metricName":   metricName,
+	"pct":          func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+	"f3":           func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) },
+	"f2":           func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
+	"verdictClass": func(v report.Verdict) string { return strings.ReplaceAll(string(v), " ", "-") },
+}
+
+func fmtScore(metric string, v float64) string {
+	if metric == store.MetricBPB {
+		return strconv.FormatFloat(v, 'f', 4, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + "%"
+}
+
+func fmtDelta(metric string, v float64) string {
+	prec := 1
+	if metric == store.MetricBPB {
+		prec = 4
+	}
+	s := strconv.FormatFloat(v, 'f', prec, 64)
+	if v > 0 && strings.Trim(s, "0.") != "" {
+		s = "+" + s
+	}
+	return s
+}
+
+func metricName(metric string) string {
+	if metric == store.MetricBPB {
+		return "bits per byte (lower is better)"
+	}
+	return "probe accuracy, % (higher is better)"
+}
+
+func shortRev(rev string) string {
+	if len(rev) > 10 {
+		return rev[:10]
+	}
+	if rev == "" {
+		return "-"
+	}
+	return rev
+}
+
+type errorPage struct {
+	Status  int
+	Title   string
+	Message string
+}
+
+// ---- index ----
+
+type indexRow struct {
+	store.ModelTest
+	Trend template.HTML
+}
+
+func (s *Server) indexPage(c echo.Context) error {
+	ms, err := s.store.Models(c.Request().Context(), s.cfg.BaseRef, 30)
+	if err != nil {
+		return err
+	}
+	rows := make([]indexRow, len(ms))
+	for i, m := range ms {
+		vals := make([]float64, len(m.Recent))
+		for j, r := range m.Recent {
+			vals[j] = r.Score.Value
+		}
+		rows[i] = indexRow{ModelTest: m, Trend: sparkline(vals, fmt.Sprintf("%s %s on %s: last %d runs", m.Model, m.Test, s.cfg.BaseRef, len(vals)))}
+	}
+	return s.render(c, http.StatusOK, "index", map[string]any{"Rows": rows, "BaseRef": s.cfg.BaseRef})
+}
+
+// ---- model history ----
+
+// historyRow is one run in the history table. Its texts are made here
+// rather than by template functions: a 1,000-row page renders twice as fast.
+type historyRow struct {
+	store.Run
+	Base       bool
+	Delta      string // to the previous base-branch run, "" if none
+	CompareURL string // with that run, "" if none
+	ScoreText  string
+	CIText     string
+	DateText   string
+	RunURL     string
+	FlagKeys   string // "engine, window"
+	FlagTitle  string // every differing setting with both values
+}
+
+type historySection struct {
+	Test  string
+	Chart template.HTML
+	Rows  []historyRow // newest first
+}
+
+type modelPage struct {
+	Model    string
+	BaseRef  string
+	Ref      string
+	Test     string
+	Refs     []string
+	Sections []historySection
+	Total    int
+}
+
+func (s *Server) modelPage(c echo.Context) error {
+	model, err := modelName(c.Request().URL.Path, "/models/")
+	if err != nil {
+		return err
+	}
+	f, err := filterOf(c)
+	if err != nil {
+		return err
+	}
+	data, err := s.history(c, model, f)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, "model", data)
+}
+
+func (s *Server) history(c echo.Context, model string, f store.Filter) (*modelPage, error) {
+	ctx := c.Request().Context()
+	all, err := s.store.ModelRuns(ctx, model, store.Filter{Test: f.Test, Since: f.Since, Brief: true})
+	if err != nil {
+		return nil, err
+	}
+	if len(all.Runs) == 0 {
+		return nil, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("no runs of model %s", model))
+	}
+	refs := map[string]bool{}
+	byTest := map[string][]store.Run{}
+	for i := len(all.Runs) - 1; i >= 0; i-- { // oldest first
+		r := all.Runs[i]
+		refs[r.Ref] = true
+		byTest[r.Test] = append(byTest[r.Test], r)
+	}
+	p := &modelPage{Model: model, BaseRef: s.cfg.BaseRef, Ref: f.Ref, Test: f.Test, Refs: runfile.SortedKeys(refs)}
+	for _, test := range []string{runfile.TestFresh, runfile.TestProbes} {
+		if sec, ok := s.historySection(model, test, byTest[test], f.Ref); ok {
+			p.Total += len(sec.Rows)
+			p.Sections = append(p.Sections, sec)
+		}
+	}
+	return p, nil
+}
+
+// historySection is one test's chart and table from its runs, oldest
+// first. The ref filter picks what is shown; deltas still use every
+// base-branch run, so they do not change with the filter.
+func (s *Server) historySection(model, test string, runs []store.Run, ref string) (historySection, bool) {
+	sec := historySection{Test: test}
+	var points []chartPoint
+	var prev *store.Run // the latest base-branch run so far
+	for i := range runs {
+		r := &runs[i]
+		row := newHistoryRow(r, r.Ref == s.cfg.BaseRef)
+		if prev != nil {
+			row.Delta = fmtDelta(r.Score.Metric, r.Score.Value-prev.Score.Value)
+			row.CompareURL = comparePath(prev.ID, r.ID)
+		}
+		if row.Base {
+			prev = r
+		}
+		if ref != "" && r.Ref != ref {
+			continue
+		}
+		sec.Rows = append(sec.Rows, row)
+		points = append(points, chartPoint{
+			Value: r.Score.Value, Lo: r.Score.Lo, Hi: r.Score.Hi, Base: row.Base, Flagged: r.Flagged(),
+			Href: runPath(r.ID), Tip: pointTip(r), Tick1: r.StartedAt.UTC().Format("Jan 2"), Tick2: shortRev(r.Revision),
+		})
+	}
+	if len(points) == 0 {
+		return sec, false
+	}
+	reverse(sec.Rows) // the table shows the newest first
+	metric := runs[0].Score.Metric
+	sec.Chart = renderChart(chartSpec{
+		Title:  fmt.Sprintf("%s: %s across revisions", model, metricName(metric)),
+		YLabel: metricName(metric),
+		XLabel: "runs in time order (date, model revision)",
+		Points: points,
+	})
+	return sec, true
+}
+
+func newHistoryRow(r *store.Run, base bool) historyRow {
+	row := historyRow{
+		Run: *r, Base: base, ScoreText: fmtScore(r.Score.Metric, r.Score.Value), CIText: fmtInterval(r.Score),
+		DateText: r.StartedAt.UTC().Format("2006-01-02 15:04"), RunURL: runPath(r.ID),
+	}
+	if r.Flagged() {
+		keys := make([]string, len(r.Flags))
+		for i, d := range r.Flags {
+			keys[i] = d.Key
+		}
+		row.FlagKeys, row.FlagTitle = strings.Join(keys, ", "), runfile.FormatDiffs(r.Flags)
+	}
+	return row
+}
+
+func fmtInterval(s store.Score) string {
+	return "[" + fmtScore(s.Metric, s.Lo) + ", " + fmtScore(s.Metric, s.Hi) + "]"
+}
+
+func reverse[T any](s []T) {
+	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
+		s[i], s[j] = s[j], s[i]
+	}
+}
+
+func pointTip(r *store.Run) string {
+	where := r.Ref
+	if r.PR != nil {
+		where = fmt.Sprintf("PR #%d (%s)", *r.PR, r.Ref)
+	}
+	tip := fmt.Sprintf("%s · %s · %s\n%s %s", shortRev(r.Revision), where, r.StartedAt.UTC().Format("2006-01-02 15:04"),
+		fmtScore(r.Score.Metric, r.Score.Value), fmtInterval(r.Score))
+	if r.Flagged() {
+		tip += "\nsettings differ from baseline: " + runfile.FormatDiffs(r.Flags)
+	}
+	return tip
+}
+
+// ---- one run ----
+
+type groupRow struct {
+	Name  string
+	Count int
+	Score string
+	Extra string
+}
+
+type runPage struct {
+	Run     *store.Run
+	Groups  []groupRow
+	Levels  []groupRow
+	GroupBy string
+	GitURL  string
+	PRURL   string
+}
+
+func (s *Server) runPage(c echo.Context) error {
+	id, err := runID(c)
+	if err != nil {
+		return err
+	}
+	r, err := s.store.GetRun(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	p := runPage{Run: r}
+	if r.Test == runfile.TestFresh {
+		var sum runfile.FreshSummary
+		if err := json.Unmarshal(r.Summary, &sum); err != nil {
+			return fmt.Errorf("run %s summary: %w", id, err)
+		}
+		p.GroupBy = "source"
+		for _, k := range runfile.SortedKeys(sum.BySource) {
+			g := sum.BySource[k]
+			p.Groups = append(p.Groups, groupRow{Name: k, Count: g.Docs, Score: fmtScore(store.MetricBPB, g.BPB),
+				Extra: fmt.Sprintf("%d tokens, %d bytes", g.Tokens, g.Bytes)})
+		}
+	} else {
+		var sum runfile.ProbeSummary
+		if err := json.Unmarshal(r.Summary, &sum); err != nil {
+			return fmt.Errorf("run %s summary: %w", id, err)
+		}
+		p.GroupBy = "type"
+		probeRows := func(m map[string]*runfile.ProbeGroup) []groupRow {
+			var rows []groupRow
+			for _, k := range runfile.SortedKeys(m) {
+				g := m[k]
+				rows = append(rows, groupRow{Name: k, Count: g.Items, Score: fmtScore(store.MetricAccuracy, g.Accuracy),
+					Extra: fmt.Sprintf("%d correct, chance %.1f%%", g.Correct, g.Chance)})
+			}
+			return rows
+		}
+		p.Groups, p.Levels = probeRows(sum.ByType), probeRows(sum.ByLevel)
+	}
+	if r.Repo != "" && r.SHA != "" {
+		p.GitURL = "https://github.com/" + r.Repo + "/commit/" + r.SHA
+	}
+	if r.Repo != "" && r.PR != nil {
+		p.PRURL = fmt.Sprintf("https://github.com/%s/pull/%d", r.Repo, *r.PR)
+	}
+	return s.render(c, http.StatusOK, "run", p)
+}
+
+// ---- compare ----
+
+type compareGroup struct {
+	Name string
+	*report.Result
+}
+
+type comparePage struct {
+	C      *report.Comparison
+	Base   *store.Run
+	Head   *store.Run
+	Groups []compareGroup
+	Levels []compareGroup
+	Judged []report.SettingDiff
+	Other  []report.SettingDiff
+}
+
+func (s *Server) comparePage(c echo.Context) error {
+	cmp, base, head, err := s.compare(c.Request().Context(), c.QueryParam("base"), c.QueryParam("head"))
+	if err != nil {
+		return err
+	}
+	p := comparePage{C: cmp, Base: base, Head: head}
+	for _, k := range runfile.SortedKeys(cmp.ByGroup) {
+		p.Groups = append(p.Groups, compareGroup{Name: k, Result: cmp.ByGroup[k]})
+	}
+	for _, k := range runfile.SortedKeys(cmp.ByLevel) {
+		p.Levels = append(p.Levels, compareGroup{Name: k, Result: cmp.ByLevel[k]})
+	}
+	for _, d := range cmp.SettingsDiff {
+		if d.Judged && !d.Expected {
+			p.Judged = append(p.Judged, d)
+		} else {
+			p.Other = append(p.Other, d)
+		}
+	}
+	return s.render(c, http.StatusOK, "compare", p)
+}

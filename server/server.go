@@ -1,0 +1,248 @@
+// Package server is udgam-ci's report server: it stores uploaded run files
+// in SQLite (package store), flags runs whose settings differ from their
+// baseline's, serves a JSON API under /api/v1 and draws history pages.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/udgamlabs/udgam-ci/server/store"
+)
+
+// DefaultMaxBody bounds an upload; a full fresh-text or probe run is well
+// under a megabyte, so this leaves room for far larger data sets.
+const DefaultMaxBody = 64 << 20
+
+// Config is what a Server needs.
+type Config struct {
+	Store  *store.Store
+	Logger *slog.Logger
+	// MaxBody bounds an upload, compressed and decompressed; 0 means
+	// DefaultMaxBody.
+	MaxBody int64
+	// Private makes pages and GET APIs need a token too.
+	Private bool
+	// BaseRef is the branch runs are checked against; "main" if empty.
+	BaseRef string
+	// PublicURL prefixes the run URLs returned by uploads; if empty they
+	// are built from the request's Host.
+	PublicURL string
+	// ShutdownTimeout bounds how long Serve waits for in-flight requests
+	// once asked to stop; 0 means 30 seconds.
+	ShutdownTimeout time.Duration
+	// CompareResamples is the bootstrap size of /compare; 0 means the
+	// report package's default.
+	CompareResamples int
+}
+
+// Server serves the API and pages.
+type Server struct {
+	cfg   Config
+	store *store.Store
+	log   *slog.Logger
+	echo  *echo.Echo
+	pages *pages
+}
+
+// New builds a Server; it does not listen yet.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("server: no store")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.BaseRef == "" {
+		cfg.BaseRef = "main"
+	}
+	if err := store.ValidRef(cfg.BaseRef); err != nil {
+		return nil, fmt.Errorf("server: base ref: %w", err)
+	}
+	cfg.PublicURL = strings.TrimSuffix(cfg.PublicURL, "/")
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = 30 * time.Second
+	}
+	p, err := loadPages()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, pages: p}
+	s.echo = s.routes()
+	return s, nil
+}
+
+// Handler is the server's http.Handler (for httptest).
+func (s *Server) Handler() http.Handler { return s.echo }
+
+func (s *Server) routes() *echo.Echo {
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.HTTPErrorHandler = s.handleError
+	e.Use(s.recoverPanics, s.logRequests)
+
+	e.GET("/healthz", s.health)
+
+	api := e.Group("/api/v1")
+	api.POST("/runs", s.upload)
+	read := api.Group("", s.requireReader)
+	read.GET("/runs/:id", s.apiRun)
+	read.GET("/runs/:id/records", s.apiRecords)
+	read.GET("/models", s.apiModels)
+	read.GET("/models/*", s.apiModel) // model names hold a slash: see modelPath
+	read.GET("/compare", s.apiCompare)
+
+	pg := e.Group("", s.requireReader)
+	pg.GET("/", s.indexPage)
+	pg.GET("/models/*", s.modelPage)
+	pg.GET("/runs/:id", s.runPage)
+	pg.GET("/compare", s.comparePage)
+	return e
+}
+
+// Serve answers on ln until ctx is cancelled, then stops taking new
+// connections and waits for in-flight requests (uploads included) to end.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.echo,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       5 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	s.log.Info("serving", "addr", ln.Addr().String(), "db", s.store.Path(), "private", s.cfg.Private)
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down: finishing in-flight requests", "timeout", s.cfg.ShutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
+	}
+	s.log.Info("stopped")
+	return nil
+}
+
+func (s *Server) health(c echo.Context) error {
+	if err := s.store.Ping(c.Request().Context()); err != nil {
+		return echo.NewHTTPError(http.StatusServiceUnavailable, "database: "+err.Error())
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// logRequests writes one structured line per request.
+func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err) // write the error response now so its status is logged
+		}
+		req, res := c.Request(), c.Response()
+		level := slog.LevelInfo
+		if res.Status >= 500 {
+			level = slog.LevelError
+		}
+		s.log.LogAttrs(req.Context(), level, "request",
+			slog.String("method", req.Method),
+			slog.String("path", req.URL.Path),
+			slog.Int("status", res.Status),
+			slog.Int64("bytes_in", req.ContentLength),
+			slog.Int64("bytes_out", res.Size),
+			slog.Duration("duration", time.Since(start)),
+			slog.String("remote", c.RealIP()),
+		)
+		return nil
+	}
+}
+
+// recoverPanics turns a panic in a handler into a 500, so one bad request
+// never takes the server down.
+func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				s.log.Error("panic in handler", "path", c.Request().URL.Path, "panic", fmt.Sprint(v))
+				err = echo.NewHTTPError(http.StatusInternalServerError, "internal error")
+			}
+		}()
+		return next(c)
+	}
+}
+
+// apiError is every JSON error body.
+type apiError struct {
+	Error string `json:"error"`
+}
+
+// handleError writes errors as JSON under /api/ and as a page elsewhere.
+// Store errors are mapped to their status here so handlers can return them.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	code, msg := statusOf(err)
+	if code >= 500 {
+		s.log.Error("request failed", "path", c.Request().URL.Path, "err", err.Error())
+		msg = "internal error"
+	}
+	if code == http.StatusUnauthorized && s.cfg.Private && !isAPI(c) {
+		// Lets a browser ask for the token (as the password).
+		c.Response().Header().Set("WWW-Authenticate", `Basic realm="udgam-ci"`)
+	}
+	var werr error
+	if isAPI(c) || c.Request().Method != http.MethodGet {
+		werr = c.JSON(code, apiError{Error: msg})
+	} else {
+		werr = s.render(c, code, "error", errorPage{Status: code, Title: http.StatusText(code), Message: msg})
+	}
+	if werr != nil {
+		s.log.Error("write error response", "err", werr.Error())
+	}
+}
+
+func isAPI(c echo.Context) bool { return strings.HasPrefix(c.Request().URL.Path, "/api/") }
+
+// statusOf maps an error to an HTTP status and a message for the client.
+func statusOf(err error) (int, string) {
+	var he *echo.HTTPError
+	var bb *store.BadBaselineError
+	var inv *store.InvalidError
+	switch {
+	case errors.As(err, &inv):
+		return http.StatusBadRequest, err.Error()
+	case errors.As(err, &he):
+		return he.Code, fmt.Sprint(he.Message)
+	case errors.Is(err, store.ErrNotFound):
+		return http.StatusNotFound, err.Error()
+	case errors.Is(err, store.ErrConflict):
+		return http.StatusConflict, err.Error()
+	case errors.As(err, &bb):
+		return http.StatusBadRequest, err.Error()
+	}
+	return http.StatusInternalServerError, err.Error()
+}
+
+func badRequest(format string, a ...any) error {
+	return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf(format, a...))
+}

@@ -1,0 +1,556 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
+)
+
+// Run is one stored run without its records.
+type Run struct {
+	ID         string          `json:"id"`
+	Test       string          `json:"test"`
+	Model      string          `json:"model"`
+	Revision   string          `json:"revision"`
+	Repo       string          `json:"repo"`
+	SHA        string          `json:"sha"`
+	Ref        string          `json:"ref"`
+	PR         *int            `json:"pr"`
+	StartedAt  time.Time       `json:"started_at"`
+	UploadedAt time.Time       `json:"uploaded_at"`
+	Records    int             `json:"records"`
+	Score      Score           `json:"score"`
+	BaselineID string          `json:"baseline_id,omitempty"`
+	Flags      []runfile.Diff  `json:"flags"`
+	Header     runfile.Header  `json:"header"`
+	Summary    json.RawMessage `json:"summary"`
+}
+
+// Flagged reports whether the run's judged settings differ from its baseline's.
+func (r *Run) Flagged() bool { return len(r.Flags) > 0 }
+
+// PutOptions say how to pick the baseline whose settings a new run is
+// checked against.
+type PutOptions struct {
+	BaseRef    string // newest run of the same model and test on this ref; "main" if empty
+	BaselineID string // or exactly this run
+}
+
+// PutResult is what storing a run did.
+type PutResult struct {
+	Run     Run
+	Created bool // false when the same run was already stored
+}
+
+// BadBaselineError says the baseline named in an upload cannot serve.
+type BadBaselineError struct{ Msg string }
+
+func (e *BadBaselineError) Error() string { return e.Msg }
+
+// encoded is a run turned into the rows it is stored as, prepared outside
+// the write transaction so the lock is held only for the inserts.
+type encoded struct {
+	header  []byte
+	records [][]byte
+	ids     []string
+	summary []byte
+	score   Score
+	sum     string
+}
+
+func encode(r *runfile.Run) (*encoded, error) {
+	e := &encoded{}
+	var err error
+	if e.header, err = json.Marshal(r.Header); err != nil {
+		return nil, err
+	}
+	h := sha256.New()
+	h.Write(e.header)
+	h.Write([]byte{'\n'})
+	add := func(id string, v any) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("record %s: %w", id, err)
+		}
+		e.records = append(e.records, b)
+		e.ids = append(e.ids, id)
+		h.Write(b)
+		h.Write([]byte{'\n'})
+		return nil
+	}
+	for i := range r.Docs {
+		if err := add(r.Docs[i].ID, &r.Docs[i]); err != nil {
+			return nil, err
+		}
+	}
+	for i := range r.Items {
+		if err := add(r.Items[i].ID, &r.Items[i]); err != nil {
+			return nil, err
+		}
+	}
+	e.sum = hex.EncodeToString(h.Sum(nil))
+	if r.Header.Test == runfile.TestFresh {
+		e.summary, err = json.Marshal(runfile.SummarizeFresh(r.Docs))
+	} else {
+		e.summary, err = json.Marshal(runfile.SummarizeProbes(r.Items))
+	}
+	if err != nil {
+		return nil, err
+	}
+	e.score = ScoreRun(r)
+	return e, nil
+}
+
+// PutRun stores a whole run in one transaction, or nothing. Storing the
+// same run again (same id, same content) is a no-op that returns the stored
+// run; another run under a stored id is ErrConflict.
+func (s *Store) PutRun(ctx context.Context, r *runfile.Run, opt PutOptions) (PutResult, error) {
+	if err := CheckRun(r); err != nil {
+		return PutResult{}, err
+	}
+	if opt.BaseRef == "" {
+		opt.BaseRef = "main"
+	}
+	e, err := encode(r)
+	if err != nil {
+		return PutResult{}, fmt.Errorf("store run %s: %w", r.Header.ID, err)
+	}
+	h := &r.Header
+	var res PutResult
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		var sum string
+		err := tx.QueryRowContext(ctx, `SELECT content_sha256 FROM runs WHERE id = ?`, h.ID).Scan(&sum)
+		switch {
+		case err == nil && sum == e.sum:
+			return nil // already stored whole; read it back below
+		case err == nil:
+			return fmt.Errorf("run %s: %w: another run with this id is stored", h.ID, ErrConflict)
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+		base, err := pickBaseline(ctx, tx, r, opt)
+		if err != nil {
+			return err
+		}
+		flags := []runfile.Diff{}
+		baseID := sql.NullString{}
+		if base != nil {
+			flags = append(flags, runfile.Mismatch(*base, r.Header)...)
+			baseID = sql.NullString{String: base.ID, Valid: true}
+		}
+		flagJSON, err := json.Marshal(flags)
+		if err != nil {
+			return err
+		}
+		var pr sql.NullInt64
+		if h.Git.PR != nil {
+			pr = sql.NullInt64{Int64: int64(*h.Git.PR), Valid: true}
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO runs (id, test, model, revision, repo, sha, ref, pr,
+			started_at, uploaded_at, n_records, metric, score, ci_lo, ci_hi, baseline_id, flags, header,
+			summary, content_sha256) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			h.ID, h.Test, h.Model.Name, h.Model.Revision, h.Git.Repo, h.Git.SHA, h.Git.Ref, pr,
+			h.StartedAt.UnixNano(), s.now().UnixNano(), len(e.records), e.score.Metric, e.score.Value,
+			e.score.Lo, e.score.Hi, baseID, string(flagJSON), string(e.header), string(e.summary), e.sum)
+		if err != nil {
+			return err
+		}
+		if err := insertRecords(ctx, tx, h.ID, e); err != nil {
+			return err
+		}
+		res.Created = true
+		return nil
+	})
+	if err != nil {
+		var bb *BadBaselineError
+		if errors.Is(err, ErrConflict) || errors.As(err, &bb) {
+			return PutResult{}, err
+		}
+		return PutResult{}, fmt.Errorf("store run %s: %w", h.ID, err)
+	}
+	// Read from the writer so the row just committed is certainly seen.
+	run, err := getRun(ctx, s.w, h.ID)
+	if err != nil {
+		return PutResult{}, fmt.Errorf("store run %s: read back: %w", h.ID, err)
+	}
+	res.Run = *run
+	return res, nil
+}
+
+// recordBatch rows go in one INSERT: far fewer statements for a 2,000-item
+// run, and well under SQLite's limit of 32,766 bound variables.
+const recordBatch = 200
+
+func insertRecords(ctx context.Context, tx *sql.Tx, id string, e *encoded) error {
+	var full *sql.Stmt
+	defer func() {
+		if full != nil {
+			full.Close()
+		}
+	}()
+	for start := 0; start < len(e.records); start += recordBatch {
+		end := min(start+recordBatch, len(e.records))
+		n := end - start
+		args := make([]any, 0, 4*n)
+		for i := start; i < end; i++ {
+			args = append(args, id, i, e.ids[i], string(e.records[i]))
+		}
+		if n == recordBatch && full == nil {
+			var err error
+			if full, err = tx.PrepareContext(ctx, insertRecordsSQL(n)); err != nil {
+				return err
+			}
+		}
+		var err error
+		if n == recordBatch {
+			_, err = full.ExecContext(ctx, args...)
+		} else {
+			_, err = tx.ExecContext(ctx, insertRecordsSQL(n), args...)
+		}
+		if err != nil {
+			return fmt.Errorf("insert records %d-%d: %w", start, end-1, err)
+		}
+	}
+	return nil
+}
+
+func insertRecordsSQL(n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO records (run_id, idx, rec_id, data) VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("(?,?,?,?)")
+	}
+	return b.String()
+}
+
+// pickBaseline finds the run whose settings r is checked against: the one
+// named, or the newest run of the same model and test on the base ref that
+// started no later than r (so importing old runs flags them sensibly).
+func pickBaseline(ctx context.Context, tx *sql.Tx, r *runfile.Run, opt PutOptions) (*runfile.Header, error) {
+	h := &r.Header
+	var raw string
+	var err error
+	if opt.BaselineID != "" {
+		if err := ValidID(opt.BaselineID); err != nil {
+			return nil, &BadBaselineError{Msg: "baseline: " + err.Error()}
+		}
+		err = tx.QueryRowContext(ctx, `SELECT header FROM runs WHERE id = ?`, opt.BaselineID).Scan(&raw)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, &BadBaselineError{Msg: fmt.Sprintf("baseline run %s is not stored", opt.BaselineID)}
+		}
+	} else {
+		err = tx.QueryRowContext(ctx, `SELECT header FROM runs
+			WHERE model = ? AND test = ? AND ref = ? AND id != ? AND started_at <= ?
+			ORDER BY started_at DESC, id DESC LIMIT 1`,
+			h.Model.Name, h.Test, opt.BaseRef, h.ID, h.StartedAt.UnixNano()).Scan(&raw)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, nil
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	var base runfile.Header
+	if err := json.Unmarshal([]byte(raw), &base); err != nil {
+		return nil, fmt.Errorf("baseline header: %w", err)
+	}
+	if base.Test != h.Test {
+		return nil, &BadBaselineError{Msg: fmt.Sprintf("baseline run %s is a %s run, this is a %s run", base.ID, base.Test, h.Test)}
+	}
+	return &base, nil
+}
+
+const (
+	baseColumns = `id, test, model, revision, repo, sha, ref, pr, started_at, uploaded_at, n_records,
+	metric, score, ci_lo, ci_hi, baseline_id, flags`
+	runColumns = baseColumns + `, header, summary`
+	// briefColumns leave out the header and summary, the bulk of a row,
+	// for lists that show neither (the history page of 1,000 runs).
+	briefColumns = baseColumns + `, '', 'null'`
+)
+
+type scanner interface{ Scan(...any) error }
+
+func scanRun(sc scanner) (*Run, error) {
+	var r Run
+	var pr sql.NullInt64
+	var started, uploaded int64
+	var baseID sql.NullString
+	var flags, header, summary string
+	err := sc.Scan(&r.ID, &r.Test, &r.Model, &r.Revision, &r.Repo, &r.SHA, &r.Ref, &pr, &started, &uploaded,
+		&r.Records, &r.Score.Metric, &r.Score.Value, &r.Score.Lo, &r.Score.Hi, &baseID, &flags, &header, &summary)
+	if err != nil {
+		return nil, err
+	}
+	if pr.Valid {
+		n := int(pr.Int64)
+		r.PR = &n
+	}
+	r.StartedAt = time.Unix(0, started).UTC()
+	r.UploadedAt = time.Unix(0, uploaded).UTC()
+	r.BaselineID = baseID.String
+	if err := json.Unmarshal([]byte(flags), &r.Flags); err != nil {
+		return nil, fmt.Errorf("run %s flags: %w", r.ID, err)
+	}
+	if header != "" {
+		if err := json.Unmarshal([]byte(header), &r.Header); err != nil {
+			return nil, fmt.Errorf("run %s header: %w", r.ID, err)
+		}
+	}
+	r.Summary = json.RawMessage(summary)
+	return &r, nil
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+}
+
+func getRun(ctx context.Context, q querier, id string) (*Run, error) {
+	r, err := scanRun(q.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("run %s: %w", id, ErrNotFound)
+	}
+	return r, err
+}
+
+// GetRun returns one run without its records.
+func (s *Store) GetRun(ctx context.Context, id string) (*Run, error) {
+	if err := ValidID(id); err != nil {
+		return nil, err
+	}
+	return getRun(ctx, s.r, id)
+}
+
+// WriteRunFile writes the stored run as a run file (header line, then one
+// line per record in the uploaded order), which runfile.Read reads back.
+func (s *Store) WriteRunFile(ctx context.Context, id string, w interface{ Write([]byte) (int, error) }) error {
+	if err := ValidID(id); err != nil {
+		return err
+	}
+	// One read transaction, so the header and records are one snapshot.
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("run %s: %w", id, err)
+	}
+	defer tx.Rollback()
+	var header string
+	err = tx.QueryRowContext(ctx, `SELECT header FROM runs WHERE id = ?`, id).Scan(&header)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("run %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("run %s: %w", id, err)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT data FROM records WHERE run_id = ? ORDER BY idx`, id)
+	if err != nil {
+		return fmt.Errorf("run %s records: %w", id, err)
+	}
+	defer rows.Close()
+	var buf bytes.Buffer
+	buf.WriteString(header)
+	buf.WriteByte('\n')
+	for rows.Next() {
+		var data []byte
+		if err := rows.Scan(&data); err != nil {
+			return fmt.Errorf("run %s records: %w", id, err)
+		}
+		buf.Write(data)
+		buf.WriteByte('\n')
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("run %s records: %w", id, err)
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// LoadRun returns a stored run with its records.
+func (s *Store) LoadRun(ctx context.Context, id string) (*runfile.Run, error) {
+	var buf bytes.Buffer
+	if err := s.WriteRunFile(ctx, id, &buf); err != nil {
+		return nil, err
+	}
+	r, err := runfile.Read(&buf, "stored run "+id)
+	if err != nil {
+		return nil, fmt.Errorf("load run %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// Filter selects runs of one model.
+type Filter struct {
+	Ref    string    // only this ref, if set
+	Test   string    // only this test, if set
+	Since  time.Time // started at or after, if set
+	Limit  int       // at most this many (newest first); 0 means no limit
+	Cursor string    // continue after this cursor (from a previous page)
+	Brief  bool      // leave Header and Summary empty
+}
+
+// Page is one page of runs, newest first.
+type Page struct {
+	Runs []Run  `json:"runs"`
+	Next string `json:"next_cursor,omitempty"` // empty on the last page
+}
+
+// cursor encodes the sort key of the last run on a page.
+func cursor(r *Run) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(r.StartedAt.UnixNano(), 10) + " " + r.ID))
+}
+
+func parseCursor(c string) (int64, string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err == nil {
+		ns, id, ok := strings.Cut(string(b), " ")
+		if ok {
+			t, err := strconv.ParseInt(ns, 10, 64)
+			if err == nil && ValidID(id) == nil {
+				return t, id, nil
+			}
+		}
+	}
+	return 0, "", invalidf("cursor %q is not one this server gave", c)
+}
+
+// ModelRuns lists a model's runs, newest first.
+func (s *Store) ModelRuns(ctx context.Context, model string, f Filter) (Page, error) {
+	if err := ValidModel(model); err != nil {
+		return Page{}, err
+	}
+	cols := runColumns
+	if f.Brief {
+		cols = briefColumns
+	}
+	q := `SELECT ` + cols + ` FROM runs WHERE model = ?`
+	args := []any{model}
+	if f.Ref != "" {
+		q += ` AND ref = ?`
+		args = append(args, f.Ref)
+	}
+	if f.Test != "" {
+		q += ` AND test = ?`
+		args = append(args, f.Test)
+	}
+	if !f.Since.IsZero() {
+		q += ` AND started_at >= ?`
+		args = append(args, f.Since.UnixNano())
+	}
+	if f.Cursor != "" {
+		ns, id, err := parseCursor(f.Cursor)
+		if err != nil {
+			return Page{}, err
+		}
+		q += ` AND (started_at < ? OR (started_at = ? AND id < ?))`
+		args = append(args, ns, ns, id)
+	}
+	q += ` ORDER BY started_at DESC, id DESC`
+	if f.Limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, f.Limit+1) // one more tells whether a next page exists
+	}
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return Page{}, fmt.Errorf("runs of %s: %w", model, err)
+	}
+	defer rows.Close()
+	p := Page{Runs: []Run{}}
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return Page{}, fmt.Errorf("runs of %s: %w", model, err)
+		}
+		p.Runs = append(p.Runs, *r)
+	}
+	if err := rows.Err(); err != nil {
+		return Page{}, fmt.Errorf("runs of %s: %w", model, err)
+	}
+	if f.Limit > 0 && len(p.Runs) > f.Limit {
+		p.Runs = p.Runs[:f.Limit]
+		p.Next = cursor(&p.Runs[f.Limit-1])
+	}
+	return p, nil
+}
+
+// Baseline returns the newest run of a model and test on a ref.
+func (s *Store) Baseline(ctx context.Context, model, ref, test string) (*Run, error) {
+	for _, err := range []error{ValidModel(model), ValidRef(ref), ValidTest(test)} {
+		if err != nil {
+			return nil, err
+		}
+	}
+	r, err := scanRun(s.r.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs
+		WHERE model = ? AND ref = ? AND test = ? ORDER BY started_at DESC, id DESC LIMIT 1`, model, ref, test))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("no %s run of %s on %s: %w", test, model, ref, ErrNotFound)
+	}
+	return r, err
+}
+
+// ModelTest is one model's runs of one test, for the index page.
+type ModelTest struct {
+	Model  string `json:"model"`
+	Test   string `json:"test"`
+	Runs   int    `json:"runs"`
+	Latest Run    `json:"latest"`
+	Recent []Run  `json:"-"` // newest base-ref runs, oldest first, for the trend line
+}
+
+// Models lists every model and test with its latest run and its recent
+// runs on baseRef.
+func (s *Store) Models(ctx context.Context, baseRef string, recent int) ([]ModelTest, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT model, test, COUNT(*) FROM runs GROUP BY model, test ORDER BY model, test`)
+	if err != nil {
+		return nil, fmt.Errorf("models: %w", err)
+	}
+	var out []ModelTest
+	for rows.Next() {
+		var m ModelTest
+		if err := rows.Scan(&m.Model, &m.Test, &m.Runs); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("models: %w", err)
+		}
+		out = append(out, m)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("models: %w", err)
+	}
+	for i := range out {
+		m := &out[i]
+		latest, err := s.ModelRuns(ctx, m.Model, Filter{Test: m.Test, Limit: 1})
+		if err != nil {
+			return nil, err
+		}
+		if len(latest.Runs) > 0 {
+			m.Latest = latest.Runs[0]
+		}
+		base, err := s.ModelRuns(ctx, m.Model, Filter{Test: m.Test, Ref: baseRef, Limit: recent, Brief: true})
+		if err != nil {
+			return nil, err
+		}
+		for j := len(base.Runs) - 1; j >= 0; j-- {
+			m.Recent = append(m.Recent, base.Runs[j])
+		}
+	}
+	return out, nil
+}
+
+// Counts returns the number of runs and records stored (for tests and health).
+func (s *Store) Counts(ctx context.Context) (runs, records int, err error) {
+	err = s.r.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM runs), (SELECT COUNT(*) FROM records)`).Scan(&runs, &records)
+	return runs, records, err
+}

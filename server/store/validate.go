@@ -1,0 +1,116 @@
+package store
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
+)
+
+// Names are limited to plain characters: they appear in URLs, file-like
+// paths and HTML, and a model or run id with a control character, a space
+// or a quote is more likely an attack or a bug than a real name.
+var (
+	idRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:+-]{0,199}$`)
+	modelRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*(/[A-Za-z0-9][A-Za-z0-9._+-]*)*$`)
+	refRE   = regexp.MustCompile(`^[A-Za-z0-9._/+@-]{1,255}$`)
+	repoRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}/[A-Za-z0-9._-]{1,100}$`)
+	textRE  = regexp.MustCompile(`^[A-Za-z0-9._:+/@=-]{0,200}$`)
+)
+
+// ValidID reports whether s can be a run id.
+func ValidID(s string) error {
+	if !idRE.MatchString(s) || strings.Contains(s, "..") {
+		return invalidf("run id %q: want 1-200 characters of A-Z a-z 0-9 . _ : + - starting with a letter or digit", s)
+	}
+	return nil
+}
+
+// ValidModel reports whether s can be a model name (Hugging Face style,
+// slashes allowed between non-empty segments).
+func ValidModel(s string) error {
+	if len(s) == 0 || len(s) > 200 || !modelRE.MatchString(s) || strings.Contains(s, "..") {
+		return invalidf("model name %q: want segments of A-Z a-z 0-9 . _ + - separated by /, up to 200 characters", s)
+	}
+	return nil
+}
+
+// ValidRef reports whether s can be a git ref as stored.
+func ValidRef(s string) error {
+	if !refRE.MatchString(s) || strings.Contains(s, "..") {
+		return invalidf("git ref %q: want 1-255 characters of A-Z a-z 0-9 . _ / + @ -", s)
+	}
+	return nil
+}
+
+// ValidRepo reports whether s is OWNER/NAME.
+func ValidRepo(s string) error {
+	if !repoRE.MatchString(s) || strings.Contains(s, "..") {
+		return invalidf("repository %q: want OWNER/NAME", s)
+	}
+	return nil
+}
+
+// ValidTest reports whether s names a test.
+func ValidTest(s string) error {
+	if s != runfile.TestFresh && s != runfile.TestProbes {
+		return invalidf("test %q: want %q or %q", s, runfile.TestFresh, runfile.TestProbes)
+	}
+	return nil
+}
+
+// CheckRun refuses a run the store cannot keep whole and meaningful: what
+// runfile.Read accepts, plus the names the pages and queries rely on.
+func CheckRun(r *runfile.Run) error {
+	h := &r.Header
+	if err := ValidID(h.ID); err != nil {
+		return fmt.Errorf("header: %w", err)
+	}
+	if err := ValidTest(h.Test); err != nil {
+		return fmt.Errorf("header: %w", err)
+	}
+	if err := ValidModel(h.Model.Name); err != nil {
+		return fmt.Errorf("header: model.name: %w", err)
+	}
+	if err := ValidRepo(h.Git.Repo); err != nil {
+		return fmt.Errorf("header: git.repo: %w", err)
+	}
+	if err := ValidRef(h.Git.Ref); err != nil {
+		return fmt.Errorf("header: git.ref: %w", err)
+	}
+	for _, f := range []struct{ key, val string }{
+		{"model.revision", h.Model.Revision},
+		{"git.sha", h.Git.SHA},
+	} {
+		if !textRE.MatchString(f.val) {
+			return invalidf("header: %s %q: want up to 200 characters of A-Z a-z 0-9 . _ : + / @ = -", f.key, f.val)
+		}
+	}
+	if h.Git.PR != nil && *h.Git.PR <= 0 {
+		return invalidf("header: git.pr %d: want a positive number or null", *h.Git.PR)
+	}
+	if h.StartedAt.IsZero() {
+		return invalidf("header: started_at is missing")
+	}
+	if h.Shard != nil {
+		return invalidf("header: run %s is shard %d/%d: merge the shards (udgam-ci merge) and upload the whole run", h.ID, h.Shard.Index, h.Shard.Count)
+	}
+	if r.Len() == 0 {
+		return invalidf("run %s has a header but no records", h.ID)
+	}
+	if h.Test == runfile.TestFresh && len(r.Items) > 0 || h.Test == runfile.TestProbes && len(r.Docs) > 0 {
+		return invalidf("run %s: records of another test", h.ID)
+	}
+	return nil
+}
+
+// InvalidError is input the store refuses: a client's mistake (HTTP 400),
+// never the server's.
+type InvalidError struct{ Msg string }
+
+func (e *InvalidError) Error() string { return e.Msg }
+
+func invalidf(format string, a ...any) error {
+	return &InvalidError{Msg: fmt.Sprintf(format, a...)}
+}

@@ -1,0 +1,171 @@
+package server
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/server/store"
+)
+
+// UploadResult is the answer to POST /api/v1/runs.
+type UploadResult struct {
+	ID      string      `json:"id"`
+	URL     string      `json:"url"` // the run's page on this server
+	Created bool        `json:"created"`
+	Test    string      `json:"test"`
+	Model   string      `json:"model"`
+	Score   store.Score `json:"score"`
+	// BaselineID is the run whose settings this one was checked against;
+	// empty when there was none.
+	BaselineID  string `json:"baseline_id,omitempty"`
+	BaselineURL string `json:"baseline_url,omitempty"`
+	CompareURL  string `json:"compare_url,omitempty"`
+	// Flags lists the judged settings that differ from the baseline's.
+	Flags []runfile.Diff `json:"flags"`
+}
+
+// upload stores one run file. Every check happens before the single write
+// transaction, so a refused upload leaves the database as it was.
+func (s *Server) upload(c echo.Context) error {
+	ctx := c.Request().Context()
+	tok, err := s.bearer(c)
+	if err != nil {
+		return err
+	}
+	body, err := s.readBody(c)
+	if err != nil {
+		return err
+	}
+	run, err := parseRun(body)
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+	}
+	if err := store.CheckRun(run); err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+	}
+	if run.Header.Git.Repo != tok.Repo {
+		return echo.NewHTTPError(http.StatusForbidden, fmt.Sprintf("this token uploads runs of %s only; run %s is from %s", tok.Repo, run.Header.ID, run.Header.Git.Repo))
+	}
+	opt := store.PutOptions{BaseRef: c.QueryParam("base_ref"), BaselineID: c.QueryParam("baseline")}
+	if opt.BaseRef == "" {
+		opt.BaseRef = s.cfg.BaseRef
+	} else if err := store.ValidRef(opt.BaseRef); err != nil {
+		return badRequest("base_ref: %v", err)
+	}
+	res, err := s.store.PutRun(ctx, run, opt)
+	if err != nil {
+		return err
+	}
+	r := res.Run
+	out := UploadResult{
+		ID: r.ID, URL: s.absURL(c, runPath(r.ID)), Created: res.Created, Test: r.Test, Model: r.Model,
+		Score: r.Score, BaselineID: r.BaselineID, Flags: r.Flags,
+	}
+	if r.BaselineID != "" {
+		out.BaselineURL = s.absURL(c, runPath(r.BaselineID))
+		out.CompareURL = s.absURL(c, comparePath(r.BaselineID, r.ID))
+	}
+	s.log.Info("run stored", "id", r.ID, "created", res.Created, "model", r.Model, "test", r.Test,
+		"records", r.Records, "baseline", r.BaselineID, "flags", len(r.Flags))
+	code := http.StatusCreated
+	if !res.Created {
+		code = http.StatusOK
+	}
+	return c.JSON(code, out)
+}
+
+// readBody reads the whole upload, gunzipping it when it is gzip, with the
+// size limit applied before and after decompression.
+func (s *Server) readBody(c echo.Context) ([]byte, error) {
+	req := c.Request()
+	limit := s.cfg.MaxBody
+	tooBig := echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("upload is over the limit of %d bytes", limit))
+	if req.ContentLength > limit {
+		return nil, tooBig
+	}
+	raw, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, limit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, tooBig
+		}
+		return nil, badRequest("read upload: %v", err)
+	}
+	gz := strings.Contains(req.Header.Get("Content-Encoding"), "gzip") || bytes.HasPrefix(raw, []byte{0x1f, 0x8b})
+	if !gz {
+		return raw, nil
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return nil, badRequest("upload: not valid gzip: %v", err)
+	}
+	out, err := io.ReadAll(io.LimitReader(zr, limit+1))
+	if err != nil {
+		return nil, badRequest("upload: not valid gzip: %v", err)
+	}
+	if int64(len(out)) > limit {
+		return nil, tooBig
+	}
+	return out, nil
+}
+
+// parseRun reads and validates a run file; runfile.Read refuses records
+// with unknown fields, so probe items never pass as empty documents.
+func parseRun(body []byte) (*runfile.Run, error) {
+	return runfile.Read(bytes.NewReader(body), "upload")
+}
+
+// bearer checks the upload token.
+func (s *Server) bearer(c echo.Context) (store.Token, error) {
+	secret := tokenOf(c.Request())
+	if secret == "" {
+		return store.Token{}, echo.NewHTTPError(http.StatusUnauthorized, "a token is needed: Authorization: Bearer TOKEN (made by udgam-ci server token create)")
+	}
+	tok, err := s.store.CheckToken(c.Request().Context(), secret)
+	if errors.Is(err, store.ErrBadToken) {
+		return store.Token{}, echo.NewHTTPError(http.StatusUnauthorized, "unknown or revoked token")
+	}
+	return tok, err
+}
+
+// tokenOf takes the token from a bearer header, or from basic auth's
+// password (what a browser sends for a private server's pages).
+func tokenOf(r *http.Request) string {
+	if _, pw, ok := r.BasicAuth(); ok {
+		return pw
+	}
+	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
+	return ""
+}
+
+// requireReader lets reads through on a public server, and on a private
+// one only with a live token.
+func (s *Server) requireReader(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if s.cfg.Private {
+			if _, err := s.bearer(c); err != nil {
+				return err
+			}
+		}
+		return next(c)
+	}
+}
+
+// absURL makes a server path absolute for clients outside the server.
+func (s *Server) absURL(c echo.Context, path string) string {
+	if s.cfg.PublicURL != "" {
+		return s.cfg.PublicURL + path
+	}
+	return c.Scheme() + "://" + c.Request().Host + path
+}
