@@ -1,0 +1,170 @@
+package runfile
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func header(test string) Header {
+	return Header{
+		Schema: Schema, ID: "run-1", Test: test,
+		Model:     Model{Name: "m", SHA256: "abc"},
+		Dataset:   Dataset{Name: "d", SHA256: "ds", Count: 3},
+		Settings:  Settings{AddBOS: true, BOSMode: "auto", BOSID: 1, Window: 2048, Stride: 1024, Dtype: "F32", TokenizerSHA256: "tok", Engine: "e"},
+		StartedAt: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
+	}
+}
+
+func TestWriteReadRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	w, err := Create(path, header(TestFresh))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := []Doc{
+		{ID: "a", Source: "wiki", Bytes: 10, Tokens: 4, Bits: 8.5, Windows: 1},
+		{ID: "b", Source: "arxiv", Bytes: 30, Tokens: 9, Bits: 20, Windows: 1},
+	}
+	for _, d := range docs {
+		if err := w.Append(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	run, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Docs) != 2 || run.Docs[1] != docs[1] || run.Header.Settings != header(TestFresh).Settings {
+		t.Fatalf("round trip: %+v", run)
+	}
+	s := SummarizeFresh(run.Docs)
+	if want := 28.5 / 40; s.BPB != want || s.BySource["wiki"].BPB != 0.85 {
+		t.Fatalf("bpb %v, want %v (a ratio of sums)", s.BPB, want)
+	}
+	if _, err := Create(path, header(TestFresh)); err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Fatalf("Create over an existing run: %v", err)
+	}
+}
+
+func TestResumeCutsTornLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	w, _ := Create(path, header(TestFresh))
+	w.Append(Doc{ID: "a", Bytes: 1, Tokens: 1, Bits: 1})
+	w.Close()
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"id":"b","byt`) // killed mid-write
+	f.Close()
+
+	w, run, err := Resume(path, header(TestFresh))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Docs) != 1 || run.Docs[0].ID != "a" {
+		t.Fatalf("resumed records: %+v", run.Docs)
+	}
+	w.Append(Doc{ID: "b", Bytes: 2, Tokens: 1, Bits: 1})
+	w.Close()
+	run, err = ReadFile(path)
+	if err != nil || len(run.Docs) != 2 {
+		t.Fatalf("after resume: %v %+v", err, run)
+	}
+
+	other := header(TestFresh)
+	other.Settings.Window = 512
+	if _, _, err := Resume(path, other); err == nil || !strings.Contains(err.Error(), "window: 2048 -> 512") {
+		t.Fatalf("resume with another window: %v", err)
+	}
+}
+
+func TestReadErrorsNameTheLine(t *testing.T) {
+	h := `{"schema":"udgam-ci.run/v1","id":"r","test":"fresh","model":{"name":"m"},"dataset":{"name":"d","sha256":"x","count":1},"settings":{"add_bos":true,"bos_mode":"auto","bos_id":1,"dtype":"F32","tokenizer_sha256":"t","engine":"e"},"runtime":{},"git":{"pr":null},"started_at":"2026-11-30T00:00:00Z"}`
+	cases := []struct{ name, body, want string }{
+		{"empty", "", "empty run file"},
+		{"bad schema", strings.Replace(h, "run/v1", "run/v9", 1), "line 1: schema"},
+		{"bad json", h + "\n{\"id\":", "line 2"},
+		{"glued records", h + "\n{\"id\":\"a\",\"bytes\":1,\"tokens\":1,\"bits\":1}{\"id\":\"b\"}", "line 2"},
+		{"item in a fresh run", h + "\n{\"id\":\"a\",\"type\":\"add\",\"logprobs\":[1,2]}", "line 2: not a fresh record"},
+		{"negative bits", h + "\n{\"id\":\"a\",\"bytes\":1,\"tokens\":1,\"bits\":-1}", "line 2"},
+		{"repeat", h + "\n{\"id\":\"a\",\"bytes\":1}\n{\"id\":\"a\",\"bytes\":1}", "line 3: record \"a\" repeats line 2"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Read(strings.NewReader(c.body), "x.jsonl")
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "x.jsonl") {
+				t.Fatalf("got %v, want an error naming x.jsonl and %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestItemValidate(t *testing.T) {
+	ok := Item{ID: "i", Logprobs: []float64{-1, -2}, Pred: 0, Answer: 0, Correct: true}
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, it := range map[string]Item{
+		"one choice":       {ID: "i", Logprobs: []float64{-1}},
+		"pred out":         {ID: "i", Logprobs: []float64{-1, -2}, Pred: 2},
+		"answer out":       {ID: "i", Logprobs: []float64{-1, -2}, Answer: -1},
+		"correct disagree": {ID: "i", Logprobs: []float64{-1, -2}, Pred: 1, Answer: 0, Correct: true},
+	} {
+		if it.Validate() == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestSummarizeProbes(t *testing.T) {
+	items := []Item{
+		{ID: "1", Type: "add", Level: 1, Logprobs: []float64{0, -1, -1, -1}, Correct: true},
+		{ID: "2", Type: "add", Level: 2, Logprobs: []float64{0, -1, -1, -1}, Pred: 1, Tie: true},
+		{ID: "3", Type: "compare", Level: 1, Logprobs: []float64{0, -1}, Correct: true},
+	}
+	s := SummarizeProbes(items)
+	if s.Items != 3 || s.Correct != 2 || s.Ties != 1 {
+		t.Fatalf("%+v", s.ProbeGroup)
+	}
+	if want := 100 * (0.25 + 0.25 + 0.5) / 3; s.Chance != want {
+		t.Fatalf("chance %v, want %v", s.Chance, want)
+	}
+	if s.ByType["add"].Accuracy != 50 || s.ByLevel["add/2"].Accuracy != 0 {
+		t.Fatalf("groups: %+v %+v", s.ByType["add"], s.ByLevel["add/2"])
+	}
+}
+
+func TestSettingsDiff(t *testing.T) {
+	a, b := header(TestFresh), header(TestFresh)
+	b.Settings.AddBOS = false
+	b.Runtime.Threads = 8
+	d := SettingsDiff(a, b)
+	if len(d) != 2 || d[0].Key != "add_bos" || !d[0].Judged || d[1].Key != "threads" || d[1].Judged {
+		t.Fatalf("diff: %+v", d)
+	}
+	if m := Mismatch(a, b); len(m) != 1 {
+		t.Fatalf("mismatch: %+v", m)
+	}
+	if len(SettingsDiff(a, a)) != 0 {
+		t.Fatal("identical headers differ")
+	}
+}
+
+func TestWriteAtomicLeavesNoPartialFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.jsonl")
+	err := WriteAtomic(path, func(w io.Writer) error {
+		w.Write([]byte("half"))
+		return errors.New("disk on fire")
+	})
+	if err == nil {
+		t.Fatal("error swallowed")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("left %d files behind", len(entries))
+	}
+}
