@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/udgamlabs/udgam-ci/evals/probes"
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/runner/testmodel"
+)
+
+func TestProbesGenerateCommand(t *testing.T) {
+	dir := t.TempDir()
+	e, out, _ := freshTestEnv()
+	path := filepath.Join(dir, "core.jsonl")
+	if code := run(e, []string{"probes", "generate", path}); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("../../evals/probes/data/core-2026.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("probes generate with the defaults differs from the embedded core set")
+	}
+	if !strings.Contains(out.String(), "wrote 2000 items") {
+		t.Errorf("stdout %q", out.String())
+	}
+
+	e, _, errb := freshTestEnv()
+	if code := run(e, []string{"probes", "generate", filepath.Join(dir, "x.jsonl"), "--types", "nope"}); code != 1 || !strings.Contains(errb.String(), "nope") {
+		t.Errorf("bad --types: exit %d, stderr %q", code, errb.String())
+	}
+	e, _, _ = freshTestEnv()
+	if code := run(e, []string{"probes", "generate"}); code != 2 {
+		t.Errorf("no output file: exit %d, want 2", code)
+	}
+}
+
+func TestScoreProbesCommand(t *testing.T) {
+	dir := t.TempDir()
+	items := filepath.Join(dir, "items.jsonl")
+	e, _, _ := freshTestEnv()
+	if code := run(e, []string{"probes", "generate", items, "--per", "3"}); code != 0 {
+		t.Fatalf("generate: exit %d", code)
+	}
+	open := func(path string, threads int) (runner.Model, error) {
+		if path != "bigram.gguf" {
+			t.Errorf("model path %q", path)
+		}
+		return testmodel.RandomBigram(4), nil
+	}
+	out := filepath.Join(dir, "run.jsonl")
+	e, stdout, stderr := freshTestEnv()
+	o := scoreProbesOptions{Model: "bigram.gguf", Items: items, Out: out, AddBOS: "auto", Open: open}
+	o.JSON = true
+	err := scoreProbes(e, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum probes.Summary
+	if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil {
+		t.Fatalf("stdout is not one JSON object: %v\n%s", err, stdout.String())
+	}
+	run, err := runfile.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Items != 63 || len(run.Items) != 63 || sum.Correct != runfile.SummarizeProbes(run.Items).Correct {
+		t.Errorf("summary %d items %d correct; file %d records", sum.Items, sum.Correct, len(run.Items))
+	}
+	if run.Header.Git.Repo != "acme/lm" || run.Header.Git.PR == nil || *run.Header.Git.PR != 3 || run.Header.Dataset.Name != items {
+		t.Errorf("header git %+v dataset %+v", run.Header.Git, run.Header.Dataset)
+	}
+	if !strings.Contains(stderr.String(), "progress:") {
+		t.Errorf("no progress lines on stderr: %q", stderr.String())
+	}
+
+	// --resume on a finished run scores nothing and reports the same.
+	e, stdout2, _ := freshTestEnv()
+	o.JSON, o.Resume = false, true
+	err = scoreProbes(e, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout2.String(), "probes: accuracy") {
+		t.Errorf("text summary %q", stdout2.String())
+	}
+}
+
+func TestScoreProbesUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"score", "probes", "--out", "x.jsonl"},
+		{"score", "probes", "--model", "m.gguf"},
+		{"score", "probes", "--model", "m.gguf", "--out", "x.jsonl", "extra"},
+	} {
+		e, _, _ := freshTestEnv()
+		if code := run(e, args); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+	e, _, _ := freshTestEnv()
+	o := scoreProbesOptions{Model: "m", Out: "x"}
+	o.Shard = "3/2"
+	err := scoreProbes(e, o)
+	if err == nil || !strings.Contains(err.Error(), "shard") {
+		t.Errorf("bad shard: %v", err)
+	}
+}
+
+// The whole path through llama.cpp: the bigram model written as a GGUF and
+// scored by the engine gives each choice the log-probability the closed
+// form gives (float32 inside llama.cpp, hence 1e-4), and the same picks.
+func TestScoreProbesLlamaMatchesBigram(t *testing.T) {
+	dir := t.TempDir()
+	bg := testmodel.RandomBigram(8)
+	model := filepath.Join(dir, "bigram.gguf")
+	if err := testmodel.WriteBigramGGUF(model, bg); err != nil {
+		t.Fatal(err)
+	}
+	items, err := probes.Generate(probes.Options{Types: probes.TypesAll, Per: 4, Seed: 2026})
+	if err != nil {
+		t.Fatal(err)
+	}
+	itemsPath := filepath.Join(dir, "items.jsonl")
+	if err := probes.WriteFile(itemsPath, items); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run.jsonl")
+	e, _, _ := freshTestEnv()
+	if err := scoreProbes(e, scoreProbesOptions{Model: model, Items: itemsPath, Out: out, AddBOS: "auto", Threads: 2, Open: openProbesLlama}); err != nil {
+		t.Fatal(err)
+	}
+	run, err := runfile.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref []runfile.Item
+	s := probes.Scorer{Model: bg, AddBOS: true, BOS: testmodel.BOS}
+	if err := s.Score(context.Background(), items, func(r runfile.Item) error { ref = append(ref, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Items) != len(ref) {
+		t.Fatalf("%d records, want %d", len(run.Items), len(ref))
+	}
+	for i, got := range run.Items {
+		for c := range got.Logprobs {
+			if d := got.Logprobs[c] - ref[i].Logprobs[c]; d > 1e-4 || d < -1e-4 {
+				t.Errorf("%s choice %d: llama.cpp %v, closed form %v", got.ID, c, got.Logprobs[c], ref[i].Logprobs[c])
+			}
+		}
+		if got.Pred != ref[i].Pred || got.Tokens != ref[i].Tokens {
+			t.Errorf("%s: llama.cpp picks %d (%d tokens), closed form %d (%d)", got.ID, got.Pred, got.Tokens, ref[i].Pred, ref[i].Tokens)
+		}
+	}
+}

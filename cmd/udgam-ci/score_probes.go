@@ -1,0 +1,100 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/udgamlabs/udgam-ci/evals"
+	"github.com/udgamlabs/udgam-ci/evals/probes"
+	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/runner/hub"
+	"github.com/udgamlabs/udgam-ci/runner/llama"
+)
+
+type scoreProbesOptions struct {
+	Model   string
+	Items   string // "" for the embedded core set
+	Out     string
+	AddBOS  string
+	Threads int
+	Batch   int
+	runFlags
+
+	// Open loads the model; tests put a pure-Go reference model here.
+	Open func(path string, threads int) (runner.Model, error)
+}
+
+func runScoreProbes(e *env, args []string) error {
+	o := scoreProbesOptions{Open: openProbesLlama}
+	fs := newFlags(e, "score probes",
+		"score a GGUF model on the Probe Suite: each choice's summed log-probability after the prompt picks the answer; records go to the run file as items complete",
+		"udgam-ci score probes --model smollm2-135m.gguf --out probes.jsonl --json")
+	fs.StringVar(&o.Model, "model", "", "GGUF model file")
+	fs.StringVar(&o.Items, "items", "", "items: JSONL or Parquet file, or hf://OWNER/NAME@COMMIT[/path] (default: the embedded core set, 2,000 items)")
+	fs.StringVar(&o.Out, "out", "", "run file to write (JSON Lines)")
+	fs.StringVar(&o.AddBOS, "add-bos", evals.BOSAuto, "BOS before each prompt: auto (when the tokenizer has one), yes or no")
+	fs.IntVar(&o.Threads, "threads", 0, "CPU threads (default: all cores)")
+	fs.IntVar(&o.Batch, "batch", probes.DefaultBatch, "items per engine call (speed only)")
+	o.runFlags.add(fs, "items", "type and level")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) > 0:
+		return usageError{fmt.Errorf("unexpected argument %q", pos[0])}
+	case o.Model == "":
+		return usageError{errors.New("--model is required")}
+	case o.Out == "":
+		return usageError{errors.New("--out is required")}
+	}
+	return scoreProbes(e, o)
+}
+
+func openProbesLlama(path string, threads int) (runner.Model, error) {
+	return llama.Load(path, llama.Options{Threads: threads})
+}
+
+func scoreProbes(e *env, o scoreProbesOptions) error {
+	shard, err := o.shard()
+	if err != nil {
+		return err
+	}
+	// Items first: a bad file fails before the model is loaded.
+	set, err := loadProbeItems(e, o.Items)
+	if err != nil {
+		return err
+	}
+	m, err := o.Open(o.Model, o.Threads)
+	if err != nil {
+		return err
+	}
+	if c, ok := m.(interface{ Close() error }); ok {
+		defer c.Close()
+	}
+	sum, err := probes.Run(e.Ctx, m, probes.RunOptions{
+		Set: set, Out: o.Out, Resume: o.Resume, BOSMode: o.AddBOS, Batch: o.Batch,
+		SampleN: o.Sample, SampleSeed: o.Seed, Shard: shard,
+		Header:   o.header(e, o.Threads),
+		Progress: e.Stderr,
+		Terminal: evals.IsTerminal(e.Stderr),
+		Now:      e.Now,
+	})
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return json.NewEncoder(e.Stdout).Encode(sum)
+	}
+	return sum.WriteText(e.Stdout)
+}
+
+func loadProbeItems(e *env, src string) (*probes.Set, error) {
+	if src == "" {
+		return probes.Core()
+	}
+	client := hub.New(e.Getenv)
+	client.Progress = e.Stderr
+	return probes.Open(e.Ctx, src, client)
+}

@@ -1,0 +1,106 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/udgamlabs/udgam-ci/evals"
+	"github.com/udgamlabs/udgam-ci/evals/probes"
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/runner/llama"
+	"github.com/udgamlabs/udgam-ci/runner/testmodel"
+)
+
+// smolGGUF is a random-weight model of SmolLM2-135M's shape (byte-level
+// tokenizer), written once per machine under the OS temp dir; the engine's
+// benchmarks use the same file.
+func smolGGUF(b *testing.B) string {
+	b.Helper()
+	path := filepath.Join(os.TempDir(), "udgam-bench-smol135m-f16.gguf")
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	m, err := testmodel.RandomLlama(135, testmodel.SmolShape())
+	if err != nil {
+		b.Fatal(err)
+	}
+	tmp := path + ".part"
+	if err := testmodel.WriteLlamaGGUF(tmp, m, testmodel.WithF16()); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+// coreSample is UDGAM_BENCH_ITEMS items of the core set (default 210, ten
+// per type and level; 2000 for the whole set), stratified as --sample is.
+func coreSample(b *testing.B) []probes.Item {
+	set, err := probes.Core()
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := envInt("UDGAM_BENCH_ITEMS", 210)
+	if n >= len(set.Items) {
+		return set.Items
+	}
+	keys := make([]evals.Keyed, len(set.Items))
+	for i, it := range set.Items {
+		keys[i] = evals.Keyed{ID: it.ID, Group: runfile.LevelKey(it.Type, it.Level)}
+	}
+	_, idx, err := evals.Select(keys, n, 1, nil, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	items := make([]probes.Item, len(idx))
+	for i, j := range idx {
+		items[i] = set.Items[j]
+	}
+	return items
+}
+
+// BenchmarkCore scores the sample both ways and reports the tokens each
+// evaluates and their speed. UDGAM_BENCH_THREADS sets the threads.
+func BenchmarkCore(b *testing.B) {
+	m, err := llama.Load(smolGGUF(b), llama.Options{Threads: envInt("UDGAM_BENCH_THREADS", runtime.NumCPU()), Context: 4096})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	items := coreSample(b)
+	info := m.Info()
+	counts, err := probes.CountTokens(m, items, info.HasBOS(), info.BOS)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name   string
+		model  runner.Model
+		tokens int
+	}{{"shared", m, counts.Shared}, {"naive", probes.NaiveModel{Model: m}, counts.Naive}} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := probes.Scorer{Model: bc.model, AddBOS: info.HasBOS(), BOS: info.BOS}
+			for b.Loop() {
+				if err := s.Score(context.Background(), items, func(runfile.Item) error { return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(bc.tokens), "tokens/op")
+			b.ReportMetric(float64(bc.tokens*b.N)/b.Elapsed().Seconds(), "tokens/s")
+			b.ReportMetric(float64(len(items)*b.N)/b.Elapsed().Seconds(), "items/s")
+		})
+	}
+}

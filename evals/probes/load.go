@@ -1,0 +1,230 @@
+package probes
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/udgamlabs/udgam-ci/runner/hub"
+)
+
+// coreJSONL is the default item set: Generate with the core types, 100 a
+// level and seed 2026. A test regenerates it and requires equal bytes.
+//
+//go:embed data/core-2026.jsonl
+var coreJSONL []byte
+
+// CoreName names the embedded set in run headers.
+const CoreName = "udgam-probes core (generated, seed 2026)"
+
+// Set is a loaded item file with what a run header records about it.
+type Set struct {
+	Name     string // file path, hub reference or CoreName
+	Revision string // the hub commit, when from the hub
+	SHA256   string // of the file's bytes
+	Items    []Item
+}
+
+// Core returns the embedded default set.
+func Core() (*Set, error) {
+	items, err := decodeJSONL(bytes.NewReader(coreJSONL), "embedded "+CoreName)
+	if err != nil {
+		return nil, err
+	}
+	return &Set{Name: CoreName, SHA256: sha256Hex(coreJSONL), Items: items}, nil
+}
+
+// Resolver turns an hf:// reference into a verified local file; runner/hub's
+// Client is one.
+type Resolver interface {
+	Resolve(ctx context.Context, ref string, kind hub.Kind) (hub.Resolved, error)
+}
+
+// Open loads items from a local file or, for hf://OWNER/NAME@REV[/path],
+// from the hub (split test when no path is given). The set is named by its
+// reference and carries the resolved commit.
+func Open(ctx context.Context, src string, r Resolver) (*Set, error) {
+	if !hub.IsRef(src) {
+		return Load(src)
+	}
+	if r == nil {
+		return nil, fmt.Errorf("load items %s: no hub client", src)
+	}
+	res, err := r.Resolve(ctx, src, hub.Dataset)
+	if err != nil {
+		return nil, fmt.Errorf("load items: %w", err)
+	}
+	set, err := Load(res.Path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", src, err)
+	}
+	set.Name = "hf://" + res.Ref.Repo
+	if res.Ref.Path != "" {
+		set.Name += "/" + res.Ref.Path
+	}
+	set.Revision = res.Ref.Revision
+	return set, nil
+}
+
+// Load reads items from a local JSON Lines or Parquet file (by extension)
+// and validates them. Errors name the file and the line (JSONL) or the id
+// (Parquet).
+func Load(path string) (*Set, error) {
+	if hub.IsRef(path) {
+		return nil, fmt.Errorf("load items %s: a hub reference needs Open", path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load items: %w", err)
+	}
+	var items []Item
+	if strings.HasSuffix(strings.ToLower(path), ".parquet") {
+		items, err = decodeParquet(data, path)
+	} else {
+		items, err = decodeJSONL(bytes.NewReader(data), path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Set{Name: path, SHA256: sha256Hex(data), Items: items}, nil
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// jsonItem accepts an answer written as a JSON number as well as a string,
+// since numeric answers are often written bare.
+type jsonItem struct {
+	ID      string          `json:"id"`
+	Type    string          `json:"type"`
+	Level   int             `json:"level"`
+	Prompt  string          `json:"prompt"`
+	Answer  json.RawMessage `json:"answer"`
+	Choices []string        `json:"choices"`
+}
+
+func decodeJSONL(r io.Reader, name string) ([]Item, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	var items []Item
+	ids := map[string]int{}
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		it, err := parseJSONItem(b)
+		if err == nil {
+			err = it.Validate()
+		}
+		if err == nil {
+			if prev, ok := ids[it.ID]; ok {
+				err = fmt.Errorf("duplicate id %q (first on line %d)", it.ID, prev)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", name, line, err)
+		}
+		ids[it.ID] = line
+		items = append(items, it)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s line %d: %w", name, line+1, err)
+	}
+	if len(items) == 0 {
+		return nil, fmt.Errorf("%s: no items", name)
+	}
+	return items, nil
+}
+
+func parseJSONItem(b []byte) (Item, error) {
+	var j jsonItem
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&j); err != nil {
+		return Item{}, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return Item{}, errors.New("invalid JSON: trailing data after the item")
+	}
+	it := Item{ID: j.ID, Type: j.Type, Level: j.Level, Prompt: j.Prompt, Choices: j.Choices}
+	var s string
+	var n json.Number
+	switch {
+	case len(j.Answer) == 0 || string(j.Answer) == "null":
+		return Item{}, fmt.Errorf("item %q has no answer", j.ID)
+	case json.Unmarshal(j.Answer, &s) == nil:
+		it.Answer = s
+	case json.Unmarshal(j.Answer, &n) == nil:
+		it.Answer = n.String()
+	default:
+		return Item{}, fmt.Errorf("item %q: answer %s is neither a string nor a number", j.ID, j.Answer)
+	}
+	return it, nil
+}
+
+// parquetItem is the column layout of a Parquet item file.
+type parquetItem struct {
+	ID      string   `parquet:"id"`
+	Type    string   `parquet:"type"`
+	Level   int64    `parquet:"level"`
+	Prompt  string   `parquet:"prompt"`
+	Answer  string   `parquet:"answer"`
+	Choices []string `parquet:"choices,list"`
+}
+
+func decodeParquet(data []byte, name string) ([]Item, error) {
+	rows, err := parquet.Read[parquetItem](bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, fmt.Errorf("%s: read parquet: %w", name, err)
+	}
+	items := make([]Item, len(rows))
+	seen := map[string]bool{}
+	for i, r := range rows {
+		it := Item{ID: r.ID, Type: r.Type, Level: int(r.Level), Prompt: r.Prompt, Answer: r.Answer, Choices: r.Choices}
+		if err := it.Validate(); err != nil {
+			return nil, fmt.Errorf("%s row %d (id %q): %w", name, i+1, r.ID, err)
+		}
+		if seen[it.ID] {
+			return nil, fmt.Errorf("%s row %d: duplicate id %q", name, i+1, it.ID)
+		}
+		seen[it.ID] = true
+		items[i] = it
+	}
+	if len(items) == 0 {
+		return nil, fmt.Errorf("%s: no items", name)
+	}
+	return items, nil
+}
+
+// Validate checks what the scorer relies on.
+func (it *Item) Validate() error {
+	switch {
+	case it.ID == "":
+		return errors.New("item has no id")
+	case strings.TrimSpace(it.Prompt) == "":
+		return fmt.Errorf("item %s: empty prompt", it.ID)
+	case len(it.Choices) < 2:
+		return fmt.Errorf("item %s: %d choices, want at least 2", it.ID, len(it.Choices))
+	case hasDuplicate(it.Choices):
+		return fmt.Errorf("item %s: duplicate choices %q", it.ID, it.Choices)
+	case !slices.Contains(it.Choices, it.Answer):
+		return fmt.Errorf("item %s: answer %q is not among the choices %q", it.ID, it.Answer, it.Choices)
+	}
+	return nil
+}

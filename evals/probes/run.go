@@ -1,0 +1,100 @@
+package probes
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/udgamlabs/udgam-ci/evals"
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/runner"
+)
+
+// RunOptions describe one scoring run.
+type RunOptions struct {
+	Set     *Set
+	Out     string // run file
+	Resume  bool   // continue Out, skipping the items it already holds
+	BOSMode string // auto|yes|no
+	Batch   int    // items per Score call
+
+	SampleN    int // 0: every item
+	SampleSeed int64
+	Shard      *runfile.Shard
+
+	Header evals.HeaderOptions // model name/revision, git, runtime, clock; the rest is filled here
+
+	Progress io.Writer // progress lines; nil for none
+	Terminal bool      // draw a bar instead of lines
+	Now      func() time.Time
+}
+
+// Run scores the selected items on m, appending a record per item to the
+// run file as it completes, and returns the summary of every record in the
+// file (a resumed run includes the earlier ones).
+func Run(ctx context.Context, m runner.Model, opt RunOptions) (Summary, error) {
+	now := time.Now
+	if opt.Now != nil {
+		now = opt.Now
+	}
+	start := now()
+	items := opt.Set.Items
+	keys := make([]evals.Keyed, len(items))
+	for i, it := range items {
+		keys[i] = evals.Keyed{ID: it.ID, Group: runfile.LevelKey(it.Type, it.Level)}
+	}
+	sel, idx, err := evals.Select(keys, opt.SampleN, opt.SampleSeed, opt.Shard, 0)
+	if err != nil {
+		return Summary{}, err
+	}
+	ho := opt.Header
+	ho.Dataset = opt.Set.Dataset()
+	ho.BOSMode = opt.BOSMode
+	ho.Formulation = Formulation
+	ho.Sample, ho.Shard = sel.Sample, sel.Shard
+	if ho.Now == nil {
+		ho.Now = now
+	}
+	h, err := evals.NewHeader(runfile.TestProbes, m.Info(), ho)
+	if err != nil {
+		return Summary{}, err
+	}
+	out, err := evals.OpenOutput(opt.Out, h, opt.Resume)
+	if err != nil {
+		return Summary{}, err
+	}
+	defer out.Close()
+
+	var todo []Item
+	for _, i := range idx {
+		if !out.Done(items[i].ID) {
+			todo = append(todo, items[i])
+		}
+	}
+	progress := evals.NewProgress(opt.Progress, len(idx), evals.ProgressOptions{Label: "items", Terminal: opt.Terminal, Now: now})
+	progress.Skip(len(idx) - len(todo))
+	records := append([]runfile.Item(nil), out.Prior.Items...)
+	s := Scorer{Model: m, AddBOS: out.Header.Settings.AddBOS, BOS: out.Header.Settings.BOSID, Batch: opt.Batch}
+	err = s.Score(ctx, todo, func(rec runfile.Item) error {
+		if err := out.Append(rec.ID, rec); err != nil {
+			return err
+		}
+		records = append(records, rec)
+		progress.Add(1, rec.Tokens)
+		return nil
+	})
+	progress.Done()
+	if err != nil {
+		return Summary{}, fmt.Errorf("%w (%d items are in %s; rerun with --resume to continue)", err, len(records), opt.Out)
+	}
+	if err := out.Close(); err != nil {
+		return Summary{}, err
+	}
+	return Summarize(out.Header, records, now().Sub(start)), nil
+}
+
+// Dataset describes the set for a run header.
+func (s *Set) Dataset() runfile.Dataset {
+	return runfile.Dataset{Name: s.Name, Revision: s.Revision, SHA256: s.SHA256, Count: len(s.Items)}
+}

@@ -1,0 +1,95 @@
+package probes
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
+)
+
+// Summary is what a probes run prints when done; its JSON form is the
+// object DESIGN.md defines for --json, with ties, chance, acc_norm and
+// by_level beside it.
+type Summary struct {
+	Test     string                         `json:"test"`
+	Accuracy float64                        `json:"accuracy"` // percent
+	Correct  int                            `json:"correct"`
+	Items    int                            `json:"items"`
+	Ties     int                            `json:"ties"`
+	Chance   float64                        `json:"chance"`   // percent
+	AccNorm  float64                        `json:"acc_norm"` // percent, by log-probability per byte
+	ByType   map[string]*runfile.ProbeGroup `json:"by_type"`
+	ByLevel  map[string]*runfile.ProbeGroup `json:"by_level"` // key "type/level"
+	Run      string                         `json:"run"`
+	Model    runfile.Model                  `json:"model"`
+	Dataset  runfile.Dataset                `json:"dataset"`
+	Settings runfile.Settings               `json:"settings"`
+	Seconds  float64                        `json:"seconds"`
+}
+
+// Summarize recomputes the scores from the records.
+func Summarize(h runfile.Header, items []runfile.Item, elapsed time.Duration) Summary {
+	ps := runfile.SummarizeProbes(items)
+	s := Summary{
+		Test:     runfile.TestProbes,
+		Accuracy: ps.Accuracy,
+		Correct:  ps.Correct,
+		Items:    ps.Items,
+		Ties:     ps.Ties,
+		Chance:   ps.Chance,
+		AccNorm:  AccNorm(items),
+		ByType:   ps.ByType,
+		ByLevel:  ps.ByLevel,
+		Run:      h.ID,
+		Model:    h.Model,
+		Dataset:  h.Dataset,
+		Settings: h.Settings,
+		Seconds:  elapsed.Seconds(),
+	}
+	return s
+}
+
+// AccNorm is the accuracy in percent when each choice is ranked by its
+// log-probability per byte instead of its sum. Records without per-byte
+// scores count as wrong.
+func AccNorm(items []runfile.Item) float64 {
+	if len(items) == 0 {
+		return 0
+	}
+	right := 0
+	for i := range items {
+		if n := items[i].Norm; len(n) > 0 {
+			if pred, _ := argmax(n); pred == items[i].Answer {
+				right++
+			}
+		}
+	}
+	return 100 * float64(right) / float64(len(items))
+}
+
+// WriteText prints the summary for people: the headline, then each type
+// and level with its chance and item count.
+func (s Summary) WriteText(w io.Writer) error {
+	var err error
+	p := func(format string, a ...any) {
+		if err == nil {
+			_, err = fmt.Fprintf(w, format, a...)
+		}
+	}
+	p("probes: accuracy %.1f%% (%d/%d items, chance %.1f%%, ties %d), acc_norm %.1f%%\n",
+		s.Accuracy, s.Correct, s.Items, s.Chance, s.Ties, s.AccNorm)
+	p("%-16s %9s %8s %7s %5s\n", "group", "accuracy", "chance", "items", "ties")
+	for _, k := range runfile.SortedKeys(s.ByType) {
+		g := s.ByType[k]
+		p("%-16s %8.1f%% %7.1f%% %7d %5d\n", k, g.Accuracy, g.Chance, g.Items, g.Ties)
+		for _, lk := range runfile.SortedKeys(s.ByLevel) {
+			if lg := s.ByLevel[lk]; strings.HasPrefix(lk, k+"/") {
+				p("  %-14s %8.1f%% %7.1f%% %7d %5d\n", lk, lg.Accuracy, lg.Chance, lg.Items, lg.Ties)
+			}
+		}
+	}
+	p("run %s, %.1fs\n", s.Run, s.Seconds)
+	return err
+}
