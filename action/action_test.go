@@ -1,0 +1,640 @@
+package action_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/udgamlabs/udgam-ci/action"
+	"github.com/udgamlabs/udgam-ci/action/actiontest"
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/runner/convert"
+	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
+	"github.com/udgamlabs/udgam-ci/runner/fetch"
+	"github.com/udgamlabs/udgam-ci/runner/fetch/fetchtest"
+	"github.com/udgamlabs/udgam-ci/runner/hub"
+	"github.com/udgamlabs/udgam-ci/server"
+	"github.com/udgamlabs/udgam-ci/server/servertest"
+	"github.com/udgamlabs/udgam-ci/server/store"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+const (
+	headSHA = "1111111111111111111111111111111111111111"
+	baseSHA = "2222222222222222222222222222222222222222"
+	repo    = "acme/train"
+	model   = "acme/tiny"
+	token   = "ghs_test_token"
+)
+
+// fakeScorer writes hand-made runs whose scores depend on the model
+// revision, after checking the GGUF it was given is a real one.
+type fakeScorer struct {
+	mu     sync.Mutex
+	scores map[string]map[string]float64 // revision -> test -> score
+	engine string
+	calls  []string // "test@revision"
+}
+
+func (s *fakeScorer) Score(ctx context.Context, req action.ScoreRequest) (*runfile.Run, error) {
+	info, err := runner.ReadInfo(req.Model)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.calls = append(s.calls, req.Test+"@"+req.ModelRevision)
+	score := s.scores[req.ModelRevision][req.Test]
+	s.mu.Unlock()
+	if score == 0 {
+		return nil, fmt.Errorf("fake scorer: no score for %s@%s", req.Test, req.ModelRevision)
+	}
+	pr := 0
+	if req.Git.PR != nil {
+		pr = *req.Git.PR
+	}
+	run := servertest.Spec{
+		ID: req.Test + "-" + req.ModelRevision[:min(8, len(req.ModelRevision))], Test: req.Test, Model: req.ModelName, Revision: req.ModelRevision,
+		Repo: req.Git.Repo, Ref: req.Git.Ref, PR: pr, Records: 140, Score: score, Seed: 7, Engine: s.engine, Window: req.Window,
+	}.Run()
+	run.Header.Model.SHA256 = info.SHA256
+	run.Header.Git.SHA = req.Git.SHA
+	return run, runfile.WriteFile(req.Out, run)
+}
+
+func (s *fakeScorer) count(call string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, c := range s.calls {
+		if c == call {
+			n++
+		}
+	}
+	return n
+}
+
+// fakeServer is the report server as the action sees it.
+type fakeServer struct {
+	baselines map[string]*runfile.Run // test -> run
+	uploads   []string                // "test base_ref"
+}
+
+func (f *fakeServer) Upload(ctx context.Context, run *runfile.Run, baseRef string) (action.Uploaded, error) {
+	f.uploads = append(f.uploads, run.Header.Test+" "+baseRef)
+	return action.Uploaded{URL: "https://evals.example/runs/" + run.Header.ID}, nil
+}
+
+func (f *fakeServer) Baseline(ctx context.Context, repo, model, test, ref string) (*runfile.Run, error) {
+	return f.baselines[test], nil
+}
+
+// world is one set of fakes shared by consecutive action runs.
+type world struct {
+	t      *testing.T
+	gh     *actiontest.GitHub
+	hub    *fetchtest.Hub
+	scorer *fakeScorer
+	server *fakeServer
+	cache  string
+	// newServer connects to the report server; the fake unless a test
+	// swaps in the real client.
+	newServer func(url, token string) action.Server
+}
+
+func newWorld(t *testing.T) *world {
+	w := &world{t: t, gh: actiontest.NewGitHub(t, repo, token), hub: fetchtest.New(t), cache: t.TempDir(),
+		scorer: &fakeScorer{engine: runner.EngineVersion(), scores: map[string]map[string]float64{
+			baseSHA: {"fresh": 0.95, "probes": 45},
+		}}, server: &fakeServer{}}
+	w.newServer = func(url, token string) action.Server { return w.server }
+	for i, sha := range []string{headSHA, baseSHA} {
+		dir := t.TempDir()
+		m := converttest.Small
+		m.Seed = uint64(i + 1)
+		if _, err := m.Write(dir); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.hub.AddDir(model, sha, dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return w
+}
+
+// outcome is what one action run left behind.
+type outcome struct {
+	res     action.Result
+	err     error
+	log     string
+	outputs map[string]string
+	summary string
+}
+
+// run runs the action for an event with inputs (names as in action.yml).
+func (w *world) run(event string, payload string, inputs map[string]string) outcome {
+	t := w.t
+	dir := t.TempDir()
+	files := map[string]string{}
+	for _, n := range []string{"event.json", "output", "summary"} {
+		files[n] = filepath.Join(dir, n)
+	}
+	if err := os.WriteFile(files["event.json"], []byte(payload), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{
+		"GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": files["event.json"], "GITHUB_REPOSITORY": repo,
+		"GITHUB_API_URL": w.gh.APIURL(), "GITHUB_SERVER_URL": "https://github.example", "GITHUB_RUN_ID": "99",
+		"GITHUB_OUTPUT": files["output"], "GITHUB_STEP_SUMMARY": files["summary"],
+		"INPUT_GITHUB-TOKEN": token, "INPUT_CACHE-DIR": w.cache, "INPUT_WORK-DIR": filepath.Join(dir, "runs"),
+		"INPUT_RESAMPLES": "500",
+	}
+	for k, v := range inputs {
+		env["INPUT_"+strings.ToUpper(k)] = v
+	}
+	var log bytes.Buffer
+	deps := action.Deps{
+		Getenv: func(k string) string { return env[k] },
+		Out:    &log,
+		Hub: func(cacheDir string) fetch.Hub {
+			c := hub.New(func(k string) string {
+				return map[string]string{"HF_ENDPOINT": w.hub.URL, "UDGAM_CI_CACHE": cacheDir}[k]
+			})
+			c.HTTP = &http.Client{}
+			return c
+		},
+		Scorer: w.scorer,
+		Server: w.newServer,
+	}
+	res, err := action.Run(context.Background(), deps)
+	out, _ := os.ReadFile(files["output"])
+	sum, _ := os.ReadFile(files["summary"])
+	return outcome{res: res, err: err, log: log.String(), outputs: parseOutputs(t, string(out)), summary: string(sum)}
+}
+
+// parseOutputs reads GITHUB_OUTPUT's "name<<DELIM\nvalue\nDELIM" records.
+func parseOutputs(t *testing.T, s string) map[string]string {
+	out := map[string]string{}
+	lines := strings.Split(s, "\n")
+	for i := 0; i < len(lines); i++ {
+		name, delim, ok := strings.Cut(lines[i], "<<")
+		if !ok {
+			continue
+		}
+		var val []string
+		for i++; i < len(lines) && lines[i] != delim; i++ {
+			val = append(val, lines[i])
+		}
+		out[name] = strings.Join(val, "\n")
+	}
+	return out
+}
+
+func prPayload(pr int) string {
+	return fmt.Sprintf(`{"number":%d,"pull_request":{"number":%[1]d,"head":{"ref":"feat/longer-warmup","sha":"%s"},"base":{"ref":"main"}},
+		"repository":{"full_name":%q,"default_branch":"main"}}`, pr, strings.Repeat("9", 40), repo)
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n%s", name, got)
+	}
+}
+
+// goldenComment checks a PR holds exactly one udgam-ci comment, as golden.
+func goldenComment(t *testing.T, gh *actiontest.GitHub, pr int, name string) {
+	t.Helper()
+	cs := ourComments(gh, pr)
+	if len(cs) != 1 {
+		t.Fatalf("PR %d has %d udgam-ci comments, want 1", pr, len(cs))
+	}
+	golden(t, name, cs[0].Body)
+}
+
+func ourComments(gh *actiontest.GitHub, pr int) []actiontest.Comment {
+	var out []actiontest.Comment
+	for _, c := range gh.Comments(pr) {
+		if strings.Contains(c.Body, "<!-- udgam-ci: model="+model+" -->") {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func TestActionCommentsOnceAndEditsInPlace(t *testing.T) {
+	w := newWorld(t)
+	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.90, "probes": 60}
+	w.gh.PerPage = 3
+	w.gh.Seed(5, 4) // reviewers' comments before ours
+	inputs := map[string]string{"model": model, "revision": headSHA, "baseline": "revision:" + baseSHA}
+
+	first := w.run("pull_request", prPayload(5), inputs)
+	if first.err != nil {
+		t.Fatalf("%v\n%s", first.err, first.log)
+	}
+	if first.res.ExitCode != 0 || first.res.Comment == nil || !first.res.Comment.Created {
+		t.Fatalf("first run: exit %d, comment %+v\n%s", first.res.ExitCode, first.res.Comment, first.log)
+	}
+	cs := ourComments(w.gh, 5)
+	if len(cs) != 1 {
+		t.Fatalf("%d udgam-ci comments after the first run", len(cs))
+	}
+	golden(t, "comment_improved.md", cs[0].Body)
+
+	// The head model was fetched at the PR's revision, converted and recorded.
+	head, err := runfile.ReadFile(first.outputs["probes-run-file"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	hm := head.Header.Model
+	if hm.Revision != headSHA || hm.Conversion == nil || hm.Conversion.Dtype != "f32" || hm.Conversion.Source != model+"@"+headSHA || len(hm.SHA256) != 64 {
+		t.Errorf("head model %+v", hm)
+	}
+	if pr := head.Header.Git.PR; pr == nil || *pr != 5 || head.Header.Git.Ref != "feat/longer-warmup" || head.Header.Git.SHA != strings.Repeat("9", 40) {
+		t.Errorf("head git %+v", head.Header.Git)
+	}
+	fresh, err := runfile.ReadFile(first.outputs["fresh-run-file"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{
+		"verdict": "improved", "probes-verdict": "improved", "fresh-verdict": "improved",
+		"probes-score":      fmt.Sprintf("%.2f", runfile.SummarizeProbes(head.Items).Accuracy),
+		"fresh-score":       fmt.Sprintf("%.4f", runfile.SummarizeFresh(fresh.Docs).BPB),
+		"fresh-delta":       "-0.0500", // every document's bpb moved by the same 0.05
+		"settings-mismatch": "false", "comment-url": cs[0].HTMLURL,
+	} {
+		if got := first.outputs[k]; got != want {
+			t.Errorf("output %s = %q, want %q", k, got, want)
+		}
+	}
+	if !strings.Contains(first.summary, "Probe Suite") || strings.Contains(first.summary, "<!-- udgam-ci") {
+		t.Errorf("job summary:\n%s", first.summary)
+	}
+	if !strings.Contains(first.log, "::add-mask::"+token) || strings.Index(first.log, "::add-mask::") != 0 {
+		t.Errorf("the token is not masked first:\n%s", first.log)
+	}
+
+	// A new push to the PR: the same comment is edited, the baseline's runs
+	// come from the cache.
+	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.88, "probes": 70}
+	second := w.run("pull_request", prPayload(5), inputs)
+	if second.err != nil || second.res.ExitCode != 0 {
+		t.Fatalf("second run: %v exit %d\n%s", second.err, second.res.ExitCode, second.log)
+	}
+	cs2 := ourComments(w.gh, 5)
+	if len(cs2) != 1 || cs2[0].ID != cs[0].ID || second.res.Comment.Created {
+		t.Fatalf("second run: %d comments (ids %v then %v)", len(cs2), cs[0].ID, cs2)
+	}
+	if cs2[0].Body == cs[0].Body || !strings.Contains(cs2[0].Body, second.outputs["probes-score"][:4]) {
+		t.Errorf("the comment was not updated with the new scores")
+	}
+	if n := w.scorer.count("probes@" + baseSHA); n != 1 {
+		t.Errorf("baseline probes scored %d times; the cached run should be reused", n)
+	}
+	if len(w.gh.Comments(5)) != 5 {
+		t.Errorf("%d comments in the thread, want the 4 reviewers' and ours", len(w.gh.Comments(5)))
+	}
+}
+
+func TestActionRegressionFails(t *testing.T) {
+	w := newWorld(t)
+	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.95, "probes": 30}
+	tests := []struct {
+		failOn string
+		exit   int
+		annot  string
+	}{
+		{"regression", 1, "::error title=udgam-ci%3A probes regressed::acme/tiny probes regressed: accuracy 42.86 -> 29.29, delta -13.57 points (95%25 interval [-25.71, -3.571]) against baseline run probes-22222222"},
+		{"never", 0, "::warning title=udgam-ci%3A probes regressed::"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.failOn, func(t *testing.T) {
+			o := w.run("pull_request", prPayload(8), map[string]string{"model": model, "revision": headSHA,
+				"baseline": "revision:" + baseSHA, "fail-on": tt.failOn})
+			if o.err != nil {
+				t.Fatalf("%v\n%s", o.err, o.log)
+			}
+			if o.res.ExitCode != tt.exit {
+				t.Errorf("exit %d, want %d\n%s", o.res.ExitCode, tt.exit, o.log)
+			}
+			if !strings.Contains(o.log, tt.annot) {
+				t.Errorf("log lacks %q:\n%s", tt.annot, o.log)
+			}
+			if o.outputs["verdict"] != "regressed" || o.outputs["probes-verdict"] != "regressed" || o.outputs["fresh-verdict"] != "no change" {
+				t.Errorf("outputs %v", o.outputs)
+			}
+		})
+	}
+	goldenComment(t, w.gh, 8, "comment_regressed.md")
+}
+
+func TestActionSettingsMismatch(t *testing.T) {
+	w := newWorld(t)
+	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.95, "probes": 45}
+	// Baseline run files made by another engine build.
+	dir := t.TempDir()
+	var files []string
+	for _, test := range []string{"fresh", "probes"} {
+		score := map[string]float64{"fresh": 0.95, "probes": 45}[test]
+		run := servertest.Spec{ID: test + "-base", Test: test, Model: model, Revision: baseSHA, Repo: repo, Records: 140,
+			Score: score, Seed: 7, Engine: "llama.cpp 0000000 (other build)", Window: 2048}.Run()
+		p := filepath.Join(dir, test+".jsonl")
+		if err := runfile.WriteFile(p, run); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	tests := []struct {
+		failOn string
+		exit   int
+		annot  string
+	}{
+		{"settings-mismatch", 1, "::error title=udgam-ci%3A settings mismatch::"},
+		{"regression", 0, "::warning title=udgam-ci%3A settings mismatch::"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.failOn, func(t *testing.T) {
+			o := w.run("pull_request", prPayload(3), map[string]string{"model": model, "revision": headSHA,
+				"baseline": strings.Join(files, ","), "fail-on": tt.failOn})
+			if o.err != nil {
+				t.Fatalf("%v\n%s", o.err, o.log)
+			}
+			if o.res.ExitCode != tt.exit || !o.res.Mismatch || o.outputs["settings-mismatch"] != "true" {
+				t.Errorf("exit %d (want %d), mismatch %v", o.res.ExitCode, tt.exit, o.res.Mismatch)
+			}
+			if !strings.Contains(o.log, tt.annot) || !strings.Contains(o.log, "engine: llama.cpp 0000000 (other build) -> "+runner.EngineVersion()) {
+				t.Errorf("log lacks the mismatch annotation naming the engine:\n%s", o.log)
+			}
+		})
+	}
+	goldenComment(t, w.gh, 3, "comment_mismatch.md")
+}
+
+func TestActionServerDownOnlyWarns(t *testing.T) {
+	w := newWorld(t)
+	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.93, "probes": 50}
+	// The real client, against a server that has stopped listening.
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	w.newServer = func(url, token string) action.Server { return action.NewServer(url, token, nil) }
+	o := w.run("pull_request", prPayload(4), map[string]string{"model": model, "revision": headSHA,
+		"server-url": down.URL, "server-token": "srv-secret"})
+	if o.err != nil {
+		t.Fatalf("%v\n%s", o.err, o.log)
+	}
+	if o.res.ExitCode != 0 {
+		t.Errorf("exit %d, want 0", o.res.ExitCode)
+	}
+	if !strings.Contains(o.log, "::add-mask::srv-secret") {
+		t.Error("the server token is not masked")
+	}
+	if strings.Count(o.log, "::warning title=udgam-ci%3A report server unavailable::") != 4 { // 2 baselines + 2 uploads
+		t.Errorf("want a warning per failed baseline and upload:\n%s", o.log)
+	}
+	// The evaluation is not lost: scores are outputs and the run files exist.
+	if o.outputs["probes-score"] == "" || o.outputs["fresh-score"] == "" || o.outputs["verdict"] != "none" {
+		t.Errorf("outputs %v", o.outputs)
+	}
+	for _, p := range strings.Split(o.outputs["run-files"], ",") {
+		if _, err := runfile.ReadFile(p); err != nil {
+			t.Error(err)
+		}
+	}
+	if !strings.Contains(o.summary, "connection refused") || !strings.Contains(o.summary, "| probes | accuracy |") {
+		t.Errorf("summary:\n%s", o.summary)
+	}
+	if len(ourComments(w.gh, 4)) != 0 {
+		t.Error("commented without a comparison")
+	}
+}
+
+func TestActionPushRecordsBaseline(t *testing.T) {
+	w := newWorld(t)
+	// A local safetensors checkpoint, converted in the job.
+	dir := t.TempDir()
+	if _, err := converttest.Small.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.91, "probes": 55}
+	payload := fmt.Sprintf(`{"ref":"refs/heads/main","after":"%s","repository":{"full_name":%q,"default_branch":"main"}}`, strings.Repeat("8", 40), repo)
+	o := w.run("push", payload, map[string]string{"model": dir, "model-name": model, "revision": headSHA,
+		"server-url": "https://evals.example", "server-token": "srv", "dtype": "q8_0"})
+	if o.err != nil {
+		t.Fatalf("%v\n%s", o.err, o.log)
+	}
+	if o.res.ExitCode != 0 || len(o.res.Comparisons) != 0 || len(w.gh.Log()) != 0 {
+		t.Errorf("push: exit %d, %d comparisons, GitHub requests %v", o.res.ExitCode, len(o.res.Comparisons), w.gh.Log())
+	}
+	if got := strings.Join(w.server.uploads, ", "); got != "fresh main, probes main" {
+		t.Errorf("uploads %q, want both runs as main's baseline", got)
+	}
+	run, err := runfile.ReadFile(o.outputs["fresh-run-file"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := run.Header.Model.Conversion; c == nil || c.Dtype != "q8_0" || c.Source != dir {
+		t.Errorf("conversion %+v", c)
+	}
+	if o.outputs["run-url"] != "https://evals.example/runs/fresh-11111111" || o.outputs["verdict"] != "none" {
+		t.Errorf("outputs %v", o.outputs)
+	}
+	golden(t, "summary_push.md", o.summary)
+}
+
+func TestActionBadInputsFailClearly(t *testing.T) {
+	w := newWorld(t)
+	o := w.run("pull_request", prPayload(1), map[string]string{"model": model, "revision": "main"})
+	if o.err == nil || o.res.ExitCode != 1 {
+		t.Fatalf("err %v, exit %d", o.err, o.res.ExitCode)
+	}
+	if !strings.Contains(o.log, "::error title=udgam-ci%3A invalid inputs::invalid inputs: input revision:") {
+		t.Errorf("log:\n%s", o.log)
+	}
+}
+
+// TestActionWithReportServer runs a push (recording main's baseline) and
+// then a PR compared with that baseline, against the real report server.
+func TestActionWithReportServer(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	secret, _, err := st.CreateToken(ctx, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	w.newServer = func(url, token string) action.Server { return action.NewServer(url, token, nil) }
+
+	w.scorer.scores[baseSHA] = map[string]float64{"fresh": 0.95, "probes": 45}
+	push := fmt.Sprintf(`{"ref":"refs/heads/main","after":"%s","repository":{"full_name":%q,"default_branch":"main"}}`, strings.Repeat("8", 40), repo)
+	o := w.run("push", push, map[string]string{"model": model, "revision": baseSHA, "baseline": "server",
+		"server-url": hs.URL, "server-token": secret})
+	if o.err != nil || o.res.ExitCode != 0 {
+		t.Fatalf("push: %v exit %d\n%s", o.err, o.res.ExitCode, o.log)
+	}
+	if !strings.HasPrefix(o.outputs["run-url"], hs.URL+"/runs/") {
+		t.Errorf("run-url %q", o.outputs["run-url"])
+	}
+
+	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.95, "probes": 30}
+	o = w.run("pull_request", prPayload(6), map[string]string{"model": model, "revision": headSHA, "baseline": "server",
+		"server-url": hs.URL, "server-token": secret})
+	if o.err != nil {
+		t.Fatalf("pr: %v\n%s", o.err, o.log)
+	}
+	if o.res.ExitCode != 1 || len(o.res.Comparisons) != 2 {
+		t.Fatalf("pr: exit %d, %d comparisons\n%s", o.res.ExitCode, len(o.res.Comparisons), o.log)
+	}
+	for _, c := range o.res.Comparisons {
+		if c.BaseRun.Revision != baseSHA {
+			t.Errorf("%s compared with %+v, want the pushed baseline", c.Test, c.BaseRun)
+		}
+	}
+	cs := ourComments(w.gh, 6)
+	if len(cs) != 1 || !strings.Contains(cs[0].Body, hs.URL+"/runs/") {
+		t.Errorf("comment does not link the uploaded runs: %+v", cs)
+	}
+}
+
+func TestActionForkPatterns(t *testing.T) {
+	w := newWorld(t)
+	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.90, "probes": 60}
+	inputs := map[string]string{"model": model, "revision": headSHA, "baseline": "revision:" + baseSHA}
+
+	// pull_request from a fork: the token is read-only, so the comment
+	// fails; the evaluation still passes and says how to fix it.
+	w.gh.ReadOnly = true
+	o := w.run("pull_request", prPayload(11), inputs)
+	if o.err != nil || o.res.ExitCode != 0 || o.res.Comment != nil {
+		t.Fatalf("read-only token: err %v, exit %d, comment %+v", o.err, o.res.ExitCode, o.res.Comment)
+	}
+	if !strings.Contains(o.log, "::warning title=udgam-ci%3A no PR comment::") || !strings.Contains(o.log, "pull_request_target / workflow_run") {
+		t.Errorf("no warning pointing at the fork pattern:\n%s", o.log)
+	}
+	if !strings.Contains(o.summary, "Probe Suite") {
+		t.Error("the comparison is missing from the job summary")
+	}
+
+	// workflow_run of a fork's PR: the payload lists no pull request, the
+	// pr input names it, and the trusted run comments there.
+	w.gh.ReadOnly = false
+	payload := fmt.Sprintf(`{"workflow_run":{"event":"pull_request","head_branch":"patch-1","head_sha":"%s","pull_requests":[]},
+		"repository":{"full_name":%q,"default_branch":"main"}}`, strings.Repeat("7", 40), repo)
+	inputs["pr"] = "11"
+	o = w.run("workflow_run", payload, inputs)
+	if o.err != nil || o.res.ExitCode != 0 || o.res.Comment == nil || !o.res.Comment.Created {
+		t.Fatalf("workflow_run: err %v, exit %d, comment %+v\n%s", o.err, o.res.ExitCode, o.res.Comment, o.log)
+	}
+	if len(ourComments(w.gh, 11)) != 1 {
+		t.Errorf("PR 11 has %d udgam-ci comments", len(ourComments(w.gh, 11)))
+	}
+	run, err := runfile.ReadFile(o.outputs["probes-run-file"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := run.Header.Git; g.PR == nil || *g.PR != 11 || g.Ref != "patch-1" || g.SHA != strings.Repeat("7", 40) {
+		t.Errorf("head git %+v", g)
+	}
+}
+
+func TestActionFailuresAreAnnotated(t *testing.T) {
+	w := newWorld(t)
+	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.90, "probes": 60}
+
+	// A revision the hub does not have: the evaluation cannot be done.
+	o := w.run("pull_request", prPayload(2), map[string]string{"model": model, "revision": strings.Repeat("4", 40)})
+	if o.err == nil || o.res.ExitCode != 1 || !strings.Contains(o.log, "::error title=udgam-ci%3A evaluation failed::") {
+		t.Errorf("missing revision: err %v, exit %d\n%s", o.err, o.res.ExitCode, o.log)
+	}
+
+	// A baseline that shares too few records: warned, the scores stand.
+	small := servertest.Spec{ID: "probes-small", Test: "probes", Model: model, Repo: repo, Records: 5, Score: 45, Seed: 7,
+		Engine: runner.EngineVersion()}.Run()
+	p := filepath.Join(t.TempDir(), "probes.jsonl")
+	if err := runfile.WriteFile(p, small); err != nil {
+		t.Fatal(err)
+	}
+	o = w.run("pull_request", prPayload(2), map[string]string{"model": model, "revision": headSHA, "tests": "probes", "baseline": p})
+	if o.err != nil || o.res.ExitCode != 0 || len(o.res.Comparisons) != 0 {
+		t.Fatalf("small baseline: err %v, exit %d, %d comparisons", o.err, o.res.ExitCode, len(o.res.Comparisons))
+	}
+	if !strings.Contains(o.log, "::warning title=udgam-ci%3A no comparison::probes: ") || !strings.Contains(o.log, "share 5 records") {
+		t.Errorf("log:\n%s", o.log)
+	}
+
+	// The default baseline (server) without a server: warned, scores stand.
+	o = w.run("pull_request", prPayload(2), map[string]string{"model": model, "revision": headSHA, "tests": "probes"})
+	if o.err != nil || o.res.ExitCode != 0 || !strings.Contains(o.log, "::warning title=udgam-ci%3A no baseline::baseline: server needs server-url") {
+		t.Errorf("no server: err %v, exit %d\n%s", o.err, o.res.ExitCode, o.log)
+	}
+}
+
+func TestActionLocalGGUFKeepsItsProvenance(t *testing.T) {
+	w := newWorld(t)
+	w.scorer.scores["local"] = map[string]float64{"fresh": 0.9, "probes": 50}
+	dir := t.TempDir()
+	if _, err := converttest.Small.Write(filepath.Join(dir, "ckpt")); err != nil {
+		t.Fatal(err)
+	}
+	gguf := filepath.Join(dir, "m.gguf")
+	res, err := convert.Dir(filepath.Join(dir, "ckpt"), gguf, convert.Options{Dtype: "bf16", Source: "acme/tiny@" + headSHA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := w.run("pull_request", prPayload(9), map[string]string{"model": gguf, "model-name": model, "revision": "local", "baseline": "none", "tests": "fresh"})
+	if o.err != nil || o.res.ExitCode != 0 {
+		t.Fatalf("err %v, exit %d\n%s", o.err, o.res.ExitCode, o.log)
+	}
+	if c := o.res.Heads[0].Header.Model.Conversion; c == nil || *c != res.Conversion {
+		t.Errorf("run header conversion %+v, want %+v", c, res.Conversion)
+	}
+}
+
+func TestActionResolvesUnpinnedRevision(t *testing.T) {
+	w := newWorld(t) // the hub's main branch points at baseSHA
+	o := w.run("pull_request", prPayload(12), map[string]string{"model": model, "revision": "main", "allow-unpinned": "true",
+		"baseline": "none", "tests": "probes"})
+	if o.err != nil || o.res.ExitCode != 0 {
+		t.Fatalf("err %v, exit %d\n%s", o.err, o.res.ExitCode, o.log)
+	}
+	if got := o.res.Heads[0].Header.Model.Revision; got != baseSHA {
+		t.Errorf("recorded revision %q, want main's commit %s", got, baseSHA)
+	}
+	if !strings.Contains(o.log, "::notice::acme/tiny revision main resolved to commit "+baseSHA) {
+		t.Errorf("the resolution is not announced:\n%s", o.log)
+	}
+}

@@ -1,0 +1,67 @@
+package action
+
+import (
+	"context"
+	"io"
+	"net/http"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/runner/fetch"
+)
+
+// ScoreRequest asks for one test's run of one model.
+type ScoreRequest struct {
+	Test          string // runfile.TestFresh or runfile.TestProbes
+	Model         string // GGUF path
+	Out           string // run file to write
+	Data          string // --data or --items; "" for the default data
+	AddBOS        string
+	Window        int
+	Stride        int
+	Threads       int
+	GPU           string
+	ModelName     string
+	ModelRevision string
+	Git           runfile.Git
+}
+
+// Scorer runs a test and returns the run it wrote to req.Out. The command
+// wires the real scorers; tests inject fakes.
+type Scorer interface {
+	Score(ctx context.Context, req ScoreRequest) (*runfile.Run, error)
+}
+
+// Uploaded is the server's answer to one upload.
+type Uploaded struct {
+	URL        string
+	CompareURL string
+	// Flags are the judged settings that differ from the server's baseline.
+	Flags []runfile.Diff
+}
+
+// Server is the report server as the action uses it.
+type Server interface {
+	// Upload stores a run; baseRef is the branch whose latest run is the
+	// baseline the server checks the settings against.
+	Upload(ctx context.Context, run *runfile.Run, baseRef string) (Uploaded, error)
+	// Baseline returns the latest run of model's test on ref of repo, or
+	// nil and no error when there is none.
+	Baseline(ctx context.Context, repo, model, test, ref string) (*runfile.Run, error)
+}
+
+// Deps are the action's connections to the world, injected so the whole
+// action runs in tests against fake servers.
+type Deps struct {
+	Getenv func(string) string
+	Out    io.Writer // the step's log: workflow commands and progress
+
+	// GitHub carries GitHub API requests (http.DefaultTransport when nil).
+	GitHub http.RoundTripper
+	// Hub returns the hub client that keeps its downloads under cacheDir.
+	Hub func(cacheDir string) fetch.Hub
+	// Scorer scores the tests.
+	Scorer Scorer
+	// Server connects to a report server; nil disables uploads and the
+	// server baseline.
+	Server func(url, token string) Server
+}

@@ -1,0 +1,300 @@
+// Package action is udgam-ci's GitHub Action: it reads the step's inputs and
+// the triggering event, fetches and scores the model, compares it with a
+// baseline, keeps one PR comment per model up to date, writes outputs and the
+// job summary, and decides the exit code by fail-on.
+package action
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/sethvargo/go-githubactions"
+	"github.com/udgamlabs/udgam-ci/report"
+	"github.com/udgamlabs/udgam-ci/runfile"
+)
+
+// Fail-on policies.
+const (
+	FailOnRegression = "regression"
+	FailOnMismatch   = "settings-mismatch"
+	FailOnNever      = "never"
+)
+
+// Inputs are the step's `with:` values, validated.
+type Inputs struct {
+	Model         string   // hub id OWNER/NAME, a .gguf path or a safetensors directory
+	ModelName     string   // display name; defaults to Model
+	Revision      string   // commit sha of a hub model
+	AllowUnpinned bool     // accept a branch or tag for Revision
+	Baseline      string   // "server", "revision:SHA", "none" or run files separated by commas
+	Tests         []string // fresh, probes
+	FreshData     string
+	ProbeItems    string
+	Dtype         string
+	AddBOS        string
+	Window        int
+	Stride        int
+	Threads       int
+	GPU           string
+	ServerURL     string
+	ServerToken   string
+	GitHubToken   string
+	Comment       bool
+	FailOn        string
+	MinEffectBPB  float64
+	MinEffectAcc  float64
+	WorkDir       string // where run files are written
+	CacheDir      string // models and cached baseline runs
+	Resamples     int
+	PR            int // overrides the event's PR (workflow_run of a fork's PR names none)
+}
+
+// input describes one action.yml input: the reader and action.yml must agree
+// (a test checks it), so the names live in one list.
+type input struct {
+	name string
+	def  string
+}
+
+// inputList is every input `udgam-ci action` reads, with the default it
+// applies when the input is empty (action.yml repeats these).
+var inputList = []input{
+	{"model", ""},
+	{"model-name", ""},
+	{"revision", ""},
+	{"allow-unpinned", "false"},
+	{"baseline", "server"},
+	{"tests", "fresh,probes"},
+	{"fresh-data", ""},
+	{"probe-items", ""},
+	{"dtype", "f32"},
+	{"add-bos", "auto"},
+	{"window", "2048"},
+	{"stride", "1024"},
+	{"threads", "0"},
+	{"gpu", "auto"},
+	{"server-url", ""},
+	{"server-token", ""},
+	{"github-token", ""},
+	{"comment", "true"},
+	{"fail-on", FailOnRegression},
+	{"min-effect-bpb", strconv.FormatFloat(report.DefaultMinEffectBPB, 'g', -1, 64)},
+	{"min-effect-accuracy", strconv.FormatFloat(report.DefaultMinEffectAccuracy, 'g', -1, 64)},
+	{"work-dir", "udgam-ci-runs"},
+	{"cache-dir", ""},
+	{"resamples", "4000"},
+	{"pr", "0"},
+}
+
+// InputNames lists the inputs `udgam-ci action` reads, in action.yml order.
+func InputNames() []string {
+	names := make([]string, len(inputList))
+	for i, in := range inputList {
+		names[i] = in.name
+	}
+	return names
+}
+
+// InputDefault is the default applied to an empty input.
+func InputDefault(name string) string {
+	for _, in := range inputList {
+		if in.name == name {
+			return in.def
+		}
+	}
+	return ""
+}
+
+var (
+	shaPattern     = regexp.MustCompile(`^[0-9a-f]{40}$`)
+	hubRepoPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	validDtypes    = []string{"f32", "f16", "bf16", "q8_0"}
+	validAddBOS    = []string{"auto", "yes", "no"}
+	validGPU       = []string{"auto", "cpu", "metal", "cuda"}
+	validFailOn    = []string{FailOnRegression, FailOnMismatch, FailOnNever}
+	validTestNames = []string{runfile.TestFresh, runfile.TestProbes}
+)
+
+// IsSHA reports whether s is a full 40-hex commit id.
+func IsSHA(s string) bool { return shaPattern.MatchString(s) }
+
+// IsHubRepo reports whether model names a hub repository rather than a local
+// file or directory (which must then exist; the caller checks).
+func IsHubRepo(model string) bool {
+	return hubRepoPattern.MatchString(model) && !strings.HasSuffix(model, ".gguf") &&
+		!strings.HasPrefix(model, ".")
+}
+
+// InputEnv is how action.yml passes an input to `udgam-ci action`:
+// INPUT_ADD_BOS for add-bos. The runner itself sets INPUT_ADD-BOS for
+// JavaScript and Docker actions, but a composite action's step env needs
+// names a shell accepts, so both spellings are read.
+func InputEnv(name string) string {
+	return "INPUT_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// inputGetenv reads INPUT_ADD-BOS, falling back to INPUT_ADD_BOS.
+func inputGetenv(getenv func(string) string) func(string) string {
+	return func(k string) string {
+		if v := getenv(k); v != "" || !strings.HasPrefix(k, "INPUT_") {
+			return v
+		}
+		return getenv(strings.ReplaceAll(k, "-", "_"))
+	}
+}
+
+// ReadInputs reads and validates every input. All problems are reported
+// together so a user fixes the workflow once.
+func ReadInputs(a *githubactions.Action, isLocal func(path string) bool) (Inputs, error) {
+	get := func(name string) string {
+		if v := a.GetInput(name); v != "" {
+			return v
+		}
+		return InputDefault(name)
+	}
+	var errs []string
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	oneOf := func(name string, valid []string) string {
+		v := strings.ToLower(get(name))
+		for _, ok := range valid {
+			if v == ok {
+				return v
+			}
+		}
+		bad("input %s: %q is not one of %s", name, v, strings.Join(valid, ", "))
+		return v
+	}
+	integer := func(name string, min int) int {
+		v := get(name)
+		n, err := strconv.Atoi(v)
+		if err != nil || n < min {
+			bad("input %s: %q is not a whole number >= %d", name, v, min)
+		}
+		return n
+	}
+	number := func(name string) float64 {
+		v := get(name)
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 {
+			bad("input %s: %q is not a number >= 0", name, v)
+		}
+		return f
+	}
+	boolean := func(name string) bool {
+		v := get(name)
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			bad("input %s: %q is not true or false", name, v)
+		}
+		return b
+	}
+
+	in := Inputs{
+		Model:         get("model"),
+		ModelName:     get("model-name"),
+		Revision:      get("revision"),
+		AllowUnpinned: boolean("allow-unpinned"),
+		Baseline:      get("baseline"),
+		FreshData:     get("fresh-data"),
+		ProbeItems:    get("probe-items"),
+		Dtype:         oneOf("dtype", validDtypes),
+		AddBOS:        oneOf("add-bos", validAddBOS),
+		Window:        integer("window", 1),
+		Stride:        integer("stride", 1),
+		Threads:       integer("threads", 0),
+		GPU:           oneOf("gpu", validGPU),
+		ServerURL:     strings.TrimRight(get("server-url"), "/"),
+		ServerToken:   get("server-token"),
+		GitHubToken:   get("github-token"),
+		Comment:       boolean("comment"),
+		FailOn:        oneOf("fail-on", validFailOn),
+		MinEffectBPB:  number("min-effect-bpb"),
+		MinEffectAcc:  number("min-effect-accuracy"),
+		WorkDir:       get("work-dir"),
+		CacheDir:      get("cache-dir"),
+		Resamples:     integer("resamples", 100),
+		PR:            integer("pr", 0),
+	}
+	if in.Stride > in.Window {
+		bad("input stride: %d is larger than window %d", in.Stride, in.Window)
+	}
+	tests, err := parseTests(get("tests"))
+	if err != nil {
+		bad("input tests: %v", err)
+	}
+	in.Tests = tests
+
+	switch {
+	case in.Model == "":
+		bad("input model: required (a hub id OWNER/NAME, a .gguf file or a safetensors directory)")
+	case isLocal(in.Model):
+		// A local file or directory is pinned by its content hash.
+	case !IsHubRepo(in.Model):
+		bad("input model: %q is neither an existing path nor a hub id OWNER/NAME", in.Model)
+	case in.Revision == "":
+		bad("input revision: required for hub model %s (a 40-hex commit sha)", in.Model)
+	case !IsSHA(in.Revision) && !in.AllowUnpinned:
+		bad("input revision: %q is not a 40-hex commit sha; pin the model, or set allow-unpinned: true to resolve a branch or tag", in.Revision)
+	}
+	if in.ModelName == "" {
+		in.ModelName = in.Model
+	}
+	if err := checkBaseline(in.Baseline); err != nil {
+		bad("input baseline: %v", err)
+	}
+	if in.ServerToken != "" && in.ServerURL == "" {
+		bad("input server-token: set without server-url")
+	}
+	if len(errs) > 0 {
+		return in, fmt.Errorf("invalid inputs:\n  %s", strings.Join(errs, "\n  "))
+	}
+	return in, nil
+}
+
+// parseTests reads "fresh,probes" into distinct known test names.
+func parseTests(v string) ([]string, error) {
+	var tests []string
+	for _, t := range strings.Split(v, ",") {
+		t = strings.ToLower(strings.TrimSpace(t))
+		switch {
+		case t == "" || slices.Contains(tests, t):
+		case slices.Contains(validTestNames, t):
+			tests = append(tests, t)
+		default:
+			return nil, fmt.Errorf("%q is not one of %s", t, strings.Join(validTestNames, ", "))
+		}
+	}
+	if len(tests) == 0 {
+		return nil, fmt.Errorf("name at least one of %s", strings.Join(validTestNames, ", "))
+	}
+	return tests, nil
+}
+
+// Baseline kinds.
+const (
+	BaselineServer   = "server"
+	BaselineNone     = "none"
+	baselineRevision = "revision:"
+)
+
+func checkBaseline(b string) error {
+	switch {
+	case b == BaselineServer || b == BaselineNone:
+		return nil
+	case strings.HasPrefix(b, baselineRevision):
+		rev := strings.TrimPrefix(b, baselineRevision)
+		if rev == "" {
+			return fmt.Errorf("%q names no revision", b)
+		}
+		return nil
+	}
+	for _, p := range strings.Split(b, ",") {
+		if strings.TrimSpace(p) == "" {
+			return fmt.Errorf("%q has an empty run file path", b)
+		}
+	}
+	return nil
+}

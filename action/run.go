@@ -1,0 +1,475 @@
+package action
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/sethvargo/go-githubactions"
+	"github.com/udgamlabs/udgam-ci/report"
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/runner/convert"
+	"github.com/udgamlabs/udgam-ci/runner/fetch"
+)
+
+// Result is what one action run concluded.
+type Result struct {
+	Heads       []*runfile.Run
+	HeadFiles   []string
+	Comparisons []*report.Comparison
+	Comment     *CommentResult // nil when no comment was written
+	Mismatch    bool           // a judged settings difference, local or flagged by the server
+	Regressions []*report.Comparison
+	ExitCode    int
+}
+
+// actionRun holds one action run's state.
+type actionRun struct {
+	d     Deps
+	a     *githubactions.Action
+	in    Inputs
+	ev    Event
+	srv   Server
+	hub   fetch.Hub
+	notes []string // warnings also shown in the summary
+}
+
+// Run is `udgam-ci action`: it reads inputs and the event, scores, compares,
+// comments, uploads, writes outputs and returns the exit code fail-on asks
+// for. An error means the evaluation itself could not be done.
+func Run(ctx context.Context, d Deps) (Result, error) {
+	a := githubactions.New(githubactions.WithGetenv(inputGetenv(d.Getenv)), githubactions.WithWriter(d.Out))
+	// Mask secrets before anything else can print them.
+	for _, name := range []string{"server-token", "github-token"} {
+		if v := a.GetInput(name); v != "" {
+			a.AddMask(v)
+		}
+	}
+	in, err := ReadInputs(a, isLocal)
+	if err != nil {
+		a.WithFieldsMap(map[string]string{"title": "udgam-ci: invalid inputs"}).Errorf("%s", oneLine(err.Error()))
+		return Result{ExitCode: 1}, err
+	}
+	ev, err := ReadEvent(d.Getenv)
+	if err != nil {
+		return Result{ExitCode: 1}, err
+	}
+	if in.PR != 0 {
+		ev.PR = in.PR
+	}
+	if in.CacheDir == "" {
+		in.CacheDir = defaultCacheDir(d.Getenv)
+	}
+	r := &actionRun{d: d, a: a, in: in, ev: ev}
+	if in.ServerURL != "" && d.Server != nil {
+		r.srv = d.Server(in.ServerURL, in.ServerToken)
+	}
+	if d.Hub != nil {
+		r.hub = d.Hub(filepath.Join(in.CacheDir, "hub"))
+	}
+	res, err := r.run(ctx)
+	if err != nil {
+		// Shown on the PR's checks, not only in the log.
+		a.WithFieldsMap(map[string]string{"title": "udgam-ci: evaluation failed"}).Errorf("%s", oneLine(err.Error()))
+		res.ExitCode = 1
+	}
+	return res, err
+}
+
+func defaultCacheDir(getenv func(string) string) string {
+	if d := getenv("UDGAM_CI_CACHE"); d != "" {
+		return d
+	}
+	if d := getenv("RUNNER_TEMP"); d != "" {
+		return filepath.Join(d, "udgam-ci-cache")
+	}
+	return ".udgam-ci-cache"
+}
+
+func (r *actionRun) run(ctx context.Context) (Result, error) {
+	var res Result
+	r.a.Infof("udgam-ci %s: %s %s on %s (event %s, PR %d)", runner.Version, r.in.ModelName, r.in.Revision, r.ev.Repo, r.ev.Kind, r.ev.PR)
+	if err := r.scoreHeads(ctx, &res); err != nil {
+		return res, err
+	}
+	// A push to the base branch records the baseline; it compares nothing.
+	if !r.ev.IsBaselinePush() && r.in.Baseline != BaselineNone {
+		if err := r.compare(ctx, &res); err != nil {
+			return res, err
+		}
+	}
+	var links []report.Link
+	var flags []string
+	if r.srv != nil {
+		r.a.Group("Upload to " + r.in.ServerURL)
+		links, flags = r.upload(ctx, res.Heads)
+		r.a.EndGroup()
+		if len(flags) > 0 {
+			res.Mismatch = true
+		}
+	}
+	if err := r.publish(ctx, &res, links, flags); err != nil {
+		return res, err
+	}
+	r.outputs(res, links)
+	res.ExitCode = r.gate(res)
+	return res, nil
+}
+
+// scoreHeads fetches the model and scores every requested test.
+func (r *actionRun) scoreHeads(ctx context.Context, res *Result) error {
+	in := r.in
+	r.a.Group("Fetch model " + in.Model)
+	head, err := r.model(ctx, in.Revision)
+	r.a.EndGroup()
+	if err != nil {
+		return err
+	}
+	if in.FreshData == "" && slices.Contains(in.Tests, runfile.TestFresh) {
+		r.a.WithFieldsMap(map[string]string{"title": "udgam-ci: smoke sample"}).Noticef(
+			"fresh-data is empty, so Fresh Text scores the embedded smoke sample, not the benchmark; set fresh-data to the published set at a pinned commit")
+	}
+	for _, test := range in.Tests {
+		r.a.Group("Score " + test + ": " + in.ModelName)
+		out := filepath.Join(in.WorkDir, test+"-head.jsonl")
+		run, err := r.score(ctx, test, head, out, r.headGit())
+		r.a.EndGroup()
+		if err != nil {
+			return err
+		}
+		res.Heads = append(res.Heads, run)
+		res.HeadFiles = append(res.HeadFiles, out)
+	}
+	return nil
+}
+
+// compare gets the baselines and compares each head run with its own. A
+// test without a usable baseline is a warning: the scores still stand.
+func (r *actionRun) compare(ctx context.Context, res *Result) error {
+	in := r.in
+	if in.Baseline == BaselineServer && r.srv == nil {
+		r.warn("no baseline", "baseline: server needs server-url; scores are reported without a comparison (or set baseline to revision:SHA, run files, or none)")
+		return nil
+	}
+	r.a.Group("Baseline " + in.Baseline)
+	bases, err := r.baselines(ctx, res.Heads)
+	r.a.EndGroup()
+	if err != nil {
+		return err
+	}
+	for i, head := range res.Heads {
+		test := head.Header.Test
+		if bases[i] == nil {
+			r.warn("no baseline", "no %s baseline for %s (baseline: %s); scores are reported without a comparison", test, in.ModelName, in.Baseline)
+			continue
+		}
+		c, err := report.Compare(bases[i], head, report.Options{
+			Resamples:             in.Resamples,
+			MinEffectBPB:          minEffect(in.MinEffectBPB),
+			MinEffectAccuracy:     minEffect(in.MinEffectAcc),
+			AllowSettingsMismatch: true, // compared, and flagged loudly
+		})
+		if err != nil {
+			r.warn("no comparison", "%s: %v", test, err)
+			continue
+		}
+		res.Comparisons = append(res.Comparisons, c)
+		if c.Mismatch {
+			res.Mismatch = true
+		}
+		if c.Verdict == report.Regressed {
+			res.Regressions = append(res.Regressions, c)
+		}
+	}
+	return nil
+}
+
+// publish writes the job summary and, on a pull request, the PR comment.
+func (r *actionRun) publish(ctx context.Context, res *Result, links []report.Link, flags []string) error {
+	if len(res.Comparisons) == 0 {
+		r.summary(scoresMarkdown(r.in.ModelName, res.Heads, links, r.notes))
+		return nil
+	}
+	c := report.Comment{Model: r.in.ModelName, Tests: res.Comparisons, RunURLs: links, ServerFlags: flags}
+	var body strings.Builder
+	if err := report.RenderSummary(&body, c); err != nil {
+		return err
+	}
+	r.summary(body.String())
+	if r.ev.PR != 0 && r.in.Comment {
+		res.Comment = r.comment(ctx, c)
+	}
+	return nil
+}
+
+// minEffect maps the input (0 = no minimum) onto report's options (0 =
+// default, negative = none).
+func minEffect(v float64) float64 {
+	if v == 0 {
+		return -1
+	}
+	return v
+}
+
+// model returns the GGUF to score and what the run header should say of it.
+func (r *actionRun) model(ctx context.Context, revision string) (fetch.Model, error) {
+	in := r.in
+	switch {
+	case isLocal(in.Model) && strings.HasSuffix(in.Model, ".gguf"):
+		// A GGUF made by `udgam-ci model fetch` says where it came from.
+		conv, err := convert.ReadConversion(in.Model)
+		if err != nil {
+			return fetch.Model{}, err
+		}
+		return fetch.Model{Path: in.Model, Model: runfile.Model{Name: in.ModelName, Revision: revision,
+			File: filepath.Base(in.Model), Conversion: conv}}, nil
+	case isLocal(in.Model):
+		out := filepath.Join(in.WorkDir, "model-"+in.Dtype+".gguf")
+		res, err := convert.Dir(in.Model, out, convert.Options{Dtype: in.Dtype})
+		if err != nil {
+			return fetch.Model{}, err
+		}
+		r.a.Infof("converted %s to %s (%s, sha256 %s)", in.Model, out, in.Dtype, res.SHA256)
+		conv := res.Conversion
+		return fetch.Model{Path: out, Model: runfile.Model{Name: in.ModelName, Revision: revision, File: filepath.Base(out),
+			SHA256: res.SHA256, Arch: res.Arch, Dtype: in.Dtype, Conversion: &conv}}, nil
+	}
+	if r.hub == nil {
+		return fetch.Model{}, errors.New("no hub client to fetch " + in.Model)
+	}
+	m, err := fetch.Fetch(ctx, r.hub, fetch.Options{
+		Repo: in.Model, Revision: revision, AllowUnpinned: in.AllowUnpinned, Dtype: in.Dtype,
+		CacheDir: filepath.Join(in.CacheDir, "models"),
+	})
+	if err != nil {
+		return m, err
+	}
+	if m.Model.Revision != revision {
+		r.a.Noticef("%s revision %s resolved to commit %s", in.Model, revision, m.Model.Revision)
+	}
+	m.Model.Name = in.ModelName
+	r.a.Infof("model %s@%s: %s (sha256 %s)", in.Model, m.Model.Revision, m.Path, m.Model.SHA256)
+	return m, nil
+}
+
+// headGit is the training repository's commit the head runs belong to.
+func (r *actionRun) headGit() runfile.Git {
+	var pr *int
+	if r.ev.PR != 0 {
+		n := r.ev.PR
+		pr = &n
+	}
+	return runfile.Git{Repo: r.ev.Repo, SHA: r.ev.SHA, Ref: r.ev.Ref, PR: pr}
+}
+
+// score runs one test and records the model's origin in the run header.
+func (r *actionRun) score(ctx context.Context, test string, m fetch.Model, out string, git runfile.Git) (*runfile.Run, error) {
+	in := r.in
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return nil, err
+	}
+	data := in.FreshData
+	if test == runfile.TestProbes {
+		data = in.ProbeItems
+	}
+	run, err := r.d.Scorer.Score(ctx, ScoreRequest{
+		Test: test, Model: m.Path, Out: out, Data: data, AddBOS: in.AddBOS,
+		Window: in.Window, Stride: in.Stride, Threads: in.Threads, GPU: in.GPU,
+		ModelName: m.Model.Name, ModelRevision: m.Model.Revision,
+		Git: git,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("score %s of %s: %w", test, in.ModelName, err)
+	}
+	// The scorer knows the GGUF; only the fetch knows where it came from.
+	hm := &run.Header.Model
+	hm.Name = m.Model.Name
+	if m.Model.Revision != "" {
+		hm.Revision = m.Model.Revision
+	}
+	if hm.Dtype == "" {
+		hm.Dtype = m.Model.Dtype
+	}
+	if m.Model.Conversion != nil {
+		hm.Conversion = m.Model.Conversion
+	}
+	if err := runfile.WriteFile(out, run); err != nil {
+		return nil, fmt.Errorf("record model origin in %s: %w", out, err)
+	}
+	return run, nil
+}
+
+// baselines returns one baseline run per head run (nil where none).
+func (r *actionRun) baselines(ctx context.Context, heads []*runfile.Run) ([]*runfile.Run, error) {
+	in := r.in
+	out := make([]*runfile.Run, len(heads))
+	switch {
+	case in.Baseline == BaselineServer:
+		ref := r.ev.BaseRef
+		if ref == "" {
+			ref = r.ev.Default
+		}
+		if ref == "" {
+			ref = "main"
+		}
+		for i, h := range heads {
+			b, err := r.srv.Baseline(ctx, r.ev.Repo, in.ModelName, h.Header.Test, ref)
+			if err != nil {
+				// The evaluation stands without it: warn, compare nothing.
+				r.warn("report server unavailable", "baseline of %s from %s: %v", h.Header.Test, in.ServerURL, err)
+				continue
+			}
+			out[i] = b
+		}
+	case strings.HasPrefix(in.Baseline, baselineRevision):
+		rev := strings.TrimPrefix(in.Baseline, baselineRevision)
+		if isLocal(in.Model) {
+			return nil, fmt.Errorf("baseline %s: scoring another revision needs a hub model, not the local %s", in.Baseline, in.Model)
+		}
+		for i, h := range heads {
+			b, err := r.revisionBaseline(ctx, rev, h.Header.Test)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = b
+		}
+	default:
+		byTest := map[string]*runfile.Run{}
+		for _, p := range strings.Split(in.Baseline, ",") {
+			p = strings.TrimSpace(p)
+			run, err := runfile.ReadFile(p)
+			if err != nil {
+				return nil, fmt.Errorf("baseline: %w", err)
+			}
+			if prev, dup := byTest[run.Header.Test]; dup {
+				return nil, fmt.Errorf("baseline: %s and run %s are both %s runs; give one per test", p, prev.Header.ID, run.Header.Test)
+			}
+			byTest[run.Header.Test] = run
+		}
+		for i, h := range heads {
+			out[i] = byTest[h.Header.Test]
+		}
+	}
+	return out, nil
+}
+
+// revisionBaseline scores the model at another revision, reusing a run
+// scored earlier with the same revision and settings (actions/cache keeps
+// the directory between workflow runs).
+func (r *actionRun) revisionBaseline(ctx context.Context, rev, test string) (*runfile.Run, error) {
+	in := r.in
+	key := baselineKey(in, rev, test)
+	path := filepath.Join(in.CacheDir, "baselines", key+".jsonl")
+	if run, err := runfile.ReadFile(path); err == nil {
+		r.a.Infof("baseline %s@%s %s: cached run %s", in.Model, rev, test, path)
+		return run, nil
+	}
+	m, err := r.model(ctx, rev)
+	if err != nil {
+		return nil, fmt.Errorf("baseline %s@%s: %w", in.Model, rev, err)
+	}
+	tmp := path + ".partial"
+	// The baseline belongs to the base branch, not to this PR's commit.
+	run, err := r.score(ctx, test, m, tmp, runfile.Git{Repo: r.ev.Repo, Ref: r.ev.BaseRef})
+	if err != nil {
+		return nil, fmt.Errorf("baseline %s@%s: %w", in.Model, rev, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// baselineKey names a cached baseline run by everything that decides it.
+func baselineKey(in Inputs, rev, test string) string {
+	b, _ := json.Marshal([]any{in.Model, rev, test, in.Dtype, in.AddBOS, in.Window, in.Stride,
+		in.FreshData, in.ProbeItems, runner.EngineVersion()})
+	sum := sha256.Sum256(b)
+	return test + "-" + hex.EncodeToString(sum[:8])
+}
+
+// upload sends every head run; a failing server costs the links, never the
+// evaluation.
+func (r *actionRun) upload(ctx context.Context, heads []*runfile.Run) ([]report.Link, []string) {
+	var links []report.Link
+	var flags []string
+	baseRef := r.ev.BaseRef
+	if r.ev.IsBaselinePush() {
+		baseRef = r.ev.Ref
+	}
+	for _, h := range heads {
+		up, err := r.srv.Upload(ctx, h, baseRef)
+		if err != nil {
+			r.warn("report server unavailable", "upload of %s run %s to %s failed; the run file stays in %s: %v",
+				h.Header.Test, h.Header.ID, r.in.ServerURL, r.in.WorkDir, err)
+			continue
+		}
+		r.a.Infof("uploaded %s run %s: %s", h.Header.Test, h.Header.ID, up.URL)
+		links = append(links, report.Link{Text: h.Header.Test + " run", URL: up.URL})
+		if len(up.Flags) > 0 {
+			flags = append(flags, fmt.Sprintf("%s: the server's baseline has other settings: %s", h.Header.Test, runfile.FormatDiffs(up.Flags)))
+		}
+	}
+	return links, flags
+}
+
+func (r *actionRun) comment(ctx context.Context, c report.Comment) *CommentResult {
+	if r.in.GitHubToken == "" {
+		r.warn("no PR comment", "no github-token: the comparison is in the job summary only")
+		return nil
+	}
+	var body strings.Builder
+	if err := report.RenderComment(&body, c); err != nil {
+		r.warn("no PR comment", "render comment: %v", err)
+		return nil
+	}
+	gh, err := NewGitHubClient(r.ev.APIURL, r.in.GitHubToken, r.d.GitHub)
+	if err != nil {
+		r.warn("no PR comment", "%v", err)
+		return nil
+	}
+	res, err := UpsertComment(ctx, gh, r.ev.Repo, r.ev.PR, report.Marker(r.in.ModelName), body.String())
+	if err != nil {
+		// Fork PRs get a read-only token: say how to fix it, keep the result.
+		r.warn("no PR comment", "%v (a pull request from a fork gets a read-only token: see the pull_request_target / workflow_run example)", err)
+		return nil
+	}
+	verb := "edited"
+	if res.Created {
+		verb = "created"
+	}
+	r.a.Infof("%s PR comment %d: %s", verb, res.ID, res.URL)
+	return &res
+}
+
+func (r *actionRun) warn(title, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	r.a.WithFieldsMap(map[string]string{"title": "udgam-ci: " + title}).Warningf("%s", oneLine(msg))
+	r.notes = append(r.notes, msg)
+}
+
+func (r *actionRun) summary(md string) {
+	if r.d.Getenv("GITHUB_STEP_SUMMARY") == "" {
+		r.a.Infof("%s", md)
+		return
+	}
+	r.a.AddStepSummary(md)
+}
+
+// oneLine keeps an annotation on one line: GitHub shows only the first.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func isLocal(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

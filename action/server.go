@@ -1,0 +1,39 @@
+package action
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/server"
+)
+
+// reportServer is Server over the report server's HTTP client.
+type reportServer struct{ c *server.Client }
+
+// NewServer connects to a report server at url with an upload token.
+func NewServer(url, token string, hc *http.Client) Server {
+	return reportServer{c: &server.Client{BaseURL: url, Token: token, HTTP: hc}}
+}
+
+func (s reportServer) Upload(ctx context.Context, run *runfile.Run, baseRef string) (Uploaded, error) {
+	var body bytes.Buffer
+	if err := runfile.Encode(&body, run); err != nil {
+		return Uploaded{}, err
+	}
+	res, err := s.c.UploadWith(ctx, &body, server.UploadOptions{BaseRef: baseRef})
+	if err != nil {
+		return Uploaded{}, err
+	}
+	return Uploaded{URL: res.URL, CompareURL: res.CompareURL, Flags: res.Flags}, nil
+}
+
+func (s reportServer) Baseline(ctx context.Context, repo, model, test, ref string) (*runfile.Run, error) {
+	run, err := s.c.Baseline(ctx, model, ref, test)
+	if errors.Is(err, server.ErrNotFound) {
+		return nil, nil // no baseline yet: the first run on a new model
+	}
+	return run, err
+}

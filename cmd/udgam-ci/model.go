@@ -1,0 +1,75 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/udgamlabs/udgam-ci/evals"
+	"github.com/udgamlabs/udgam-ci/runfile"
+)
+
+// runFlags are the flags every scorer shares: what the run header records
+// about the model and the training repository, and how the data are split
+// among runs.
+type runFlags struct {
+	ModelName     string
+	ModelRevision string
+	Git           evals.GitFlags
+	Resume        bool
+	Sample        int
+	Seed          int64
+	Shard         string
+	JSON          bool
+}
+
+// add registers the shared flags; unit names what is scored ("documents",
+// "items") and group what --sample keeps in proportion.
+func (r *runFlags) add(fs *flag.FlagSet, unit, group string) {
+	fs.BoolVar(&r.Resume, "resume", false, "continue --out, skipping the "+unit+" it already holds")
+	fs.IntVar(&r.Sample, "sample", 0, "score a seeded subset of N "+unit+", stratified by "+group)
+	fs.Int64Var(&r.Seed, "seed", 1, "seed of --sample")
+	fs.StringVar(&r.Shard, "shard", "", "score part i of n (i/n), for parallel runners; join with udgam-ci merge")
+	fs.BoolVar(&r.JSON, "json", false, "print the summary as one JSON object")
+	fs.StringVar(&r.ModelName, "model-name", "", "model name for the run header (default: the GGUF's name)")
+	fs.StringVar(&r.ModelRevision, "model-revision", "", "model revision (commit) for the run header")
+	fs.StringVar(&r.Git.Repo, "git-repo", "", "OWNER/NAME of the training repository (default: GITHUB_REPOSITORY)")
+	fs.StringVar(&r.Git.SHA, "git-sha", "", "commit of the training repository (default: GITHUB_SHA)")
+	fs.StringVar(&r.Git.Ref, "git-ref", "", "branch: main or the PR's head ref (default: from GITHUB_*)")
+	fs.IntVar(&r.Git.PR, "pr", 0, "pull request number (default: from GITHUB_REF)")
+}
+
+// shard parses --shard; nil when not given.
+func (r *runFlags) shard() (*runfile.Shard, error) {
+	if r.Shard == "" {
+		return nil, nil
+	}
+	s, err := evals.ParseShard(r.Shard)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return s, nil
+}
+
+// header is the part of the run header the flags and the environment give.
+func (r *runFlags) header(e *env, threads int) evals.HeaderOptions {
+	return evals.HeaderOptions{
+		ModelName: r.ModelName, ModelRevision: r.ModelRevision, Git: r.Git,
+		Runtime: runfile.Runtime{Threads: threads},
+		Getenv:  e.Getenv,
+	}
+}
+
+// checkScoreArgs refuses what both score commands refuse: stray arguments
+// and a missing --model or --out.
+func checkScoreArgs(pos []string, model, out string) error {
+	switch {
+	case len(pos) > 0:
+		return usageError{fmt.Errorf("unexpected argument %q", pos[0])}
+	case model == "":
+		return usageError{errors.New("--model is required")}
+	case out == "":
+		return usageError{errors.New("--out is required")}
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/udgamlabs/udgam-ci/runner/fetch"
+	"github.com/udgamlabs/udgam-ci/runner/hub"
+)
+
+type modelFetchOptions struct {
+	Repo          string
+	Revision      string
+	AllowUnpinned bool
+	Dtype         string
+	Out           string
+	CacheDir      string
+}
+
+func runModelFetch(e *env, args []string) error {
+	var o modelFetchOptions
+	fs := newFlags(e, "model fetch",
+		"download a model from the Hugging Face hub at a pinned commit as GGUF: a GGUF of the type when the repository has one, else its safetensors checkpoint converted (cached by repository, commit and type; HF_TOKEN and HF_ENDPOINT are honoured)",
+		"udgam-ci model fetch HuggingFaceTB/SmolLM2-135M --revision <commit-sha> --dtype f32 --out smollm2-135m.gguf")
+	fs.StringVar(&o.Revision, "revision", "", "commit sha (40 hex) of the model repository")
+	fs.BoolVar(&o.AllowUnpinned, "allow-unpinned", false, "accept a branch or tag for --revision and resolve it to its commit")
+	fs.StringVar(&o.Dtype, "dtype", "f32", "tensor type: f32, f16, bf16 or q8_0")
+	fs.StringVar(&o.Out, "out", "", "where to write the GGUF")
+	fs.StringVar(&o.CacheDir, "cache-dir", "", "cache of converted models (default: under the hub cache, UDGAM_CI_CACHE)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageError{errors.New("give one repository, OWNER/NAME")}
+	}
+	o.Repo = pos[0]
+	if o.Out == "" {
+		return usageError{errors.New("--out is required")}
+	}
+	if o.Revision == "" {
+		return usageError{errors.New("--revision is required (a commit sha)")}
+	}
+	return modelFetch(e, o)
+}
+
+func modelFetch(e *env, o modelFetchOptions) error {
+	client := hub.New(e.Getenv)
+	client.Progress = e.Stderr
+	if o.CacheDir == "" {
+		o.CacheDir = filepath.Join(client.CacheDir, "converted")
+	}
+	m, err := fetch.Fetch(e.Ctx, client, fetch.Options{
+		Repo: o.Repo, Revision: o.Revision, AllowUnpinned: o.AllowUnpinned, Dtype: o.Dtype, CacheDir: o.CacheDir,
+	})
+	if err != nil {
+		return err
+	}
+	if err := fetch.CopyTo(m, o.Out); err != nil {
+		return err
+	}
+	how := "downloaded " + m.Model.File
+	if c := m.Model.Conversion; c != nil {
+		how = "converted from " + c.From + " by " + c.Tool
+	}
+	fmt.Fprintf(e.Stdout, "%s@%s -> %s (%s, sha256 %s; %s)\n", o.Repo, m.Model.Revision, o.Out, m.Model.Dtype, m.Model.SHA256, how)
+	return nil
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"github.com/udgamlabs/udgam-ci/evals"
+	"github.com/udgamlabs/udgam-ci/evals/fresh"
+	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/runner/hub"
+	"github.com/udgamlabs/udgam-ci/runner/llama"
+)
+
+type scoreFreshOptions struct {
+	Model       string
+	Data        string // "" for the embedded smoke sample
+	Out         string
+	AddBOS      string
+	Window      int
+	Stride      int
+	Threads     int
+	BatchTokens int
+	Limit       int
+	runFlags
+
+	// Open loads the model; tests put a pure-Go reference model here.
+	Open func(path string, threads, window int) (runner.Model, error)
+	// Fetch turns an hf:// reference into a local file.
+	Fetch func(ref string) (fresh.Fetched, error)
+}
+
+func runScoreFresh(e *env, args []string) error {
+	o := scoreFreshOptions{Open: openFreshLlama, Fetch: fetchFromHub(e)}
+	fs := newFlags(e, "score fresh",
+		"score a GGUF model on Fresh Text: bits per byte over documents each read on its own through sliding windows; records go to the run file as documents complete",
+		"udgam-ci score fresh --model smollm2-135m.gguf --data hf://udgamlabs/fresh-text@COMMIT --out fresh.jsonl --json")
+	fs.StringVar(&o.Model, "model", "", "GGUF model file")
+	fs.StringVar(&o.Data, "data", "", "documents: JSONL or Parquet file, or hf://OWNER/NAME@COMMIT[/path] (default: the embedded smoke sample, not the benchmark)")
+	fs.StringVar(&o.Out, "out", "", "run file to write (JSON Lines)")
+	fs.StringVar(&o.AddBOS, "add-bos", evals.BOSAuto, "BOS before each document: auto (when the tokenizer has one), yes or no (then the first token is not scored and its bytes are left out)")
+	fs.IntVar(&o.Window, "window", 2048, "tokens per window")
+	fs.IntVar(&o.Stride, "stride", 1024, "tokens between window starts; later windows score only tokens not scored before")
+	fs.IntVar(&o.Threads, "threads", 0, "CPU threads (default: all cores)")
+	fs.IntVar(&o.BatchTokens, "batch-tokens", fresh.DefaultBatchTokens, "tokens of windows per engine call (speed only)")
+	fs.IntVar(&o.Limit, "limit", 0, "score only the first N selected documents")
+	o.runFlags.add(fs, "documents", "source")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := checkScoreArgs(pos, o.Model, o.Out); err != nil {
+		return err
+	}
+	return scoreFresh(e, o)
+}
+
+// openFreshLlama loads a model with room for two windows in the KV cache,
+// so a later window can start while an earlier one finishes.
+func openFreshLlama(path string, threads, window int) (runner.Model, error) {
+	return llama.Load(path, llama.Options{Threads: threads, Context: max(4096, 2*window)})
+}
+
+func fetchFromHub(e *env) func(string) (fresh.Fetched, error) {
+	return func(ref string) (fresh.Fetched, error) {
+		client := hub.New(e.Getenv)
+		client.Progress = e.Stderr
+		r, err := client.Resolve(e.Ctx, ref, hub.Dataset)
+		if err != nil {
+			return fresh.Fetched{}, err
+		}
+		return fresh.Fetched{Path: r.Path, Name: r.Ref.Repo + "/" + r.Ref.Path, Revision: r.Ref.Revision}, nil
+	}
+}
+
+func scoreFresh(e *env, o scoreFreshOptions) error {
+	shard, err := o.shard()
+	if err != nil {
+		return err
+	}
+	// Data first: a bad file fails before the model is loaded.
+	data, err := fresh.Load(o.Data, o.Fetch)
+	if err != nil {
+		return err
+	}
+	m, err := o.Open(o.Model, o.Threads, o.Window)
+	if err != nil {
+		return err
+	}
+	if c, ok := m.(interface{ Close() error }); ok {
+		defer c.Close()
+	}
+	res, err := fresh.Run(e.Ctx, fresh.RunOptions{
+		Model: m, Data: data, Out: o.Out, Resume: o.Resume, BOSMode: o.AddBOS,
+		Window: o.Window, Stride: o.Stride, BatchTokens: o.BatchTokens,
+		SampleN: o.Sample, Seed: o.Seed, Shard: shard, Limit: o.Limit,
+		Header:   o.header(e, o.Threads),
+		Progress: e.Stderr,
+		Terminal: evals.IsTerminal(e.Stderr),
+		Now:      e.Now,
+	})
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return fresh.WriteJSON(e.Stdout, res)
+	}
+	return fresh.WriteText(e.Stdout, res)
+}

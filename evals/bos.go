@@ -1,0 +1,45 @@
+// Package evals holds what both tests share: run headers built from the
+// model's description, the BOS convention, progress output, seeded
+// sampling and sharding, the resumable record loop and the merging of
+// shard files.
+package evals
+
+import (
+	"fmt"
+
+	"github.com/udgamlabs/udgam-ci/runner"
+)
+
+// BOS modes as the user asks for them (--add-bos).
+const (
+	BOSAuto = "auto" // BOS first when the tokenizer has one
+	BOSYes  = "yes"  // BOS first; an error when the tokenizer has none
+	BOSNo   = "no"   // never BOS
+)
+
+// ResolveBOS turns a BOS mode into whether BOS is put first. "yes" on a
+// tokenizer without BOS is an error rather than a silent "no".
+func ResolveBOS(mode string, info runner.Info) (bool, error) {
+	switch mode {
+	case BOSAuto, "":
+		return info.HasBOS(), nil
+	case BOSYes:
+		if !info.HasBOS() {
+			return false, fmt.Errorf("--add-bos yes: the tokenizer of %s has no BOS token", modelLabel(info))
+		}
+		return true, nil
+	case BOSNo:
+		return false, nil
+	}
+	return false, fmt.Errorf("BOS mode %q: want auto, yes or no", mode)
+}
+
+func modelLabel(info runner.Info) string {
+	switch {
+	case info.Path != "":
+		return info.Path
+	case info.Name != "":
+		return info.Name
+	}
+	return "the model"
+}

@@ -1,0 +1,379 @@
+package fresh
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/udgamlabs/udgam-ci/evals"
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/runner"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// steppingClock returns a time that moves 2s at each call.
+func steppingClock() func() time.Time {
+	t := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	return func() time.Time { t = t.Add(2 * time.Second); return t }
+}
+
+func runOptions(m runner.Model, data *Data, out string) RunOptions {
+	return RunOptions{
+		Model: m, Data: data, Out: out, BOSMode: "auto", Window: 64, Stride: 32, BatchTokens: 300,
+		Header: evals.HeaderOptions{
+			ModelName: "bigram-3",
+			Rand:      bytes.NewReader(bytes.Repeat([]byte{0xab}, 64)),
+			Getenv:    func(string) string { return "" },
+		},
+		Now: steppingClock(),
+	}
+}
+
+func genData(n int) *Data {
+	docs := GenerateDocs(21, n, 100, 3000)
+	return &Data{Docs: docs, Dataset: runfile.Dataset{Name: "gen", SHA256: "00", Count: n}}
+}
+
+// failingModel fails its Score call number failAt (1-based).
+type failingModel struct {
+	*byteModel
+	failAt int
+}
+
+func (m *failingModel) Score(ctx context.Context, reqs []runner.Request) ([]runner.Result, error) {
+	if m.calls+1 == m.failAt {
+		return nil, errors.New("engine died")
+	}
+	return m.byteModel.Score(ctx, reqs)
+}
+
+func sameDocs(t *testing.T, got, want []runfile.Doc) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d records, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("record %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+func TestRunResumeAfterFailureAndTornLine(t *testing.T) {
+	dir := t.TempDir()
+	data := genData(30)
+	whole, err := Run(context.Background(), runOptions(newByteModel(3), data, filepath.Join(dir, "whole.jsonl")))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	path := filepath.Join(dir, "killed.jsonl")
+	_, err = Run(context.Background(), runOptions(&failingModel{newByteModel(3), 6}, data, path))
+	if err == nil || !strings.Contains(err.Error(), "engine died") || !strings.Contains(err.Error(), "--resume") {
+		t.Fatalf("failed run: %v", err)
+	}
+	before, err := runfile.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(before.Docs); n == 0 || n >= 30 {
+		t.Fatalf("the failed run left %d records: the test needs some but not all", n)
+	}
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"id":"gen-000`) // a write cut by the kill
+	f.Close()
+
+	// Without --resume the file is not touched.
+	if _, err := Run(context.Background(), runOptions(newByteModel(3), data, path)); err == nil || !strings.Contains(err.Error(), "--resume") {
+		t.Errorf("rerun without --resume: %v", err)
+	}
+	m := newByteModel(3)
+	opt := runOptions(m, data, path)
+	opt.Resume = true
+	res, err := Run(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Resumed || res.Skipped != len(before.Docs) || res.Scored != 30-len(before.Docs) {
+		t.Errorf("resume: resumed=%v skipped=%d scored=%d, %d were done", res.Resumed, res.Skipped, res.Scored, len(before.Docs))
+	}
+	sameDocs(t, res.Run.Docs, whole.Run.Docs)
+	if res.Run.Header.ID != before.Header.ID {
+		t.Errorf("resume changed the run id: %s -> %s", before.Header.ID, res.Run.Header.ID)
+	}
+
+	// Resuming with another window is refused.
+	opt = runOptions(newByteModel(3), data, path)
+	opt.Resume, opt.Window = true, 128
+	if _, err := Run(context.Background(), opt); err == nil || !strings.Contains(err.Error(), "window") {
+		t.Errorf("resume with another window: %v", err)
+	}
+}
+
+func TestRunShardsMergeToTheWholeRun(t *testing.T) {
+	dir := t.TempDir()
+	data := genData(25)
+	sample := func(o RunOptions) RunOptions { o.SampleN, o.Seed = 17, 9; return o }
+	whole, err := Run(context.Background(), sample(runOptions(newByteModel(3), data, filepath.Join(dir, "whole.jsonl"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole.Summary.Docs != 17 || whole.Run.Header.Sample == nil || len(whole.Run.Header.Sample.IDs) != 17 {
+		t.Fatalf("sample of 17: %d docs, header sample %+v", whole.Summary.Docs, whole.Run.Header.Sample)
+	}
+	var shards []*runfile.Run
+	for i := 1; i <= 3; i++ {
+		opt := sample(runOptions(newByteModel(3), data, filepath.Join(dir, "shard.jsonl"+string(rune('0'+i)))))
+		opt.Shard = &runfile.Shard{Index: i, Count: 3}
+		res, err := Run(context.Background(), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shards = append(shards, res.Run)
+	}
+	merged, err := evals.Merge(shards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]runfile.Doc{}
+	for _, d := range merged.Docs {
+		got[d.ID] = d
+	}
+	for _, d := range whole.Run.Docs {
+		if got[d.ID] != d {
+			t.Errorf("merged %s = %+v, want %+v", d.ID, got[d.ID], d)
+		}
+	}
+	if len(got) != len(whole.Run.Docs) {
+		t.Errorf("merged %d docs, want %d", len(got), len(whole.Run.Docs))
+	}
+	if s := runfile.SummarizeFresh(merged.Docs); relErr(s.BPB, whole.Summary.BPB) > 1e-12 {
+		t.Errorf("merged bpb %v, whole %v", s.BPB, whole.Summary.BPB)
+	}
+}
+
+func TestRunRefusesBadSettings(t *testing.T) {
+	data := genData(3)
+	tests := []struct {
+		name string
+		edit func(*RunOptions)
+		want string
+	}{
+		{"stride", func(o *RunOptions) { o.Stride = 64 }, "stride 64"},
+		{"context", func(o *RunOptions) { o.Window, o.Stride = 8192, 4096 }, "longer than the model's context length 4096"},
+		{"bos mode", func(o *RunOptions) { o.BOSMode = "sometimes" }, `BOS mode "sometimes"`},
+		{"no bos, no token bytes", func(o *RunOptions) { o.BOSMode, o.Model = "no", noTokenBytes{newByteModel(1)} }, "--add-bos yes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opt := runOptions(newByteModel(1), data, filepath.Join(t.TempDir(), "r.jsonl"))
+			tt.edit(&opt)
+			if _, err := Run(context.Background(), opt); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Run: %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// noTokenBytes hides TokenBytes.
+type noTokenBytes struct{ m *byteModel }
+
+func (n noTokenBytes) Tokenize(s string) ([]int32, error) { return n.m.Tokenize(s) }
+func (n noTokenBytes) Info() runner.Info                  { return n.m.Info() }
+func (n noTokenBytes) Score(ctx context.Context, r []runner.Request) ([]runner.Result, error) {
+	return n.m.Score(ctx, r)
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file:\n%s\nwant:\n%s", name, got, want)
+	}
+}
+
+func TestRunSmoke(t *testing.T) {
+	smoke, err := Smoke()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bos := range []string{"yes", "no"} {
+		opt := runOptions(newByteModel(3), smoke, filepath.Join(t.TempDir(), "run.jsonl"))
+		opt.BOSMode = bos
+		var progress, text, js bytes.Buffer
+		opt.Progress = &progress
+		res, err := Run(context.Background(), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Run.Header.Dataset.Smoke || res.Summary.Docs != len(smoke.Docs) || res.Run.Header.Settings.AddBOS != (bos == "yes") {
+			t.Errorf("smoke run: dataset %+v, %d docs, settings %+v", res.Run.Header.Dataset, res.Summary.Docs, res.Run.Header.Settings)
+		}
+		if !strings.Contains(progress.String(), "30/30 docs") {
+			t.Errorf("progress %q", progress.String())
+		}
+		if err := WriteText(&text, res); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteJSON(&js, res); err != nil {
+			t.Fatal(err)
+		}
+		var parsed map[string]any
+		if err := json.Unmarshal(js.Bytes(), &parsed); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"test", "bpb", "bits", "bytes", "docs", "tokens", "by_source", "settings", "seconds"} {
+			if _, ok := parsed[k]; !ok {
+				t.Errorf("--json lacks %q", k)
+			}
+		}
+		if parsed["smoke"] != true || !strings.Contains(text.String(), "SMOKE SAMPLE, NOT THE BENCHMARK") {
+			t.Error("the summary does not say it is a smoke sample")
+		}
+	}
+}
+
+// fixedResult is a finished run built by hand, so the golden files do not
+// change with the test model or the engine version.
+func fixedResult(smoke bool) *Result {
+	h := testHeaderFor(smoke)
+	docs := []runfile.Doc{
+		{ID: "a", Source: "arxiv", Bytes: 1000, Tokens: 250, Bits: 900, Windows: 1, TextBytes: 1000},
+		{ID: "b", Source: "wikipedia", Bytes: 3000, Tokens: 700, Bits: 2400.5, Windows: 2, TextBytes: 3000},
+		{ID: "c", Source: "wikipedia", Bytes: 500, Tokens: 120, Bits: 410.25, Windows: 1, TextBytes: 500},
+	}
+	run := &runfile.Run{Header: h, Docs: docs}
+	return &Result{Out: "run.jsonl", Run: run, Summary: runfile.SummarizeFresh(docs), Seconds: 4, Scored: 2, Tokens: 820, Skipped: 1, Resumed: !smoke}
+}
+
+func testHeaderFor(smoke bool) runfile.Header {
+	h := runfile.Header{
+		Schema: runfile.Schema, ID: "20261130T120000Z-0000000000000001", Test: runfile.TestFresh,
+		Model:   runfile.Model{Name: "tiny", SHA256: "aa"},
+		Dataset: runfile.Dataset{Name: "fresh-2026-10.jsonl", Revision: "r1", SHA256: "0123456789abcdef0123", Count: 3},
+		Settings: runfile.Settings{AddBOS: true, BOSMode: "auto", BOSID: 1, Window: 2048, Stride: 1024, Dtype: "F16",
+			TokenizerSHA256: "tt", Engine: "engine 1", Formulation: FormulationBOS},
+		Sample: &runfile.Sample{N: 3, Seed: 5, IDs: []string{"a", "b", "c"}},
+		Shard:  &runfile.Shard{Index: 2, Count: 4},
+	}
+	if smoke {
+		h.Dataset = runfile.Dataset{Name: SmokeName, Revision: "embedded", SHA256: "ff", Count: 3, Smoke: true}
+		h.Settings.AddBOS, h.Settings.BOSMode, h.Settings.Formulation = false, "no", FormulationNoBOS
+		h.Sample, h.Shard = nil, nil
+	}
+	return h
+}
+
+func TestSummaryGolden(t *testing.T) {
+	for _, smoke := range []bool{false, true} {
+		name := "summary"
+		if smoke {
+			name = "summary-smoke"
+		}
+		var text, js bytes.Buffer
+		if err := WriteText(&text, fixedResult(smoke)); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteJSON(&js, fixedResult(smoke)); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, name+".txt", text.Bytes())
+		golden(t, name+".json", js.Bytes())
+	}
+}
+
+// blockingModel scores normally for its first calls and then blocks until
+// the process is killed.
+type blockingModel struct {
+	*byteModel
+	blockAt int
+}
+
+func (m *blockingModel) Score(ctx context.Context, reqs []runner.Request) ([]runner.Result, error) {
+	if m.calls+1 >= m.blockAt {
+		time.Sleep(time.Hour) // wait for kill -9 (a sleep, so the runtime sees no deadlock)
+	}
+	return m.byteModel.Score(ctx, reqs)
+}
+
+const killChildEnv = "UDGAM_FRESH_KILL_CHILD"
+
+// TestKillChild is the process TestResumeAfterKill kills; it does nothing
+// in a normal test run.
+func TestKillChild(t *testing.T) {
+	path := os.Getenv(killChildEnv)
+	if path == "" {
+		t.Skip("helper process for TestResumeAfterKill")
+	}
+	opt := runOptions(&blockingModel{newByteModel(3), 6}, genData(20), path)
+	opt.BatchTokens = 1 // one document per call: 5 records before it blocks
+	Run(context.Background(), opt)
+	t.Fatal("the child was not killed")
+}
+
+func TestResumeAfterKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a subprocess")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "killed.jsonl")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKillChild$")
+	cmd.Env = append(os.Environ(), killChildEnv+"="+path)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	// Wait for the header and 5 records, then kill -9.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		b, _ := os.ReadFile(path)
+		if bytes.Count(b, []byte("\n")) >= 6 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the child wrote %q and no more", b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+
+	data := genData(20)
+	whole, err := Run(context.Background(), runOptions(newByteModel(3), data, filepath.Join(dir, "whole.jsonl")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := runOptions(newByteModel(3), data, path)
+	opt.Resume = true
+	res, err := Run(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Skipped != 5 {
+		t.Errorf("resume skipped %d documents, want the 5 the child wrote", res.Skipped)
+	}
+	sameDocs(t, res.Run.Docs, whole.Run.Docs)
+}

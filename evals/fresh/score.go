@@ -1,0 +1,260 @@
+package fresh
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/runner"
+)
+
+// TokenByter is what scoring without BOS needs from a model: the bytes of
+// a token's text, so the unscored first token's bytes can be left out of
+// the byte count.
+type TokenByter interface {
+	TokenBytes(id int32) ([]byte, error)
+}
+
+// Formulations record the BOS convention in the settings.
+const (
+	FormulationBOS   = "bpb/v1: each document alone after BOS, every token scored once"
+	FormulationNoBOS = "bpb/v1: each document alone without BOS, first token unscored and its bytes left out"
+)
+
+// Formulation names the convention a BOS choice implies.
+func Formulation(addBOS bool) string {
+	if addBOS {
+		return FormulationBOS
+	}
+	return FormulationNoBOS
+}
+
+// DefaultBatchTokens is how many tokens of windows go to the engine in one
+// Score call: enough for it to fill its batches with many short documents.
+const DefaultBatchTokens = 16384
+
+// ScoreOptions are the settings of scoring.
+type ScoreOptions struct {
+	Window, Stride int
+	AddBOS         bool
+	BOS            int32
+	BatchTokens    int // 0: DefaultBatchTokens
+}
+
+// job is one document being scored.
+type job struct {
+	doc   *Document
+	seq   []int32
+	spans []span
+	logp  [][]float64 // per span, in nats
+	left  int         // spans without results yet
+	first int         // bytes of the unscored first token (no BOS)
+}
+
+// pending is one window request waiting for the engine.
+type pending struct {
+	job  *job
+	span int
+}
+
+// scorer packs the windows of many documents into each Score call and
+// hands out records in data order as documents complete.
+type scorer struct {
+	m     runner.Model
+	opt   ScoreOptions
+	emit  func(runfile.Doc) error
+	reqs  []runner.Request
+	owner []pending
+	size  int    // tokens in reqs
+	queue []*job // documents not yet emitted, in data order
+}
+
+// Score scores docs with m and calls emit with each document's record, in
+// data order, as soon as that document and all before it are done. A
+// document's windows may travel in one call with other documents' windows.
+func Score(ctx context.Context, m runner.Model, docs []Document, opt ScoreOptions, emit func(runfile.Doc) error) error {
+	if err := validateWindow(opt.Window, opt.Stride); err != nil {
+		return err
+	}
+	if opt.BatchTokens <= 0 {
+		opt.BatchTokens = DefaultBatchTokens
+	}
+	s := &scorer{m: m, opt: opt, emit: emit}
+	for i := range docs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		j, err := s.prepare(&docs[i])
+		if err != nil {
+			return err
+		}
+		s.queue = append(s.queue, j)
+		for k, sp := range j.spans {
+			s.reqs = append(s.reqs, runner.Request{Branches: []runner.Branch{{
+				Tokens:    j.seq[sp.Begin:sp.End],
+				Positions: positions(sp),
+			}}})
+			s.owner = append(s.owner, pending{j, k})
+			s.size += sp.End - sp.Begin
+		}
+		if s.size >= opt.BatchTokens {
+			if err := s.flush(ctx); err != nil {
+				return err
+			}
+		}
+		// A document without windows (one token, no BOS) is already done.
+		if err := s.emitDone(); err != nil {
+			return err
+		}
+	}
+	if err := s.flush(ctx); err != nil {
+		return err
+	}
+	if err := s.emitDone(); err != nil {
+		return err
+	}
+	if len(s.queue) > 0 {
+		return fmt.Errorf("document %s: windows left without results", s.queue[0].doc.ID)
+	}
+	return nil
+}
+
+// prepare tokenises a document and lays out its windows.
+func (s *scorer) prepare(d *Document) (*job, error) {
+	toks, err := s.m.Tokenize(d.Text)
+	if err != nil {
+		return nil, fmt.Errorf("document %s: tokenize: %w", d.ID, err)
+	}
+	if len(toks) == 0 {
+		return nil, fmt.Errorf("document %s: the tokenizer returned no tokens for %d bytes of text", d.ID, len(d.Text))
+	}
+	j := &job{doc: d}
+	if s.opt.AddBOS {
+		j.seq = append(make([]int32, 0, len(toks)+1), s.opt.BOS)
+		j.seq = append(j.seq, toks...)
+	} else {
+		j.seq = toks
+		if j.first, err = firstTokenBytes(s.m, d, toks[0]); err != nil {
+			return nil, err
+		}
+	}
+	j.spans = plan(len(j.seq), s.opt.Window, s.opt.Stride)
+	if err := checkCoverage(len(j.seq), s.opt.Window, j.spans); err != nil {
+		return nil, fmt.Errorf("document %s: %w", d.ID, err)
+	}
+	j.logp = make([][]float64, len(j.spans))
+	j.left = len(j.spans)
+	return j, nil
+}
+
+// firstTokenBytes is how many bytes of the text the first token covers. A
+// SentencePiece tokenizer may show the first piece with the space it adds
+// in front of the text; that space is not in the text, so it is not counted.
+func firstTokenBytes(m runner.Model, d *Document, tok int32) (int, error) {
+	tb, ok := m.(TokenByter)
+	if !ok {
+		return 0, fmt.Errorf("document %s: scoring without BOS needs the bytes of the first token, which this model cannot give (use --add-bos yes)", d.ID)
+	}
+	piece, err := tb.TokenBytes(tok)
+	if err != nil {
+		return 0, fmt.Errorf("document %s: first token: %w", d.ID, err)
+	}
+	text := []byte(d.Text)
+	switch {
+	case len(piece) > 0 && bytes.HasPrefix(text, piece):
+		return len(piece), nil
+	case len(piece) > 1 && piece[0] == ' ' && bytes.HasPrefix(text, piece[1:]):
+		return len(piece) - 1, nil
+	}
+	return 0, fmt.Errorf("document %s: the first token %d reads %q, which does not start the text", d.ID, tok, piece)
+}
+
+// positions lists a span's scored positions relative to its first token.
+func positions(sp span) []int {
+	ps := make([]int, 0, sp.End-sp.From)
+	for p := sp.From; p < sp.End; p++ {
+		ps = append(ps, p-sp.Begin)
+	}
+	return ps
+}
+
+// flush sends the waiting windows to the engine and files the results.
+func (s *scorer) flush(ctx context.Context) error {
+	if len(s.reqs) == 0 {
+		return nil
+	}
+	res, err := s.m.Score(ctx, s.reqs)
+	if err != nil {
+		return fmt.Errorf("score %d windows (document %s first): %w", len(s.reqs), s.owner[0].job.doc.ID, err)
+	}
+	if len(res) != len(s.reqs) {
+		return fmt.Errorf("engine returned %d results for %d windows", len(res), len(s.reqs))
+	}
+	for i, r := range res {
+		o := s.owner[i]
+		want := len(s.reqs[i].Branches[0].Positions)
+		if len(r) != 1 || len(r[0]) != want {
+			return fmt.Errorf("document %s window %d: engine returned the wrong shape (want 1 branch of %d log-probabilities)", o.job.doc.ID, o.span, want)
+		}
+		o.job.logp[o.span] = r[0]
+		o.job.left--
+	}
+	s.reqs, s.owner, s.size = s.reqs[:0], s.owner[:0], 0
+	return nil
+}
+
+// emitDone emits the finished documents at the front of the queue.
+func (s *scorer) emitDone() error {
+	for len(s.queue) > 0 && s.queue[0].left == 0 {
+		j := s.queue[0]
+		s.queue = s.queue[1:]
+		rec, err := j.record(s.opt.AddBOS)
+		if err != nil {
+			return err
+		}
+		if err := s.emit(rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// record sums a finished document. Log-probabilities are added in position
+// order whatever the packing, so packing cannot change the result.
+func (j *job) record(addBOS bool) (runfile.Doc, error) {
+	var nats float64
+	tokens := 0
+	for k, lps := range j.logp {
+		for i, lp := range lps {
+			if math.IsNaN(lp) || lp > 1e-6 || math.IsInf(lp, 1) {
+				p := j.spans[k].From + i
+				return runfile.Doc{}, fmt.Errorf("document %s: token %d has log-probability %v, want a number <= 0", j.doc.ID, p, lp)
+			}
+			nats += lp
+			tokens++
+		}
+	}
+	if want := len(j.seq) - 1; tokens != want {
+		return runfile.Doc{}, fmt.Errorf("document %s: %d tokens scored, want %d", j.doc.ID, tokens, want)
+	}
+	bits := 0.0
+	if tokens > 0 {
+		bits = -nats / math.Ln2
+	}
+	if math.IsInf(bits, 0) {
+		return runfile.Doc{}, errors.New("document " + j.doc.ID + ": a token has probability 0 (infinite bits)")
+	}
+	return runfile.Doc{
+		ID:            j.doc.ID,
+		Source:        j.doc.Source,
+		Bytes:         len(j.doc.Text) - j.first,
+		Tokens:        tokens,
+		Bits:          bits,
+		Windows:       len(j.spans),
+		FirstUnscored: !addBOS,
+		TextBytes:     len(j.doc.Text),
+	}, nil
+}

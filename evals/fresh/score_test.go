@@ -1,0 +1,293 @@
+package fresh
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/runner/testmodel"
+)
+
+// byteModel is the bigram test model with TokenBytes: its tokens are
+// bytes, so a token's text is that one byte.
+type byteModel struct {
+	*testmodel.Bigram
+	calls int // Score calls
+}
+
+func (m *byteModel) TokenBytes(id int32) ([]byte, error) {
+	if id < 0 || id > 255 {
+		return nil, fmt.Errorf("token %d is not a byte", id)
+	}
+	return []byte{byte(id)}, nil
+}
+
+func (m *byteModel) Score(ctx context.Context, reqs []runner.Request) ([]runner.Result, error) {
+	m.calls++
+	return m.Bigram.Score(ctx, reqs)
+}
+
+func newByteModel(seed int64) *byteModel { return &byteModel{Bigram: testmodel.RandomBigram(seed)} }
+
+// expectedBits computes a document's bits straight from the bigram table:
+// every byte given the one before it, the first given BOS or not scored.
+func expectedBits(m *testmodel.Bigram, text string, addBOS bool) (bits float64, bytes, tokens int) {
+	prev := testmodel.BOS
+	start := 0
+	if !addBOS {
+		prev, start = int32(text[0]), 1
+	}
+	for i := start; i < len(text); i++ {
+		bits -= m.LogProb(prev, int32(text[i])) / math.Ln2
+		prev = int32(text[i])
+		tokens++
+	}
+	return bits, len(text) - start, tokens
+}
+
+// scoreAll runs Score and collects the records.
+func scoreAll(t *testing.T, m runner.Model, docs []Document, opt ScoreOptions) []runfile.Doc {
+	t.Helper()
+	var recs []runfile.Doc
+	if err := Score(context.Background(), m, docs, opt, func(d runfile.Doc) error {
+		recs = append(recs, d)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+func relErr(got, want float64) float64 { return math.Abs(got-want) / math.Abs(want) }
+
+func TestBitsMatchBigramArithmetic(t *testing.T) {
+	m := newByteModel(3)
+	// Long documents (many windows of 64) with multi-byte text, and short ones.
+	docs := append(GenerateDocs(11, 12, 300, 3000), Document{ID: "one-char", Text: "é"}, Document{ID: "x", Text: "xy"})
+	for _, addBOS := range []bool{true, false} {
+		recs := scoreAll(t, m, docs, ScoreOptions{Window: 64, Stride: 32, AddBOS: addBOS, BOS: testmodel.BOS, BatchTokens: 500})
+		if len(recs) != len(docs) {
+			t.Fatalf("addBOS=%v: %d records for %d documents", addBOS, len(recs), len(docs))
+		}
+		var totalBits float64
+		var totalBytes int
+		multiWindow := 0
+		for i, r := range recs {
+			d := docs[i]
+			bits, bytes, tokens := expectedBits(m.Bigram, d.Text, addBOS)
+			if r.ID != d.ID || r.Bytes != bytes || r.Tokens != tokens || r.TextBytes != len(d.Text) || r.FirstUnscored == addBOS {
+				t.Errorf("addBOS=%v %s: record %+v, want bytes %d tokens %d", addBOS, d.ID, r, bytes, tokens)
+			}
+			if tokens > 0 && relErr(r.Bits, bits) > 1e-9 {
+				t.Errorf("addBOS=%v %s: bits %.12g, arithmetic %.12g", addBOS, d.ID, r.Bits, bits)
+			}
+			if r.Windows > 3 {
+				multiWindow++
+			}
+			totalBits += bits
+			totalBytes += bytes
+		}
+		if multiWindow < 5 {
+			t.Errorf("only %d documents span more than 3 windows: the test does not exercise sliding", multiWindow)
+		}
+		s := runfile.SummarizeFresh(recs)
+		if want := totalBits / float64(totalBytes); relErr(s.BPB, want) > 1e-9 {
+			t.Errorf("addBOS=%v: bpb %.12g, arithmetic %.12g", addBOS, s.BPB, want)
+		}
+	}
+}
+
+func TestBigramResultsIgnoreWindowsAndPacking(t *testing.T) {
+	// A bigram model sees one token of context, so neither the windows nor
+	// the packing may change a single bit.
+	m := newByteModel(5)
+	docs := GenerateDocs(7, 40, 50, 5000)
+	base := scoreAll(t, m, docs, ScoreOptions{Window: 2048, Stride: 1024, AddBOS: true, BOS: testmodel.BOS})
+	for _, opt := range []ScoreOptions{
+		{Window: 2, Stride: 1},
+		{Window: 16, Stride: 15},
+		{Window: 100, Stride: 7},
+		{Window: 512, Stride: 256, BatchTokens: 1}, // one document per call
+		{Window: 4096, Stride: 2048, BatchTokens: 1 << 30},
+	} {
+		opt.AddBOS, opt.BOS = true, testmodel.BOS
+		m.calls = 0
+		got := scoreAll(t, m, docs, opt)
+		for i := range base {
+			b, g := base[i], got[i]
+			if g.Bits != b.Bits || g.Bytes != b.Bytes || g.Tokens != b.Tokens || g.ID != b.ID {
+				t.Errorf("window %d stride %d batch %d: %s = %+v, want %+v", opt.Window, opt.Stride, opt.BatchTokens, b.ID, g, b)
+				break
+			}
+		}
+		if opt.BatchTokens == 1 && m.calls != len(docs) {
+			t.Errorf("batch of 1 token: %d Score calls for %d documents, want one each", m.calls, len(docs))
+		}
+		if opt.BatchTokens == 1<<30 && m.calls != 1 {
+			t.Errorf("unbounded batch: %d Score calls, want 1", m.calls)
+		}
+	}
+}
+
+func TestPlan(t *testing.T) {
+	tests := []struct {
+		n, window, stride int
+		want              []span
+	}{
+		{5000, 2048, 1024, []span{{0, 1, 2048}, {1024, 2048, 3072}, {2048, 3072, 4096}, {3072, 4096, 5000}}},
+		{2048, 2048, 1024, []span{{0, 1, 2048}}},
+		{2049, 2048, 1024, []span{{0, 1, 2048}, {1024, 2048, 2049}}},
+		{1, 2048, 1024, nil},
+		{2, 2048, 1024, []span{{0, 1, 2}}},
+		{10, 4, 3, []span{{0, 1, 4}, {3, 4, 7}, {6, 7, 10}}},
+		{7, 4, 1, []span{{0, 1, 4}, {1, 4, 5}, {2, 5, 6}, {3, 6, 7}}},
+	}
+	for _, tt := range tests {
+		got := plan(tt.n, tt.window, tt.stride)
+		if len(got) != len(tt.want) {
+			t.Errorf("plan(%d, %d, %d) = %v, want %v", tt.n, tt.window, tt.stride, got, tt.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != tt.want[i] {
+				t.Errorf("plan(%d, %d, %d) = %v, want %v", tt.n, tt.window, tt.stride, got, tt.want)
+				break
+			}
+		}
+		if err := checkCoverage(tt.n, tt.window, got); err != nil {
+			t.Errorf("plan(%d, %d, %d) fails its own check: %v", tt.n, tt.window, tt.stride, err)
+		}
+	}
+	// Every window and stride that validate covers every length.
+	for window := 2; window <= 9; window++ {
+		for stride := 1; stride < window; stride++ {
+			for n := 1; n <= 40; n++ {
+				if err := checkCoverage(n, window, plan(n, window, stride)); err != nil {
+					t.Fatalf("window %d stride %d n %d: %v", window, stride, n, err)
+				}
+			}
+		}
+	}
+}
+
+func TestCheckCoverageCatchesBrokenWindows(t *testing.T) {
+	tests := []struct {
+		name  string
+		spans []span
+		want  string
+	}{
+		{"twice", []span{{0, 1, 6}, {4, 5, 10}}, "token 5 of 10 is scored 2 times"},
+		{"gap", []span{{0, 1, 5}, {4, 6, 10}}, "token 5 of 10 is scored 0 times"},
+		{"short", []span{{0, 1, 6}, {4, 6, 9}}, "token 9 of 10 is scored 0 times"},
+		{"no context", []span{{0, 1, 5}, {5, 5, 10}}, "window 1 [5, 10) scoring [5, 10) is malformed"},
+		{"too long", []span{{0, 1, 10}}, "window 0 [0, 10) scoring [1, 10) is malformed"},
+		{"past the end", []span{{0, 1, 6}, {4, 6, 11}}, "malformed"},
+		{"first token", []span{{0, 0, 6}}, "malformed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkCoverage(10, 6, tt.spans)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("checkCoverage = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidateWindow(t *testing.T) {
+	for _, tt := range []struct {
+		window, stride int
+		ok             bool
+	}{
+		{2048, 1024, true}, {2, 1, true}, {1, 1, false}, {8, 8, false}, {8, 0, false}, {8, 9, false},
+	} {
+		if err := validateWindow(tt.window, tt.stride); (err == nil) != tt.ok {
+			t.Errorf("validateWindow(%d, %d) = %v, want ok=%v", tt.window, tt.stride, err, tt.ok)
+		}
+	}
+}
+
+// pieceModel gives chosen pieces for the first token, as a SentencePiece
+// or BPE tokenizer would.
+type pieceModel struct {
+	*byteModel
+	piece []byte
+}
+
+func (m pieceModel) TokenBytes(int32) ([]byte, error) { return m.piece, nil }
+
+func TestFirstTokenBytes(t *testing.T) {
+	d := &Document{ID: "d", Text: "Hello world"}
+	tests := []struct {
+		piece   string
+		want    int
+		wantErr string
+	}{
+		{"Hello", 5, ""},
+		{" Hello", 5, ""}, // the space SentencePiece puts in front is not in the text
+		{"H", 1, ""},
+		{"Help", 0, `reads "Help"`},
+		{"", 0, `reads ""`},
+	}
+	for _, tt := range tests {
+		got, err := firstTokenBytes(pieceModel{newByteModel(1), []byte(tt.piece)}, d, 7)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("piece %q: %v, want an error containing %q", tt.piece, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("piece %q: %d, %v; want %d", tt.piece, got, err, tt.want)
+		}
+	}
+	// A model that cannot tell token bytes cannot score without BOS.
+	_, err := firstTokenBytes(testmodel.RandomBigram(1), d, 7)
+	if err == nil || !strings.Contains(err.Error(), "--add-bos yes") {
+		t.Errorf("model without TokenBytes: %v", err)
+	}
+}
+
+// badModel returns broken results.
+type badModel struct {
+	*byteModel
+	mode string
+}
+
+func (m badModel) Score(ctx context.Context, reqs []runner.Request) ([]runner.Result, error) {
+	res, err := m.byteModel.Score(ctx, reqs)
+	switch m.mode {
+	case "error":
+		return nil, errors.New("engine failed")
+	case "short":
+		return res[:len(res)-1], err
+	case "nan":
+		res[0][0][0] = math.NaN()
+	case "positive":
+		res[0][0][0] = 0.5
+	case "shape":
+		res[0][0] = res[0][0][1:]
+	}
+	return res, err
+}
+
+func TestScoreRejectsBrokenEngines(t *testing.T) {
+	docs := []Document{{ID: "a", Text: "some text"}, {ID: "b", Text: "more text"}}
+	for mode, want := range map[string]string{
+		"error":    "engine failed",
+		"short":    "3 results for 4 windows",
+		"nan":      "document a: token 1 has log-probability NaN",
+		"positive": "log-probability 0.5",
+		"shape":    "document a window 0: engine returned the wrong shape",
+	} {
+		err := Score(context.Background(), badModel{newByteModel(1), mode}, docs, ScoreOptions{Window: 8, Stride: 4, AddBOS: true, BOS: testmodel.BOS}, func(runfile.Doc) error { return nil })
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error containing %q", mode, err, want)
+		}
+	}
+}

@@ -1,0 +1,162 @@
+package evals
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/runner"
+)
+
+// HeaderOptions is everything a run header records beyond the model's own
+// description. Zero values mean "not given"; Getenv, Now and Rand default
+// to nothing, time.Now and crypto/rand so tests can fix them.
+type HeaderOptions struct {
+	ModelName     string // --model-name; else the GGUF's general.name
+	ModelRevision string // --model-revision
+	Dataset       runfile.Dataset
+	BOSMode       string // auto|yes|no
+	Window        int    // fresh text only
+	Stride        int
+	Formulation   string
+	Runtime       runfile.Runtime
+	Git           GitFlags
+	Sample        *runfile.Sample
+	Shard         *runfile.Shard
+
+	Getenv func(string) string // for GITHUB_* when Git leaves a field empty
+	Now    func() time.Time
+	Rand   io.Reader // randomness of the run id
+}
+
+// GitFlags are the --git-repo, --git-sha, --git-ref and --pr flags; empty
+// fields are filled from GitHub Actions variables.
+type GitFlags struct {
+	Repo string
+	SHA  string
+	Ref  string
+	PR   int // 0: none given
+}
+
+// NewHeader builds the header of a run of test ("fresh" or "probes") from
+// the model's description and opt. It resolves the BOS mode, so an
+// impossible mode fails here, before anything is scored.
+func NewHeader(test string, info runner.Info, opt HeaderOptions) (runfile.Header, error) {
+	addBOS, err := ResolveBOS(opt.BOSMode, info)
+	if err != nil {
+		return runfile.Header{}, err
+	}
+	now := time.Now
+	if opt.Now != nil {
+		now = opt.Now
+	}
+	started := now().UTC()
+	id, err := NewRunID(started, opt.Rand)
+	if err != nil {
+		return runfile.Header{}, err
+	}
+	mode := opt.BOSMode
+	if mode == "" {
+		mode = BOSAuto
+	}
+	name := opt.ModelName
+	if name == "" {
+		name = info.Name
+	}
+	if name == "" && info.Path != "" {
+		name = filepath.Base(info.Path)
+	}
+	file := ""
+	if info.Path != "" {
+		file = filepath.Base(info.Path)
+	}
+	h := runfile.Header{
+		Schema: runfile.Schema,
+		ID:     id,
+		Test:   test,
+		Model: runfile.Model{
+			Name:     name,
+			Revision: opt.ModelRevision,
+			File:     file,
+			SHA256:   info.SHA256,
+			Arch:     info.Arch,
+			Params:   info.Params,
+			Dtype:    info.Dtype,
+		},
+		Dataset: opt.Dataset,
+		Settings: runfile.Settings{
+			AddBOS:          addBOS,
+			BOSMode:         mode,
+			BOSID:           info.BOS,
+			Window:          opt.Window,
+			Stride:          opt.Stride,
+			Dtype:           info.Dtype,
+			TokenizerSHA256: info.TokenizerSHA256,
+			Engine:          runner.EngineVersion(),
+			Formulation:     opt.Formulation,
+		},
+		Runtime:   opt.Runtime,
+		Git:       GitFromEnv(opt.Git, opt.Getenv),
+		Sample:    opt.Sample,
+		Shard:     opt.Shard,
+		StartedAt: started,
+	}
+	if err := h.Validate(); err != nil {
+		return runfile.Header{}, err
+	}
+	return h, nil
+}
+
+// NewRunID makes a unique, sortable run id: the start time and 8 random
+// bytes, e.g. 20261130T140808Z-1f2e3d4c5b6a7988.
+func NewRunID(t time.Time, r io.Reader) (string, error) {
+	if r == nil {
+		r = rand.Reader
+	}
+	var b [8]byte
+	if _, err := io.ReadFull(r, b[:]); err != nil {
+		return "", fmt.Errorf("run id: %w", err)
+	}
+	return t.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:]), nil
+}
+
+var pullRef = regexp.MustCompile(`^refs/pull/([0-9]+)/(merge|head)$`)
+
+// GitFromEnv fills the fields the flags left empty from GitHub Actions
+// variables: GITHUB_REPOSITORY, GITHUB_SHA, GITHUB_HEAD_REF (a pull
+// request's branch) or else GITHUB_REF_NAME, and the PR number from
+// GITHUB_REF (refs/pull/N/merge).
+func GitFromEnv(f GitFlags, getenv func(string) string) runfile.Git {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	g := runfile.Git{Repo: f.Repo, SHA: f.SHA, Ref: f.Ref}
+	if g.Repo == "" {
+		g.Repo = getenv("GITHUB_REPOSITORY")
+	}
+	if g.SHA == "" {
+		g.SHA = getenv("GITHUB_SHA")
+	}
+	if g.Ref == "" {
+		g.Ref = getenv("GITHUB_HEAD_REF")
+	}
+	if g.Ref == "" {
+		g.Ref = getenv("GITHUB_REF_NAME")
+	}
+	pr := f.PR
+	if pr == 0 {
+		if m := pullRef.FindStringSubmatch(getenv("GITHUB_REF")); m != nil {
+			pr, _ = strconv.Atoi(m[1]) // the pattern admits only digits
+		}
+	}
+	if pr > 0 {
+		g.PR = &pr
+	}
+	return g
+}

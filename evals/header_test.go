@@ -1,0 +1,155 @@
+package evals
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/runner"
+)
+
+func TestResolveBOS(t *testing.T) {
+	with := runner.Info{BOS: 1}
+	without := runner.Info{BOS: -1, Path: "m.gguf"}
+	tests := []struct {
+		mode    string
+		info    runner.Info
+		want    bool
+		wantErr string
+	}{
+		{"auto", with, true, ""},
+		{"", with, true, ""},
+		{"auto", without, false, ""},
+		{"yes", with, true, ""},
+		{"yes", without, false, "m.gguf has no BOS token"},
+		{"no", with, false, ""},
+		{"no", without, false, ""},
+		{"maybe", with, false, `BOS mode "maybe"`},
+	}
+	for _, tt := range tests {
+		got, err := ResolveBOS(tt.mode, tt.info)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("ResolveBOS(%q, bos=%d) error = %v, want one containing %q", tt.mode, tt.info.BOS, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("ResolveBOS(%q, bos=%d) = %v, %v; want %v", tt.mode, tt.info.BOS, got, err, tt.want)
+		}
+	}
+}
+
+func fakeEnv(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestGitFromEnv(t *testing.T) {
+	pr := func(n int) *int { return &n }
+	tests := []struct {
+		name  string
+		flags GitFlags
+		env   map[string]string
+		want  runfile.Git
+	}{
+		{"nothing", GitFlags{}, nil, runfile.Git{}},
+		{
+			"pull request",
+			GitFlags{},
+			map[string]string{"GITHUB_REPOSITORY": "o/r", "GITHUB_SHA": "abc", "GITHUB_HEAD_REF": "feature", "GITHUB_REF_NAME": "7/merge", "GITHUB_REF": "refs/pull/7/merge"},
+			runfile.Git{Repo: "o/r", SHA: "abc", Ref: "feature", PR: pr(7)},
+		},
+		{
+			"push to main",
+			GitFlags{},
+			map[string]string{"GITHUB_REPOSITORY": "o/r", "GITHUB_SHA": "def", "GITHUB_REF_NAME": "main", "GITHUB_REF": "refs/heads/main"},
+			runfile.Git{Repo: "o/r", SHA: "def", Ref: "main"},
+		},
+		{
+			"flags win",
+			GitFlags{Repo: "x/y", SHA: "123", Ref: "dev", PR: 9},
+			map[string]string{"GITHUB_REPOSITORY": "o/r", "GITHUB_SHA": "abc", "GITHUB_HEAD_REF": "feature", "GITHUB_REF": "refs/pull/7/merge"},
+			runfile.Git{Repo: "x/y", SHA: "123", Ref: "dev", PR: pr(9)},
+		},
+		{
+			"not a pull ref",
+			GitFlags{},
+			map[string]string{"GITHUB_REF": "refs/pull/abc/merge"},
+			runfile.Git{},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := GitFromEnv(tt.flags, fakeEnv(tt.env))
+			if compact(got) != compact(tt.want) {
+				t.Errorf("GitFromEnv = %s, want %s", compact(got), compact(tt.want))
+			}
+		})
+	}
+}
+
+func TestNewHeader(t *testing.T) {
+	info := runner.Info{
+		Path: "/models/tiny.gguf", SHA256: "aa", Name: "Tiny", Arch: "llama", Params: 1234,
+		Dtype: "F16", BOS: 1, TokenizerSHA256: "bb",
+	}
+	at := time.Date(2026, 11, 30, 14, 0, 0, 0, time.FixedZone("X", 3600))
+	opt := HeaderOptions{
+		ModelRevision: "rev1",
+		Dataset:       runfile.Dataset{Name: "smoke", SHA256: "cc", Count: 3, Smoke: true},
+		BOSMode:       "auto",
+		Window:        2048,
+		Stride:        1024,
+		Formulation:   "f1",
+		Runtime:       runfile.Runtime{Threads: 2},
+		Shard:         &runfile.Shard{Index: 1, Count: 2},
+		Getenv:        fakeEnv(map[string]string{"GITHUB_REPOSITORY": "o/r"}),
+		Now:           func() time.Time { return at },
+		Rand:          bytes.NewReader([]byte{1, 2, 3, 4, 5, 6, 7, 8}),
+	}
+	h, err := NewHeader(runfile.TestFresh, info, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := runfile.Header{
+		Schema:  runfile.Schema,
+		ID:      "20261130T130000Z-0102030405060708",
+		Test:    "fresh",
+		Model:   runfile.Model{Name: "Tiny", Revision: "rev1", File: "tiny.gguf", SHA256: "aa", Arch: "llama", Params: 1234, Dtype: "F16"},
+		Dataset: runfile.Dataset{Name: "smoke", SHA256: "cc", Count: 3, Smoke: true},
+		Settings: runfile.Settings{
+			AddBOS: true, BOSMode: "auto", BOSID: 1, Window: 2048, Stride: 1024, Dtype: "F16",
+			TokenizerSHA256: "bb", Engine: runner.EngineVersion(), Formulation: "f1",
+		},
+		Runtime:   runfile.Runtime{Threads: 2},
+		Git:       runfile.Git{Repo: "o/r"},
+		Shard:     &runfile.Shard{Index: 1, Count: 2},
+		StartedAt: at.UTC(),
+	}
+	if compact(h) != compact(want) {
+		t.Errorf("header\n got %s\nwant %s", compact(h), compact(want))
+	}
+
+	info.BOS = -1
+	opt.BOSMode = "yes"
+	if _, err := NewHeader(runfile.TestFresh, info, opt); err == nil {
+		t.Error("NewHeader with --add-bos yes and no BOS token: no error")
+	}
+}
+
+func TestNewRunIDUnique(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	a, err := NewRunID(at, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := NewRunID(at, nil)
+	if a == b || !strings.HasPrefix(a, "20260102T030405Z-") || len(a) != len("20260102T030405Z-")+16 {
+		t.Errorf("run ids %q and %q: want distinct ids with the time prefix and 16 hex digits", a, b)
+	}
+	if _, err := NewRunID(at, bytes.NewReader([]byte{1})); err == nil {
+		t.Error("short randomness: no error")
+	}
+}

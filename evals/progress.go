@@ -1,0 +1,161 @@
+package evals
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+)
+
+// Progress reports how far a run has gone: on a terminal a bar redrawn in
+// place, otherwise (CI logs) a plain line every Every. It is not safe for
+// concurrent use; the scoring loop calls it from one goroutine.
+type Progress struct {
+	w        io.Writer
+	label    string
+	total    int
+	terminal bool
+	every    time.Duration
+	now      func() time.Time
+
+	start     time.Time
+	last      time.Time
+	items     int
+	tokens    int
+	lastWidth int
+}
+
+// ProgressOptions configure a Progress. Terminal picks the redrawn bar;
+// IsTerminal tells whether a writer is one.
+type ProgressOptions struct {
+	Label    string // e.g. "docs" or "items"
+	Terminal bool
+	Every    time.Duration    // plain lines: at most one per Every (default 10s)
+	Now      func() time.Time // default time.Now
+}
+
+// barRedraw bounds how often a terminal bar is redrawn.
+const barRedraw = 200 * time.Millisecond
+
+// NewProgress starts reporting on w for total items (0: unknown). A nil w
+// reports nothing.
+func NewProgress(w io.Writer, total int, opt ProgressOptions) *Progress {
+	if w == nil {
+		w = io.Discard
+	}
+	p := &Progress{w: w, label: opt.Label, total: total, terminal: opt.Terminal, every: opt.Every, now: opt.Now}
+	if p.label == "" {
+		p.label = "items"
+	}
+	if p.every <= 0 {
+		p.every = 10 * time.Second
+	}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	p.start = p.now()
+	p.last = p.start
+	return p
+}
+
+// IsTerminal reports whether w is a terminal, so progress can be a bar.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// Skip takes items an earlier, resumed run already did out of the total, so
+// the bar and the ETA count only what is left.
+func (p *Progress) Skip(items int) {
+	p.total -= items
+	if p.total < 0 {
+		p.total = 0
+	}
+}
+
+// Add records items finished and the tokens they scored, and reports when
+// it is time to.
+func (p *Progress) Add(items, tokens int) {
+	p.items += items
+	p.tokens += tokens
+	now := p.now()
+	gap := p.every
+	if p.terminal {
+		gap = barRedraw
+	}
+	if now.Sub(p.last) < gap && !(p.terminal && p.items == p.total) {
+		return
+	}
+	p.last = now
+	p.report(now)
+}
+
+// Done draws the final state and ends the bar's line.
+func (p *Progress) Done() {
+	p.report(p.now())
+	if p.terminal {
+		fmt.Fprintln(p.w)
+	}
+}
+
+func (p *Progress) report(now time.Time) {
+	line := p.line(now)
+	if !p.terminal {
+		fmt.Fprintln(p.w, line)
+		return
+	}
+	// Pad over the previous line's tail, which may have been longer.
+	pad := ""
+	if n := p.lastWidth - len(line); n > 0 {
+		pad = strings.Repeat(" ", n)
+	}
+	p.lastWidth = len(line)
+	fmt.Fprintf(p.w, "\r%s%s", line, pad)
+}
+
+func (p *Progress) line(now time.Time) string {
+	elapsed := now.Sub(p.start)
+	rate := 0.0
+	if s := elapsed.Seconds(); s > 0 {
+		rate = float64(p.tokens) / s
+	}
+	eta := "?"
+	if p.total > 0 && p.items > 0 && p.items <= p.total {
+		left := time.Duration(float64(elapsed) * float64(p.total-p.items) / float64(p.items))
+		eta = formatDuration(left)
+	}
+	count := fmt.Sprintf("%d %s", p.items, p.label)
+	if p.total > 0 {
+		count = fmt.Sprintf("%d/%d %s", p.items, p.total, p.label)
+	}
+	stats := fmt.Sprintf("%s, %.0f tokens/s, elapsed %s, ETA %s", count, rate, formatDuration(elapsed), eta)
+	if !p.terminal {
+		return "progress: " + stats
+	}
+	return bar(p.items, p.total, 30) + " " + stats
+}
+
+// bar draws [#####.....] for done of total; an unknown total draws none.
+func bar(done, total, width int) string {
+	if total <= 0 {
+		return ""
+	}
+	n := min(width*done/total, width)
+	return "[" + strings.Repeat("#", n) + strings.Repeat(".", width-n) + "]"
+}
+
+// formatDuration prints whole seconds: 1h02m03s, 4m05s, 6s.
+func formatDuration(d time.Duration) string {
+	d = d.Round(time.Second)
+	h, m, s := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60
+	switch {
+	case h > 0:
+		return fmt.Sprintf("%dh%02dm%02ds", h, m, s)
+	case m > 0:
+		return fmt.Sprintf("%dm%02ds", m, s)
+	}
+	return fmt.Sprintf("%ds", s)
+}

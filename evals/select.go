@@ -1,0 +1,166 @@
+package evals
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
+)
+
+// Keyed is one document or item as selection sees it: its id and the group
+// that sampling keeps in proportion (a document's source, an item's type
+// and level).
+type Keyed struct {
+	ID    string
+	Group string
+}
+
+// Sample picks n of keys, stratified by group, reproducibly: the same keys,
+// n and seed give the same ids on every machine (the ids are sorted first
+// and the generator is our own). Each group gets n in proportion to its
+// size (largest remainders, ties to the earlier group name). The result
+// records n, the seed and the chosen ids in sorted order; when n is at
+// least len(keys) every id is chosen.
+func Sample(keys []Keyed, n int, seed int64) (*runfile.Sample, error) {
+	if n <= 0 {
+		return nil, fmt.Errorf("sample: n is %d, want a positive number", n)
+	}
+	groups := map[string][]string{}
+	for _, k := range keys {
+		groups[k.Group] = append(groups[k.Group], k.ID)
+	}
+	names := runfile.SortedKeys(groups)
+	quota := apportion(names, groups, min(n, len(keys)))
+	rng := newSplitMix(uint64(seed))
+	var ids []string
+	for _, g := range names {
+		members := groups[g]
+		sort.Strings(members)
+		// A partial Fisher-Yates shuffle: the first quota[g] are the pick.
+		for i := 0; i < quota[g]; i++ {
+			j := i + int(rng.below(uint64(len(members)-i)))
+			members[i], members[j] = members[j], members[i]
+		}
+		ids = append(ids, members[:quota[g]]...)
+	}
+	sort.Strings(ids)
+	return &runfile.Sample{N: n, Seed: seed, IDs: ids}, nil
+}
+
+// apportion shares n among groups in proportion to their sizes by largest
+// remainders; names is sorted, which breaks ties.
+func apportion(names []string, groups map[string][]string, n int) map[string]int {
+	total := 0
+	for _, g := range names {
+		total += len(groups[g])
+	}
+	quota := map[string]int{}
+	if total == 0 {
+		return quota
+	}
+	type rest struct {
+		name string
+		num  int // remainder numerator over total
+	}
+	var rests []rest
+	given := 0
+	for _, g := range names {
+		q := n * len(groups[g])
+		quota[g] = q / total
+		given += quota[g]
+		rests = append(rests, rest{g, q % total})
+	}
+	sort.SliceStable(rests, func(i, j int) bool { return rests[i].num > rests[j].num })
+	for i := 0; given < n; i++ {
+		quota[rests[i].name]++
+		given++
+	}
+	return quota
+}
+
+// splitMix is SplitMix64: tiny, fully specified, so a seed means the same
+// sequence in every build.
+type splitMix struct{ state uint64 }
+
+func newSplitMix(seed uint64) *splitMix { return &splitMix{state: seed} }
+
+func (s *splitMix) next() uint64 {
+	s.state += 0x9e3779b97f4a7c15
+	z := s.state
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// below returns a uniform number in [0, n) by rejection, without modulo bias.
+func (s *splitMix) below(n uint64) uint64 {
+	limit := -n % n // 2^64 mod n: values under it would bias the result
+	for {
+		if v := s.next(); v >= limit {
+			return v % n
+		}
+	}
+}
+
+// ParseShard reads --shard i/n (1 <= i <= n).
+func ParseShard(s string) (*runfile.Shard, error) {
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 1 || i > n {
+		return nil, fmt.Errorf("shard %q: want i/n with 1 <= i <= n, e.g. 2/4", s)
+	}
+	return &runfile.Shard{Index: i, Count: n}, nil
+}
+
+// InShard reports which ids fall in shard: the ids are sorted and dealt
+// round-robin, so the n shards are disjoint, cover every id, differ in size
+// by at most one and mix groups whose ids share a prefix. A nil shard
+// keeps everything.
+func InShard(ids []string, shard *runfile.Shard) map[string]bool {
+	sorted := append([]string(nil), ids...)
+	sort.Strings(sorted)
+	keep := make(map[string]bool, len(sorted))
+	for i, id := range sorted {
+		if shard == nil || i%shard.Count == shard.Index-1 {
+			keep[id] = true
+		}
+	}
+	return keep
+}
+
+// Selection is what a run scores out of its data.
+type Selection struct {
+	Sample *runfile.Sample // nil: every id
+	Shard  *runfile.Shard  // nil: one part
+	Limit  int             // 0: no limit; else the first Limit after the rest, in data order
+}
+
+// Select returns the indexes of keys a run scores, in data order: first the
+// sample (n, seed) if n > 0, then the shard, then the limit. The sample and
+// shard it applied are set in the returned Selection for the header.
+func Select(keys []Keyed, sampleN int, seed int64, shard *runfile.Shard, limit int) (Selection, []int, error) {
+	sel := Selection{Shard: shard, Limit: limit}
+	ids := make([]string, len(keys))
+	for i, k := range keys {
+		ids[i] = k.ID
+	}
+	if sampleN > 0 {
+		s, err := Sample(keys, sampleN, seed)
+		if err != nil {
+			return Selection{}, nil, err
+		}
+		sel.Sample = s
+		ids = s.IDs
+	}
+	keep := InShard(ids, shard)
+	var idx []int
+	for i, k := range keys {
+		if keep[k.ID] && (limit <= 0 || len(idx) < limit) {
+			idx = append(idx, i)
+		}
+	}
+	return sel, idx, nil
+}

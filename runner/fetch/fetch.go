@@ -1,0 +1,257 @@
+// Package fetch gets a model from the Hugging Face hub as a GGUF file: at a
+// pinned commit it downloads a GGUF of the requested type when the repository
+// has one, and otherwise downloads the safetensors checkpoint and converts
+// it. Results are cached by repository, commit and type.
+package fetch
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/runner/convert"
+	"github.com/udgamlabs/udgam-ci/runner/hub"
+)
+
+// Hub is the part of the hub client fetching needs (*hub.Client has it).
+type Hub interface {
+	ResolveRevision(ctx context.Context, kind hub.Kind, repo, rev string) (string, error)
+	CachedFiles(ctx context.Context, kind hub.Kind, repo, sha string) ([]hub.File, error)
+	Download(ctx context.Context, kind hub.Kind, repo, sha string, f hub.File) (string, error)
+}
+
+// Options say what to fetch.
+type Options struct {
+	Repo          string // OWNER/NAME
+	Revision      string // a commit sha; a branch or tag only with AllowUnpinned
+	AllowUnpinned bool
+	Dtype         string // f32 (default), f16, bf16, q8_0
+	CacheDir      string // converted GGUFs live under CacheDir/gguf
+}
+
+// Model is a fetched model: its GGUF and what a run header records of it.
+type Model struct {
+	Path  string
+	Model runfile.Model // Name, Revision (full sha), File, SHA256, Dtype, Conversion
+}
+
+// Fetch returns the model's GGUF, from the cache when an earlier fetch made
+// it. The revision is resolved to a commit first (only when allowed), so the
+// cache key is always a commit.
+func Fetch(ctx context.Context, h Hub, opts Options) (Model, error) {
+	if opts.Dtype == "" {
+		opts.Dtype = "f32"
+	}
+	if !slices.Contains(convert.Dtypes, opts.Dtype) {
+		return Model{}, fmt.Errorf("fetch %s: dtype %q, want one of %s", opts.Repo, opts.Dtype, strings.Join(convert.Dtypes, ", "))
+	}
+	if opts.CacheDir == "" {
+		return Model{}, errors.New("fetch: no cache directory")
+	}
+	sha := opts.Revision
+	if !hub.IsCommit(sha) {
+		if !opts.AllowUnpinned {
+			return Model{}, fmt.Errorf("fetch %s: revision %q is not a 40-hex commit sha; pin the model (or allow unpinned revisions)", opts.Repo, opts.Revision)
+		}
+		var err error
+		if sha, err = h.ResolveRevision(ctx, hub.Model, opts.Repo, opts.Revision); err != nil {
+			return Model{}, err
+		}
+	}
+	dir := filepath.Join(opts.CacheDir, "gguf", filepath.FromSlash(opts.Repo), sha)
+	out := filepath.Join(dir, opts.Dtype+".gguf")
+	if m, ok := readRecord(out); ok {
+		return m, nil
+	}
+
+	files, err := h.CachedFiles(ctx, hub.Model, opts.Repo, sha)
+	if err != nil {
+		return Model{}, err
+	}
+	base := runfile.Model{Name: opts.Repo, Revision: sha, Dtype: opts.Dtype}
+	if f, ok := pickGGUF(files, opts.Dtype); ok {
+		local, err := h.Download(ctx, hub.Model, opts.Repo, sha, f)
+		if err != nil {
+			return Model{}, err
+		}
+		base.File = path.Base(f.Path)
+		if base.SHA256 = f.SHA256(); base.SHA256 == "" {
+			if base.SHA256, err = fileSHA256(local); err != nil {
+				return Model{}, err
+			}
+		}
+		// The hub's cache already holds the file; the record points at it.
+		m := Model{Path: local, Model: base}
+		return m, writeRecord(out, m)
+	}
+
+	ckpt, err := checkpointFiles(files)
+	if err != nil {
+		return Model{}, fmt.Errorf("fetch %s@%s: %w", opts.Repo, sha, err)
+	}
+	// Link the downloaded files into one directory: the converter reads a
+	// checkpoint directory, the hub cache keeps each file where it likes.
+	link := filepath.Join(opts.CacheDir, "checkpoints", filepath.FromSlash(opts.Repo), sha)
+	if err := os.MkdirAll(link, 0o755); err != nil {
+		return Model{}, err
+	}
+	for _, f := range ckpt {
+		local, err := h.Download(ctx, hub.Model, opts.Repo, sha, f)
+		if err != nil {
+			return Model{}, err
+		}
+		dst := filepath.Join(link, f.Path)
+		os.Remove(dst)
+		abs, err := filepath.Abs(local)
+		if err != nil {
+			return Model{}, err
+		}
+		if err := os.Symlink(abs, dst); err != nil {
+			return Model{}, fmt.Errorf("link %s: %w", dst, err)
+		}
+	}
+	res, err := convert.Dir(link, out, convert.Options{Dtype: opts.Dtype, Source: opts.Repo + "@" + sha})
+	if err != nil {
+		return Model{}, fmt.Errorf("fetch %s@%s: %w", opts.Repo, sha, err)
+	}
+	base.File = filepath.Base(out)
+	base.SHA256 = res.SHA256
+	base.Arch = res.Arch
+	conv := res.Conversion
+	base.Conversion = &conv
+	m := Model{Path: out, Model: base}
+	return m, writeRecord(out, m)
+}
+
+// pickGGUF finds a GGUF whose name carries the dtype as a word, such as
+// model-f16.gguf or SmolLM2-135M.Q8_0.gguf; the shortest path wins.
+func pickGGUF(files []hub.File, dtype string) (hub.File, bool) {
+	re := regexp.MustCompile(`(^|[^a-z0-9])` + regexp.QuoteMeta(dtype) + `([^a-z0-9]|$)`)
+	var best hub.File
+	found := false
+	for _, f := range files {
+		name := strings.ToLower(path.Base(f.Path))
+		if !strings.HasSuffix(name, ".gguf") || !re.MatchString(strings.TrimSuffix(name, ".gguf")) {
+			continue
+		}
+		if !found || len(f.Path) < len(best.Path) {
+			best, found = f, true
+		}
+	}
+	return best, found
+}
+
+// checkpointFiles picks what conversion needs from the repository's top
+// level: config, tokenizer and every safetensors shard.
+func checkpointFiles(files []hub.File) ([]hub.File, error) {
+	var out []hub.File
+	have := map[string]bool{}
+	for _, f := range files {
+		if strings.Contains(f.Path, "/") {
+			continue
+		}
+		switch {
+		case f.Path == "config.json", f.Path == "tokenizer.json", f.Path == "tokenizer_config.json",
+			f.Path == "generation_config.json", strings.HasSuffix(f.Path, ".safetensors"):
+			out = append(out, f)
+			have[f.Path] = true
+			if strings.HasSuffix(f.Path, ".safetensors") {
+				have["*.safetensors"] = true
+			}
+		}
+	}
+	var missing []string
+	for _, need := range []string{"config.json", "tokenizer.json", "*.safetensors"} {
+		if !have[need] {
+			missing = append(missing, need)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("no GGUF for the dtype and no safetensors checkpoint: missing %s", strings.Join(missing, ", "))
+	}
+	return out, nil
+}
+
+// The record next to a cached GGUF says what it is, so a cache hit needs no
+// network and no rehashing.
+func recordPath(gguf string) string { return gguf + ".json" }
+
+func readRecord(gguf string) (Model, bool) {
+	b, err := os.ReadFile(recordPath(gguf))
+	if err != nil {
+		return Model{}, false
+	}
+	var m Model
+	if json.Unmarshal(b, &m) != nil || m.Path == "" {
+		return Model{}, false
+	}
+	if st, err := os.Stat(m.Path); err != nil || !st.Mode().IsRegular() {
+		return Model{}, false
+	}
+	return m, true
+}
+
+func writeRecord(gguf string, m Model) error {
+	if err := os.MkdirAll(filepath.Dir(gguf), 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := recordPath(gguf) + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, recordPath(gguf))
+}
+
+func fileSHA256(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("hash %s: %w", p, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// CopyTo copies a fetched model to dst (the `model fetch --out` file), whole
+// or not at all.
+func CopyTo(m Model, dst string) error {
+	in, err := os.Open(m.Path)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dst), filepath.Base(dst)+".*.partial")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, in); err != nil {
+		tmp.Close()
+		return fmt.Errorf("copy %s to %s: %w", m.Path, dst, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), dst)
+}

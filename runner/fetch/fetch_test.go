@@ -1,0 +1,144 @@
+package fetch
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
+	"github.com/udgamlabs/udgam-ci/runner/fetch/fetchtest"
+	"github.com/udgamlabs/udgam-ci/runner/hub"
+)
+
+const sha = "0123456789abcdef0123456789abcdef01234567"
+
+func newClient(t *testing.T, fh *fetchtest.Hub) *hub.Client {
+	c := hub.New(func(k string) string {
+		switch k {
+		case "HF_ENDPOINT":
+			return fh.URL
+		case "UDGAM_CI_CACHE":
+			return filepath.Join(t.TempDir(), "hub")
+		}
+		return ""
+	})
+	c.HTTP = &http.Client{}
+	return c
+}
+
+func TestFetchConvertsSafetensorsAndCaches(t *testing.T) {
+	fh := fetchtest.New(t)
+	src := t.TempDir()
+	if _, err := converttest.Small.Write(src); err != nil {
+		t.Fatal(err)
+	}
+	if err := fh.AddDir("acme/tiny", sha, src); err != nil {
+		t.Fatal(err)
+	}
+	client := newClient(t, fh)
+	cache := t.TempDir()
+	opts := Options{Repo: "acme/tiny", Revision: sha, Dtype: "f32", CacheDir: cache}
+
+	m, err := Fetch(context.Background(), client, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Model.Conversion == nil || m.Model.Conversion.Dtype != "f32" || m.Model.Conversion.Source != "acme/tiny@"+sha {
+		t.Errorf("conversion %+v", m.Model.Conversion)
+	}
+	info, err := runner.ReadInfo(m.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.SHA256 != m.Model.SHA256 || info.Arch != "llama" || m.Model.Revision != sha || m.Model.Name != "acme/tiny" {
+		t.Errorf("model %+v, file info sha %s arch %s", m.Model, info.SHA256, info.Arch)
+	}
+
+	total := fh.Requests("/")
+	again, err := Fetch(context.Background(), client, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Path != m.Path || again.Model.SHA256 != m.Model.SHA256 {
+		t.Errorf("cached fetch gave %+v, first %+v", again, m)
+	}
+	if n := fh.Requests("/"); n != total {
+		t.Errorf("cached fetch made %d requests", n-total)
+	}
+
+	// Another dtype is another cache entry.
+	q8, err := Fetch(context.Background(), client, Options{Repo: "acme/tiny", Revision: sha, Dtype: "q8_0", CacheDir: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q8.Path == m.Path || q8.Model.SHA256 == m.Model.SHA256 {
+		t.Errorf("q8_0 fetch reused the f32 file")
+	}
+
+	out := filepath.Join(t.TempDir(), "m.gguf")
+	if err := CopyTo(m, out); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := runner.ReadInfo(out); err != nil || info.SHA256 != m.Model.SHA256 {
+		t.Errorf("copied file: %v, sha %s", err, info.SHA256)
+	}
+}
+
+func TestFetchPrefersMatchingGGUF(t *testing.T) {
+	fh := fetchtest.New(t)
+	fh.Add("acme/quant", sha, map[string][]byte{
+		"model-f16.gguf":  []byte("GGUF f16 bytes"),
+		"model-bf16.gguf": []byte("GGUF bf16 bytes"),
+		"README.md":       []byte("hi"),
+	})
+	client := newClient(t, fh)
+	tests := []struct {
+		dtype, file, err string
+	}{
+		{"f16", "model-f16.gguf", ""},
+		{"bf16", "model-bf16.gguf", ""},
+		{"q8_0", "", "missing config.json, tokenizer.json, *.safetensors"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.dtype, func(t *testing.T) {
+			m, err := Fetch(context.Background(), client, Options{Repo: "acme/quant", Revision: sha, Dtype: tt.dtype, CacheDir: t.TempDir()})
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Model.File != tt.file || m.Model.Conversion != nil {
+				t.Errorf("model %+v, want file %s unconverted", m.Model, tt.file)
+			}
+			b, _ := os.ReadFile(m.Path)
+			if !strings.Contains(string(b), tt.dtype+" bytes") {
+				t.Errorf("fetched %q", b)
+			}
+		})
+	}
+}
+
+func TestFetchRevisionPinning(t *testing.T) {
+	fh := fetchtest.New(t)
+	fh.Add("acme/quant", sha, map[string][]byte{"model-f32.gguf": []byte("GGUF")})
+	client := newClient(t, fh)
+	_, err := Fetch(context.Background(), client, Options{Repo: "acme/quant", Revision: "main", CacheDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "not a 40-hex commit sha") {
+		t.Fatalf("unpinned revision: error %v", err)
+	}
+	m, err := Fetch(context.Background(), client, Options{Repo: "acme/quant", Revision: "main", AllowUnpinned: true, CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Model.Revision != sha {
+		t.Errorf("revision %q, want the resolved %s", m.Model.Revision, sha)
+	}
+}

@@ -1,0 +1,102 @@
+package llama
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/runner/testmodel"
+)
+
+// smolGGUF writes a random-weight model with SmolLM2-135M's shape, once per
+// machine (it is ~270 MB in F16), under the OS temp dir.
+func smolGGUF(b *testing.B) string {
+	b.Helper()
+	path := filepath.Join(os.TempDir(), "udgam-bench-smol135m-f16.gguf")
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	m, err := testmodel.RandomLlama(135, testmodel.SmolShape())
+	if err != nil {
+		b.Fatal(err)
+	}
+	tmp := path + ".part"
+	if err := testmodel.WriteLlamaGGUF(tmp, m, testmodel.WithF16()); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+func benchThreads() int {
+	if n, err := strconv.Atoi(os.Getenv("UDGAM_BENCH_THREADS")); err == nil && n > 0 {
+		return n
+	}
+	return runtime.NumCPU()
+}
+
+func benchTokens(n int, seed int32) []int32 {
+	s := make([]int32, n)
+	for i := range s {
+		s[i] = (seed*7919 + int32(i)*104729) % 49152
+	}
+	return s
+}
+
+func allPositions(n int) []int {
+	p := make([]int, n-1)
+	for i := range p {
+		p[i] = i + 1
+	}
+	return p
+}
+
+func runScoreBench(b *testing.B, opts Options, reqs []runner.Request) {
+	m, err := Load(smolGGUF(b), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	tokens := 0
+	for _, r := range reqs {
+		tokens += len(r.Prefix)
+		for _, br := range r.Branches {
+			tokens += len(br.Tokens)
+		}
+	}
+	// Warm up: page in the weights.
+	if _, err := m.Score(context.Background(), reqs[:1]); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := m.Score(context.Background(), reqs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(tokens*b.N)/b.Elapsed().Seconds(), "tokens/s")
+}
+
+// BenchmarkSmolSeq2048 scores one 2,048-token sequence with a log-probability
+// at every position: compare with llama-bench -p 2048 -n 0.
+func BenchmarkSmolSeq2048(b *testing.B) {
+	seq := benchTokens(2048, 1)
+	reqs := []runner.Request{{Branches: []runner.Branch{{Tokens: seq, Positions: allPositions(len(seq))}}}}
+	runScoreBench(b, Options{Threads: benchThreads(), Context: 2048, Batch: 512, Parallel: 1}, reqs)
+}
+
+// BenchmarkSmolPacked16x128 scores 16 sequences of 128 tokens packed together.
+func BenchmarkSmolPacked16x128(b *testing.B) {
+	var reqs []runner.Request
+	for i := range 16 {
+		seq := benchTokens(128, int32(i+2))
+		reqs = append(reqs, runner.Request{Branches: []runner.Branch{{Tokens: seq, Positions: allPositions(len(seq))}}})
+	}
+	runScoreBench(b, Options{Threads: benchThreads(), Context: 2048, Batch: 512, Parallel: 16}, reqs)
+}
