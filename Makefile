@@ -28,7 +28,7 @@ export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS)
 
 TEST_TIMEOUT ?= 20m
 
-.PHONY: cuda env all build test unit e2e bench demo cuda vet clean docs check-docs
+.PHONY: cuda env all build test unit e2e bench demo vet clean docs check-docs
 
 all: build
 
@@ -43,13 +43,30 @@ vet:
 unit:
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-test: vet unit
+test: vet unit e2e
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 60m ./runner/ ./evals/... ./report/ ./server/
 
 clean:
 	rm -rf bin
+
+# The newcomer's path (scripts/): demo makes two small models, scores,
+# compares and serves them (DEMO_SERVE=0 to stop at the end, DEMO_DIR for
+# the folder, demo/ by default); e2e checks that path in a temporary folder
+# and that docs/ is current; docs regenerates docs/ from the demo (needs
+# chromium for the screenshot); check-docs fails when docs/ is stale.
+demo: build
+	GO=$(GO) bash scripts/demo.sh
+
+e2e: build
+	GO=$(GO) bash scripts/e2e.sh
+
+docs: build
+	GO=$(GO) bash scripts/docs.sh
+
+check-docs: build
+	GO=$(GO) bash scripts/docs.sh --check
 
 # env prints the build environment: eval "$$(make -s env)" before running
 # go test by hand, so llama.cpp is not recompiled with other flags.
