@@ -57,7 +57,20 @@ func allPositions(n int) []int {
 	return p
 }
 
+// benchOptions lets one run try other engine settings, e.g.
+// UDGAM_BENCH_KVF16=1 UDGAM_BENCH_BATCH=2048.
+func benchOptions(o Options) Options {
+	o.Threads = benchThreads()
+	o.KVF16 = os.Getenv("UDGAM_BENCH_KVF16") == "1"
+	o.FlashAttn = os.Getenv("UDGAM_BENCH_FA") == "1"
+	if n, err := strconv.Atoi(os.Getenv("UDGAM_BENCH_BATCH")); err == nil && n > 0 {
+		o.Batch = n
+	}
+	return o
+}
+
 func runScoreBench(b *testing.B, opts Options, reqs []runner.Request) {
+	opts = benchOptions(opts)
 	m, err := Load(smolGGUF(b), opts)
 	if err != nil {
 		b.Fatal(err)
@@ -88,7 +101,7 @@ func runScoreBench(b *testing.B, opts Options, reqs []runner.Request) {
 func BenchmarkSmolSeq2048(b *testing.B) {
 	seq := benchTokens(2048, 1)
 	reqs := []runner.Request{{Branches: []runner.Branch{{Tokens: seq, Positions: allPositions(len(seq))}}}}
-	runScoreBench(b, Options{Threads: benchThreads(), Context: 2048, Batch: 512, Parallel: 1}, reqs)
+	runScoreBench(b, Options{Context: 2048, Batch: 512, Parallel: 1}, reqs)
 }
 
 // BenchmarkSmolPacked16x128 scores 16 sequences of 128 tokens packed together.
@@ -98,5 +111,5 @@ func BenchmarkSmolPacked16x128(b *testing.B) {
 		seq := benchTokens(128, int32(i+2))
 		reqs = append(reqs, runner.Request{Branches: []runner.Branch{{Tokens: seq, Positions: allPositions(len(seq))}}})
 	}
-	runScoreBench(b, Options{Threads: benchThreads(), Context: 2048, Batch: 512, Parallel: 16}, reqs)
+	runScoreBench(b, Options{Context: 2048, Batch: 512, Parallel: 16}, reqs)
 }

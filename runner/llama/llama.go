@@ -352,7 +352,7 @@ func (m *Model) Score(ctx context.Context, reqs []runner.Request) ([]runner.Resu
 	}
 	res := runner.NewResults(planned)
 	// Whatever happens, leave an empty cache for the next call.
-	defer C.llama_memory_clear(m.mem, true)
+	defer C.llama_memory_clear(m.mem, false)
 
 	// Cancelling ctx stops llama.cpp between graph nodes. The callback may
 	// still be running when Score returns; wait for it so it never writes
