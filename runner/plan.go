@@ -94,9 +94,9 @@ type job struct {
 	req    int
 	r      *Request
 	seqs   []int32
-	fedPre int // prefix tokens fed
-	branch int // branch being fed
-	fedBr  int // tokens of that branch fed
+	fedPre int       // prefix tokens fed
+	branch int       // branch being fed
+	fedBr  int       // tokens of that branch fed
 	reads  [][][]int // reads[b][pos] -> indexes into Positions wanting pos
 }
 

@@ -21,6 +21,7 @@ type runFlags struct {
 	Seed          int64
 	Shard         string
 	JSON          bool
+	GPU           string
 }
 
 // add registers the shared flags; unit names what is scored ("documents",
@@ -31,6 +32,7 @@ func (r *runFlags) add(fs *flag.FlagSet, unit, group string) {
 	fs.Int64Var(&r.Seed, "seed", 1, "seed of --sample")
 	fs.StringVar(&r.Shard, "shard", "", "score part i of n (i/n), for parallel runners; join with udgam-ci merge")
 	fs.BoolVar(&r.JSON, "json", false, "print the summary as one JSON object")
+	fs.StringVar(&r.GPU, "gpu", "auto", "auto: offload every layer to a GPU backend when one is present (Metal, CUDA); cpu: never")
 	fs.StringVar(&r.ModelName, "model-name", "", "model name for the run header (default: the GGUF's name)")
 	fs.StringVar(&r.ModelRevision, "model-revision", "", "model revision (commit) for the run header")
 	fs.StringVar(&r.Git.Repo, "git-repo", "", "OWNER/NAME of the training repository (default: GITHUB_REPOSITORY)")
@@ -51,11 +53,22 @@ func (r *runFlags) shard() (*runfile.Shard, error) {
 	return s, nil
 }
 
+// cpuOnly parses --gpu.
+func (r *runFlags) cpuOnly() (bool, error) {
+	switch r.GPU {
+	case "", "auto":
+		return false, nil
+	case "cpu":
+		return true, nil
+	}
+	return false, usageError{fmt.Errorf("--gpu %q: want auto or cpu", r.GPU)}
+}
+
 // header is the part of the run header the flags and the environment give.
 func (r *runFlags) header(e *env, threads int) evals.HeaderOptions {
 	return evals.HeaderOptions{
 		ModelName: r.ModelName, ModelRevision: r.ModelRevision, Git: r.Git,
-		Runtime: runfile.Runtime{Threads: threads},
+		Runtime: runfile.Runtime{Threads: threads, GPU: r.GPU},
 		Getenv:  e.Getenv,
 	}
 }

@@ -54,7 +54,7 @@ func TestScoreProbesCommand(t *testing.T) {
 	if code := run(e, []string{"probes", "generate", items, "--per", "3"}); code != 0 {
 		t.Fatalf("generate: exit %d", code)
 	}
-	open := func(path string, threads int) (runner.Model, error) {
+	open := func(path string, threads int, _ bool) (runner.Model, error) {
 		if path != "bigram.gguf" {
 			t.Errorf("model path %q", path)
 		}

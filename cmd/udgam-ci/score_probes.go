@@ -22,7 +22,7 @@ type scoreProbesOptions struct {
 	runFlags
 
 	// Open loads the model; tests put a pure-Go reference model here.
-	Open func(path string, threads int) (runner.Model, error)
+	Open func(path string, threads int, cpuOnly bool) (runner.Model, error)
 }
 
 func runScoreProbes(e *env, args []string) error {
@@ -52,8 +52,10 @@ func runScoreProbes(e *env, args []string) error {
 	return scoreProbes(e, o)
 }
 
-func openProbesLlama(path string, threads int) (runner.Model, error) {
-	return llama.Load(path, llama.Options{Threads: threads})
+// openProbesLlama loads a model for short prompts and choices: 1,024 cache
+// cells hold several items at once, and fewer cells keep attention cheap.
+func openProbesLlama(path string, threads int, cpuOnly bool) (runner.Model, error) {
+	return llama.Load(path, llama.Options{Threads: threads, Context: 1024, CPUOnly: cpuOnly})
 }
 
 func scoreProbes(e *env, o scoreProbesOptions) error {
@@ -66,7 +68,11 @@ func scoreProbes(e *env, o scoreProbesOptions) error {
 	if err != nil {
 		return err
 	}
-	m, err := o.Open(o.Model, o.Threads)
+	cpuOnly, err := o.cpuOnly()
+	if err != nil {
+		return err
+	}
+	m, err := o.Open(o.Model, o.Threads, cpuOnly)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,6 @@ package fresh
 
 import (
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"testing"
@@ -32,22 +31,9 @@ func benchEnvInt(name string, def int) int {
 }
 
 func benchGGUF(b *testing.B) string {
-	if p := os.Getenv("UDGAM_BENCH_GGUF"); p != "" {
-		return p
-	}
-	path := filepath.Join(os.TempDir(), "udgam-bench-smol135m-f16.gguf")
-	if _, err := os.Stat(path); err == nil {
-		return path
-	}
-	m, err := testmodel.RandomLlama(135, testmodel.SmolShape())
+	b.Helper()
+	path, err := testmodel.SmolGGUF(os.Getenv)
 	if err != nil {
-		b.Fatal(err)
-	}
-	tmp := path + ".part"
-	if err := testmodel.WriteLlamaGGUF(tmp, m, testmodel.WithF16()); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
 		b.Fatal(err)
 	}
 	return path
@@ -80,7 +66,7 @@ func BenchmarkFreshLlama(b *testing.B) {
 		{"mixed/packed/ctx4096", mixed, DefaultBatchTokens, 4096},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			m, err := llama.Load(path, llama.Options{Threads: threads, Context: bc.context})
+			m, err := llama.Load(path, llama.Options{Threads: threads, Context: bc.context, FlashAttn: os.Getenv("UDGAM_BENCH_FA") == "1"})
 			if err != nil {
 				b.Fatal(err)
 			}

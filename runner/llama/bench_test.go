@@ -3,7 +3,6 @@ package llama
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"testing"
@@ -12,23 +11,11 @@ import (
 	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
-// smolGGUF writes a random-weight model with SmolLM2-135M's shape, once per
-// machine (it is ~270 MB in F16), under the OS temp dir.
+// smolGGUF is the SmolLM2-135M-shaped benchmark model (testmodel.SmolGGUF).
 func smolGGUF(b *testing.B) string {
 	b.Helper()
-	path := filepath.Join(os.TempDir(), "udgam-bench-smol135m-f16.gguf")
-	if _, err := os.Stat(path); err == nil {
-		return path
-	}
-	m, err := testmodel.RandomLlama(135, testmodel.SmolShape())
+	path, err := testmodel.SmolGGUF(os.Getenv)
 	if err != nil {
-		b.Fatal(err)
-	}
-	tmp := path + ".part"
-	if err := testmodel.WriteLlamaGGUF(tmp, m, testmodel.WithF16()); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
 		b.Fatal(err)
 	}
 	return path

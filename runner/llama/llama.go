@@ -104,7 +104,7 @@ type Options struct {
 	Context   int  // KV cache cells shared by all sequences; 0 means 4096
 	Batch     int  // tokens per decode; 0 means 512
 	Parallel  int  // sequences decoded together; 0 means 32
-	GPULayers int  // layers offloaded to a GPU backend; -1 means all
+	CPUOnly   bool // keep every layer on the CPU even when a GPU backend is loaded
 	FlashAttn bool // off by default: measured slower on CPUs
 	KVF16     bool // float16 KV cache (llama.cpp's default) instead of float32
 	Verbose   bool // pass llama.cpp's log through to stderr
@@ -171,9 +171,12 @@ func Load(path string, opts Options) (*Model, error) {
 	backendInit(opts.Verbose)
 
 	mp := C.llama_model_default_params()
-	mp.n_gpu_layers = C.int32_t(opts.GPULayers)
-	if opts.GPULayers < 0 {
-		mp.n_gpu_layers = 999
+	// Every layer goes to a GPU backend when one is present (Metal is
+	// compiled in on macOS arm64; CUDA is loaded from OLLAMA_LIBRARY_PATH);
+	// with only the CPU backend this changes nothing.
+	mp.n_gpu_layers = 999
+	if opts.CPUOnly {
+		mp.n_gpu_layers = 0
 	}
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
@@ -225,6 +228,9 @@ func Load(path string, opts Options) (*Model, error) {
 	}
 	m.ctx = ctx
 	m.nCtx = int(C.llama_n_ctx(ctx))
+	// llama.cpp lowers the batch to the context size and aborts on a
+	// larger one: plan with what it kept.
+	m.opts.Batch = min(m.opts.Batch, int(C.llama_n_batch(ctx)), int(C.llama_n_ubatch(ctx)))
 	m.mem = C.llama_get_memory(ctx)
 	m.batch = C.llama_batch_init(C.int32_t(opts.Batch), 0, C.int32_t(opts.Parallel))
 	m.abort = (*C.int)(C.calloc(1, C.size_t(unsafe.Sizeof(C.int(0)))))

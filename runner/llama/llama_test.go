@@ -313,3 +313,23 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
 }
+
+// A context smaller than the batch: llama.cpp lowers its batch, and the
+// planner must follow rather than trip llama.cpp's assertion.
+func TestContextSmallerThanBatch(t *testing.T) {
+	bp, _ := fixtures(t)
+	m := load(t, bp, Options{Threads: 1, Context: 64, Batch: 512, Parallel: 4})
+	reqs := textRequests(t, m, 256, []string{texts[0], texts[0][:20], texts[2]})
+	got, err := m.Score(context.Background(), reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range reqs {
+		seq := r.Branches[0].Tokens
+		for k, p := range r.Branches[0].Positions {
+			if d := math.Abs(got[i][0][k] - bigram.LogProb(seq[p-1], seq[p])); d > 1e-4 {
+				t.Fatalf("request %d position %d off by %g", i, p, d)
+			}
+		}
+	}
+}

@@ -75,4 +75,3 @@ func tokenizerKV(kv ggml.KV, vocab int) {
 	kv["tokenizer.ggml.add_bos_token"] = true
 	kv["tokenizer.ggml.add_eos_token"] = false
 }
-

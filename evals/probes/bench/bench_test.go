@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"testing"
@@ -21,19 +20,8 @@ import (
 // benchmarks use the same file.
 func smolGGUF(b *testing.B) string {
 	b.Helper()
-	path := filepath.Join(os.TempDir(), "udgam-bench-smol135m-f16.gguf")
-	if _, err := os.Stat(path); err == nil {
-		return path
-	}
-	m, err := testmodel.RandomLlama(135, testmodel.SmolShape())
+	path, err := testmodel.SmolGGUF(os.Getenv)
 	if err != nil {
-		b.Fatal(err)
-	}
-	tmp := path + ".part"
-	if err := testmodel.WriteLlamaGGUF(tmp, m, testmodel.WithF16()); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
 		b.Fatal(err)
 	}
 	return path
@@ -75,7 +63,7 @@ func coreSample(b *testing.B) []probes.Item {
 // BenchmarkCore scores the sample both ways and reports the tokens each
 // evaluates and their speed. UDGAM_BENCH_THREADS sets the threads.
 func BenchmarkCore(b *testing.B) {
-	m, err := llama.Load(smolGGUF(b), llama.Options{Threads: envInt("UDGAM_BENCH_THREADS", runtime.NumCPU()), Context: 4096})
+	m, err := llama.Load(smolGGUF(b), llama.Options{Threads: envInt("UDGAM_BENCH_THREADS", runtime.NumCPU()), Context: envInt("UDGAM_BENCH_CONTEXT", 1024)})
 	if err != nil {
 		b.Fatal(err)
 	}
