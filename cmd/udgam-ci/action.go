@@ -61,6 +61,11 @@ func (s cliScorer) Score(ctx context.Context, req action.ScoreRequest) (*runfile
 	args := []string{"--model", req.Model, "--out", req.Out, "--add-bos", req.AddBOS,
 		"--threads", strconv.Itoa(req.Threads), "--model-name", req.ModelName,
 		"--git-repo", req.Git.Repo, "--git-sha", req.Git.SHA, "--git-ref", req.Git.Ref}
+	// The Action's gpu input picks the build (metal, cuda); the scorers only
+	// need to know whether to stay on the CPU.
+	if req.GPU == "cpu" {
+		args = append(args, "--gpu", "cpu")
+	}
 	if req.ModelRevision != "" {
 		args = append(args, "--model-revision", req.ModelRevision)
 	}
