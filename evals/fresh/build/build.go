@@ -38,13 +38,12 @@ import (
 	"hash/fnv"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner/hub"
 )
 
@@ -248,37 +247,15 @@ func WriteFile(path string, docs []Doc) error {
 		}
 		seen[d.ID] = true
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	w := bufio.NewWriter(tmp)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	for _, d := range docs {
-		if err := enc.Encode(d); err != nil {
-			tmp.Close()
-			return fmt.Errorf("write %s: %s: %w", path, d.ID, err)
+	return runfile.WriteAtomic(path, func(f io.Writer) error {
+		w := bufio.NewWriter(f)
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		for _, d := range docs {
+			if err := enc.Encode(d); err != nil {
+				return fmt.Errorf("%s: %w", d.ID, err)
+			}
 		}
-	}
-	if err := w.Flush(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	// CreateTemp makes the file private; the data set is for sharing.
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+		return w.Flush()
+	})
 }
