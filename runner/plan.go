@@ -9,6 +9,12 @@ type Limits struct {
 	BatchTokens int // tokens per decode call
 	MaxSeqs     int // sequence ids available (the engine's parallel sequences)
 	Cells       int // KV cache cells shared by all sequences
+	// PackCells caps the cells that packed requests may hold together: a
+	// request is admitted beside others only while they stay under it.
+	// Every token attends (masked) over all cells in use, so packing long
+	// sequences together costs more attention than it saves; packing short
+	// ones fills the batch. 0 means Cells. A request alone may use Cells.
+	PackCells int
 }
 
 // Step is one decode call: tokens to evaluate, and the sequences to clear
@@ -145,6 +151,9 @@ func (p *Planner) Next() (Step, bool) {
 		r := &p.reqs[p.next]
 		need := len(r.Branches)
 		if need > len(p.free) || p.used+cells(*r) > p.lim.Cells {
+			break
+		}
+		if len(p.active) > 0 && p.lim.PackCells > 0 && p.used+cells(*r) > p.lim.PackCells {
 			break
 		}
 		j := p.admit(p.next)

@@ -118,6 +118,7 @@ func TestPlannerRoutesEveryRead(t *testing.T) {
 		{BatchTokens: 64, MaxSeqs: 8, Cells: 256},
 		{BatchTokens: 512, MaxSeqs: 32, Cells: 4096},
 		{BatchTokens: 4096, MaxSeqs: 256, Cells: 100000},
+		{BatchTokens: 512, MaxSeqs: 32, Cells: 4096, PackCells: 100},
 	} {
 		t.Run(fmt.Sprintf("batch%d_seqs%d_cells%d", lim.BatchTokens, lim.MaxSeqs, lim.Cells), func(t *testing.T) {
 			got := simulate(t, reqs, lim)
@@ -201,5 +202,20 @@ func TestUnshareReshare(t *testing.T) {
 				t.Fatalf("request %d branch %d differs after unshare", i, b)
 			}
 		}
+	}
+}
+
+func TestPlannerPackCells(t *testing.T) {
+	long := Request{Branches: []Branch{{Tokens: make([]int32, 300), Positions: []int{1}}}}
+	short := Request{Branches: []Branch{{Tokens: make([]int32, 50), Positions: []int{1}}}}
+	p := NewPlanner([]Request{short, short, long, short}, Limits{BatchTokens: 512, MaxSeqs: 8, Cells: 1024, PackCells: 128})
+	st, _ := p.Next()
+	// Two short requests pack (100 cells); the long one waits for an empty cache.
+	if len(st.Entries) != 100 {
+		t.Fatalf("first step has %d tokens, want 100", len(st.Entries))
+	}
+	st, _ = p.Next()
+	if len(st.Entries) != 300 {
+		t.Fatalf("second step has %d tokens, want the long request alone (300)", len(st.Entries))
 	}
 }

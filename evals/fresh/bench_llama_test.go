@@ -50,6 +50,9 @@ func BenchmarkFreshLlama(b *testing.B) {
 	threads := benchEnvInt("UDGAM_BENCH_THREADS", runtime.NumCPU())
 	path := benchGGUF(b)
 	short := GenerateDocs(7, n, 100, 2000)
+	// With byte-level tokens, 100-500 bytes is an arXiv abstract's length in
+	// a real tokenizer's tokens (about 250).
+	tiny := GenerateDocs(9, n, 100, 500)
 	mixed := GenerateDocs(2026, n, 100, 40000)
 	for _, bc := range []struct {
 		name    string
@@ -57,6 +60,8 @@ func BenchmarkFreshLlama(b *testing.B) {
 		batch   int
 		context int
 	}{
+		{"tiny/packed/ctx2048", tiny, DefaultBatchTokens, 2048},
+		{"tiny/one-doc-per-call/ctx2048", tiny, 1, 2048},
 		{"short/packed/ctx4096", short, DefaultBatchTokens, 4096},
 		{"short/packed/ctx2048", short, DefaultBatchTokens, 2048},
 		{"short/packed-512-per-call/ctx4096", short, 512, 4096},

@@ -104,6 +104,7 @@ type Options struct {
 	Context   int  // KV cache cells shared by all sequences; 0 means 4096
 	Batch     int  // tokens per decode; 0 means 512
 	Parallel  int  // sequences decoded together; 0 means 32
+	PackCells int  // cache cells packed sequences may share; 0 means 512 (see runner.Limits)
 	CPUOnly   bool // keep every layer on the CPU even when a GPU backend is loaded
 	FlashAttn bool // off by default: measured slower on CPUs
 	KVF16     bool // float16 KV cache (llama.cpp's default) instead of float32
@@ -122,6 +123,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Parallel <= 0 {
 		o.Parallel = 32
+	}
+	if o.PackCells <= 0 {
+		o.PackCells = 512
 	}
 	return o
 }
@@ -271,7 +275,7 @@ func (m *Model) Info() runner.Info { return m.info }
 
 // Limits are the packing limits of this context.
 func (m *Model) Limits() runner.Limits {
-	return runner.Limits{BatchTokens: m.opts.Batch, MaxSeqs: m.opts.Parallel, Cells: m.nCtx}
+	return runner.Limits{BatchTokens: m.opts.Batch, MaxSeqs: m.opts.Parallel, Cells: m.nCtx, PackCells: m.opts.PackCells}
 }
 
 // Tokenize turns text into ids without adding BOS or parsing special tokens,
