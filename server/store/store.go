@@ -55,14 +55,17 @@ func Open(ctx context.Context, dbPath string, opt Options) (*Store, error) {
 	// synchronous=FULL: an upload answered 2xx survives a power cut too,
 	// not only a killed process.
 	common := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)"
-	w, err := sql.Open("sqlite", "file:"+dbPath+"?_pragma=journal_mode(WAL)&_txlock=immediate&"+common)
+	// busy_timeout comes first: pragmas run in order when a connection
+	// opens, and switching a new file to WAL must wait for another process
+	// doing the same rather than fail with SQLITE_BUSY.
+	w, err := sql.Open("sqlite", "file:"+dbPath+"?"+common+"&_pragma=journal_mode(WAL)&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", dbPath, err)
 	}
 	w.SetMaxOpenConns(1)
 	w.SetConnMaxIdleTime(0)
 	s := &Store{w: w, path: dbPath, now: now}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrateRetrying(ctx); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open database %s: %w", dbPath, err)
 	}
@@ -113,6 +116,25 @@ func migrations() ([]migration, error) {
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
 	return ms, nil
+}
+
+// migrateRetrying migrates, retrying while another process holds the
+// file: when several open a new database at once, SQLite answers some of
+// them SQLITE_BUSY at once instead of waiting (its deadlock avoidance
+// skips the busy timeout), so waiting is ours to do.
+func (s *Store) migrateRetrying(ctx context.Context) error {
+	var err error
+	for attempt := 0; attempt < 50; attempt++ {
+		if err = s.migrate(ctx); err == nil || !strings.Contains(err.Error(), "SQLITE_BUSY") {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(10+attempt*10) * time.Millisecond):
+		}
+	}
+	return err
 }
 
 func (s *Store) migrate(ctx context.Context) error {
