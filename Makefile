@@ -45,8 +45,14 @@ unit:
 
 test: vet unit e2e
 
+# bench runs every benchmark once, sized to finish in about 15 minutes on
+# 2 cores; BENCHMARKS.md says what each measures. The engine benchmarks
+# write a 270 MB SmolLM2-shaped model to the temp dir on first use.
+export UDGAM_BENCH_ITEMS ?= 105
+export UDGAM_BENCH_DOCS ?= 16
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 60m ./runner/ ./evals/... ./report/ ./server/
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./runner/... ./evals/probes/... ./report/ ./server/
+	$(GO) test -tags llama -run '^$$' -bench 'FreshLlama/(tiny|short)/(packed|one-doc-per-call)/ctx2048' -benchtime 1x -timeout 60m ./evals/fresh/
 
 clean:
 	rm -rf bin
