@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"slices"
 )
 
 // Limits bound how requests are packed into decode steps.
@@ -15,6 +16,10 @@ type Limits struct {
 	// sequences together costs more attention than it saves; packing short
 	// ones fills the batch. 0 means Cells. A request alone may use Cells.
 	PackCells int
+	// Separate says each sequence has a cache of its own of Cells cells
+	// (llama.cpp's kv_unified=false): no budget is shared, and no prompt can
+	// be shared either, so requests must have one branch.
+	Separate bool
 }
 
 // Step is one decode call: tokens to evaluate, and the sequences to clear
@@ -46,6 +51,9 @@ func Validate(reqs []Request, lim Limits, vocab int) error {
 	for i, r := range reqs {
 		if len(r.Branches) == 0 {
 			return fmt.Errorf("request %d: no branches", i)
+		}
+		if lim.Separate && len(r.Branches) > 1 {
+			return fmt.Errorf("request %d: %d branches share a prompt, which separate caches cannot do (use Unshare)", i, len(r.Branches))
 		}
 		if len(r.Branches) > lim.MaxSeqs {
 			return fmt.Errorf("request %d: %d branches, more than the %d parallel sequences of the context", i, len(r.Branches), lim.MaxSeqs)
@@ -134,9 +142,12 @@ func NewPlanner(reqs []Request, lim Limits) *Planner {
 // Next returns the next step, or false when all requests are planned. The
 // caller must execute each step before asking for the next one.
 func (p *Planner) Next() (Step, bool) {
-	// Sequences released by the last step are free now.
-	for _, s := range p.pending {
-		p.free = append(p.free, s)
+	// Sequences released by the last step are free now. The lowest ids go
+	// out first: llama.cpp splits a batch over separate caches fastest when
+	// its sequence ids are consecutive.
+	if len(p.pending) > 0 {
+		p.free = append(p.free, p.pending...)
+		slices.SortFunc(p.free, func(a, b int32) int { return int(b - a) })
 	}
 	p.pending = nil
 	if p.next == len(p.reqs) && len(p.active) == 0 {
@@ -150,11 +161,16 @@ func (p *Planner) Next() (Step, bool) {
 	for budget > 0 && p.next < len(p.reqs) {
 		r := &p.reqs[p.next]
 		need := len(r.Branches)
-		if need > len(p.free) || p.used+cells(*r) > p.lim.Cells {
+		if need > len(p.free) {
 			break
 		}
-		if len(p.active) > 0 && p.lim.PackCells > 0 && p.used+cells(*r) > p.lim.PackCells {
-			break
+		if !p.lim.Separate {
+			if p.used+cells(*r) > p.lim.Cells {
+				break
+			}
+			if len(p.active) > 0 && p.lim.PackCells > 0 && p.used+cells(*r) > p.lim.PackCells {
+				break
+			}
 		}
 		j := p.admit(p.next)
 		p.next++

@@ -112,6 +112,8 @@ func TestPlannerRoutesEveryRead(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	reqs := randomRequests(rng, 200)
 	want := direct(reqs)
+	flat := Unshare(reqs)
+	wantFlat := direct(flat)
 	for _, lim := range []Limits{
 		{BatchTokens: 1, MaxSeqs: 4, Cells: 200},
 		{BatchTokens: 7, MaxSeqs: 4, Cells: 200},
@@ -119,8 +121,13 @@ func TestPlannerRoutesEveryRead(t *testing.T) {
 		{BatchTokens: 512, MaxSeqs: 32, Cells: 4096},
 		{BatchTokens: 4096, MaxSeqs: 256, Cells: 100000},
 		{BatchTokens: 512, MaxSeqs: 32, Cells: 4096, PackCells: 100},
+		{BatchTokens: 512, MaxSeqs: 4, Cells: 100, Separate: true},
 	} {
 		t.Run(fmt.Sprintf("batch%d_seqs%d_cells%d", lim.BatchTokens, lim.MaxSeqs, lim.Cells), func(t *testing.T) {
+			reqs, want := reqs, want
+			if lim.Separate {
+				reqs, want = flat, wantFlat
+			}
 			got := simulate(t, reqs, lim)
 			for i := range want {
 				for b := range want[i] {

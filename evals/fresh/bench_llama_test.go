@@ -71,7 +71,8 @@ func BenchmarkFreshLlama(b *testing.B) {
 		{"mixed/packed/ctx4096", mixed, DefaultBatchTokens, 4096},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			m, err := llama.Load(path, llama.Options{Threads: threads, Context: bc.context, FlashAttn: os.Getenv("UDGAM_BENCH_FA") == "1"})
+			m, err := llama.Load(path, llama.Options{Threads: threads, Context: bc.context, FlashAttn: os.Getenv("UDGAM_BENCH_FA") == "1",
+				SeparateCaches: os.Getenv("UDGAM_BENCH_SEPARATE") == "1", Parallel: benchEnvInt("UDGAM_BENCH_PARALLEL", 0)})
 			if err != nil {
 				b.Fatal(err)
 			}

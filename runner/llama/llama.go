@@ -105,6 +105,10 @@ type Options struct {
 	Batch     int  // tokens per decode; 0 means 512
 	Parallel  int  // sequences decoded together; 0 means 32
 	PackCells int  // cache cells packed sequences may share; 0 means 512 (see runner.Limits)
+	// SeparateCaches gives each sequence a cache of its own of Context
+	// cells, so packed sequences never attend over each other's cells; a
+	// shared prompt is then copied into each branch.
+	SeparateCaches bool
 	CPUOnly   bool // keep every layer on the CPU even when a GPU backend is loaded
 	FlashAttn bool // off by default: measured slower on CPUs
 	KVF16     bool // float16 KV cache (llama.cpp's default) instead of float32
@@ -204,6 +208,9 @@ func Load(path string, opts Options) (*Model, error) {
 
 	cp := C.llama_context_default_params()
 	cp.n_ctx = C.uint32_t(opts.Context)
+	if opts.SeparateCaches {
+		cp.n_ctx = C.uint32_t(opts.Context * opts.Parallel)
+	}
 	cp.n_batch = C.uint32_t(opts.Batch)
 	cp.n_ubatch = C.uint32_t(opts.Batch)
 	cp.n_seq_max = C.uint32_t(opts.Parallel)
@@ -212,7 +219,7 @@ func Load(path string, opts Options) (*Model, error) {
 	cp.no_perf = true
 	// A shared prompt is one set of KV cells tagged with several sequence
 	// ids; that needs one cache for all sequences.
-	cp.kv_unified = true
+	cp.kv_unified = C.bool(!opts.SeparateCaches)
 	cp.flash_attn_type = C.LLAMA_FLASH_ATTN_TYPE_DISABLED
 	if !opts.KVF16 {
 		// A float32 cache keeps attention exact to float32 rounding; the
@@ -231,7 +238,7 @@ func Load(path string, opts Options) (*Model, error) {
 			path, opts.Context, opts.Batch, opts.Parallel, lastError("unknown error"))
 	}
 	m.ctx = ctx
-	m.nCtx = int(C.llama_n_ctx(ctx))
+	m.nCtx = int(C.llama_n_ctx_seq(ctx))
 	// llama.cpp lowers the batch to the context size and aborts on a
 	// larger one: plan with what it kept.
 	m.opts.Batch = min(m.opts.Batch, int(C.llama_n_batch(ctx)), int(C.llama_n_ubatch(ctx)))
@@ -275,7 +282,8 @@ func (m *Model) Info() runner.Info { return m.info }
 
 // Limits are the packing limits of this context.
 func (m *Model) Limits() runner.Limits {
-	return runner.Limits{BatchTokens: m.opts.Batch, MaxSeqs: m.opts.Parallel, Cells: m.nCtx, PackCells: m.opts.PackCells}
+	return runner.Limits{BatchTokens: m.opts.Batch, MaxSeqs: m.opts.Parallel, Cells: m.nCtx,
+		PackCells: m.opts.PackCells, Separate: m.opts.SeparateCaches}
 }
 
 // Tokenize turns text into ids without adding BOS or parsing special tokens,
@@ -351,14 +359,20 @@ func (m *Model) Score(ctx context.Context, reqs []runner.Request) ([]runner.Resu
 		return nil, errors.New("score: model is closed")
 	}
 	lim := m.Limits()
-	if err := runner.Validate(reqs, lim, m.nVocab); err != nil {
-		return nil, fmt.Errorf("score: %w", err)
-	}
-	// Recurrent state cannot be shared the way KV cells are: give every
-	// branch its own copy of the prefix.
+	// Recurrent state cannot be shared the way KV cells are, nor can
+	// separate caches share a prompt: give every branch its own copy.
 	planned := reqs
-	if m.recurrent {
+	unshare := m.recurrent || m.opts.SeparateCaches
+	if unshare {
+		shared := lim
+		shared.Separate = false
+		if err := runner.Validate(reqs, shared, m.nVocab); err != nil {
+			return nil, fmt.Errorf("score: %w", err)
+		}
 		planned = runner.Unshare(reqs)
+	}
+	if err := runner.Validate(planned, lim, m.nVocab); err != nil {
+		return nil, fmt.Errorf("score: %w", err)
 	}
 	res := runner.NewResults(planned)
 	// Whatever happens, leave an empty cache for the next call.
@@ -392,7 +406,7 @@ func (m *Model) Score(ctx context.Context, reqs []runner.Request) ([]runner.Resu
 			return nil, fmt.Errorf("score: %w", err)
 		}
 	}
-	if m.recurrent {
+	if unshare {
 		res = runner.Reshare(reqs, res)
 	}
 	return res, nil

@@ -234,6 +234,7 @@ func TestInvariance(t *testing.T) {
 		{Threads: 1, Batch: 7, Parallel: 4},
 		{Threads: 2, Batch: 64, Parallel: 8, Context: 512},
 		{Threads: 2, Batch: 2048, Parallel: 64, Context: 8192},
+		{Threads: 2, Batch: 512, Parallel: 8, Context: 512, SeparateCaches: true},
 	} {
 		m := load(t, lp, o)
 		got, err := m.Score(context.Background(), reqs)
