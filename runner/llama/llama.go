@@ -100,19 +100,19 @@ import (
 
 // Options configure a loaded model.
 type Options struct {
-	Threads   int  // CPU threads; 0 means all cores
-	Context   int  // KV cache cells shared by all sequences; 0 means 4096
-	Batch     int  // tokens per decode; 0 means 512
-	Parallel  int  // sequences decoded together; 0 means 32
-	PackCells int  // cache cells packed sequences may share; 0 means 512 (see runner.Limits)
+	Threads   int // CPU threads; 0 means all cores
+	Context   int // KV cache cells shared by all sequences; 0 means 4096
+	Batch     int // tokens per decode; 0 means 512
+	Parallel  int // sequences decoded together; 0 means 32
+	PackCells int // cache cells packed sequences may share; 0 means 512 (see runner.Limits)
 	// SeparateCaches gives each sequence a cache of its own of Context
 	// cells, so packed sequences never attend over each other's cells; a
 	// shared prompt is then copied into each branch.
 	SeparateCaches bool
-	CPUOnly   bool // keep every layer on the CPU even when a GPU backend is loaded
-	FlashAttn bool // off by default: measured slower on CPUs
-	KVF16     bool // float16 KV cache (llama.cpp's default) instead of float32
-	Verbose   bool // pass llama.cpp's log through to stderr
+	CPUOnly        bool // keep every layer on the CPU even when a GPU backend is loaded
+	FlashAttn      bool // off by default: measured slower on CPUs
+	KVF16          bool // float16 KV cache (llama.cpp's default) instead of float32
+	Verbose        bool // pass llama.cpp's log through to stderr
 }
 
 func (o Options) withDefaults() Options {
