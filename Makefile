@@ -37,6 +37,7 @@ build:
 	$(GO) build -o $(BIN) ./cmd/udgam-ci
 
 vet:
+	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
 
 # unit: every package's tests, llama.cpp included (the first run compiles it).
