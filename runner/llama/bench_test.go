@@ -100,3 +100,11 @@ func BenchmarkSmolPacked16x128(b *testing.B) {
 	}
 	runScoreBench(b, Options{Context: 2048, Batch: 512, Parallel: 16}, reqs)
 }
+
+// BenchmarkSmolSeq2048LastLogit asks for one log-probability at the end, as
+// llama-bench's prompt processing does: the anchor's own workload.
+func BenchmarkSmolSeq2048LastLogit(b *testing.B) {
+	seq := benchTokens(2048, 1)
+	reqs := []runner.Request{{Branches: []runner.Branch{{Tokens: seq, Positions: []int{len(seq) - 1}}}}}
+	runScoreBench(b, Options{Context: 2048, Batch: 512, Parallel: 1}, reqs)
+}
