@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
@@ -41,13 +39,8 @@ func runScoreProbes(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case len(pos) > 0:
-		return usageError{fmt.Errorf("unexpected argument %q", pos[0])}
-	case o.Model == "":
-		return usageError{errors.New("--model is required")}
-	case o.Out == "":
-		return usageError{errors.New("--out is required")}
+	if err := checkScoreArgs(pos, o.Model, o.Out); err != nil {
+		return err
 	}
 	return scoreProbes(e, o)
 }

@@ -16,19 +16,11 @@ package fresh
 import (
 	"os"
 	"runtime"
-	"strconv"
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
-
-func benchEnvInt(name string, def int) int {
-	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
-		return n
-	}
-	return def
-}
 
 func benchGGUF(b *testing.B) string {
 	b.Helper()
@@ -46,8 +38,8 @@ func benchGGUF(b *testing.B) string {
 // in use. Compare scored-tok/s with llama-perplexity on the same text
 // with -c 2048, per scored token.
 func BenchmarkFreshLlama(b *testing.B) {
-	n := benchEnvInt("UDGAM_BENCH_DOCS", 300)
-	threads := benchEnvInt("UDGAM_BENCH_THREADS", runtime.NumCPU())
+	n := testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_DOCS", 300)
+	threads := testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_THREADS", runtime.NumCPU())
 	path := benchGGUF(b)
 	short := GenerateDocs(7, n, 100, 2000)
 	// With byte-level tokens, 100-500 bytes is an arXiv abstract's length in
@@ -72,7 +64,7 @@ func BenchmarkFreshLlama(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			m, err := llama.Load(path, llama.Options{Threads: threads, Context: bc.context, FlashAttn: os.Getenv("UDGAM_BENCH_FA") == "1",
-				SeparateCaches: os.Getenv("UDGAM_BENCH_SEPARATE") == "1", Parallel: benchEnvInt("UDGAM_BENCH_PARALLEL", 0)})
+				SeparateCaches: os.Getenv("UDGAM_BENCH_SEPARATE") == "1", Parallel: testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_PARALLEL", 0)})
 			if err != nil {
 				b.Fatal(err)
 			}

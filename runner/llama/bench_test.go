@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"runtime"
-	"strconv"
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/runner"
@@ -19,13 +18,6 @@ func smolGGUF(b *testing.B) string {
 		b.Fatal(err)
 	}
 	return path
-}
-
-func benchThreads() int {
-	if n, err := strconv.Atoi(os.Getenv("UDGAM_BENCH_THREADS")); err == nil && n > 0 {
-		return n
-	}
-	return runtime.NumCPU()
 }
 
 func benchTokens(n int, seed int32) []int32 {
@@ -47,12 +39,10 @@ func allPositions(n int) []int {
 // benchOptions lets one run try other engine settings, e.g.
 // UDGAM_BENCH_KVF16=1 UDGAM_BENCH_BATCH=2048.
 func benchOptions(o Options) Options {
-	o.Threads = benchThreads()
+	o.Threads = testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_THREADS", runtime.NumCPU())
 	o.KVF16 = os.Getenv("UDGAM_BENCH_KVF16") == "1"
 	o.FlashAttn = os.Getenv("UDGAM_BENCH_FA") == "1"
-	if n, err := strconv.Atoi(os.Getenv("UDGAM_BENCH_BATCH")); err == nil && n > 0 {
-		o.Batch = n
-	}
+	o.Batch = testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_BATCH", o.Batch)
 	return o
 }
 

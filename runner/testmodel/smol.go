@@ -3,6 +3,7 @@ package testmodel
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // SmolGGUF returns the path of a random-weight F16 model with SmolLM2-135M's
@@ -27,4 +28,13 @@ func SmolGGUF(getenv func(string) string) (string, error) {
 		return "", err
 	}
 	return path, nil
+}
+
+// BenchEnv reads a positive whole-number benchmark setting (such as
+// UDGAM_BENCH_THREADS) from getenv, or returns def.
+func BenchEnv(getenv func(string) string, name string, def int) int {
+	if n, err := strconv.Atoi(getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"runtime"
-	"strconv"
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/evals"
@@ -27,13 +26,6 @@ func smolGGUF(b *testing.B) string {
 	return path
 }
 
-func envInt(name string, def int) int {
-	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
-		return n
-	}
-	return def
-}
-
 // coreSample is UDGAM_BENCH_ITEMS items of the core set (default 210, ten
 // per type and level; 2000 for the whole set), stratified as --sample is.
 func coreSample(b *testing.B) []probes.Item {
@@ -41,7 +33,7 @@ func coreSample(b *testing.B) []probes.Item {
 	if err != nil {
 		b.Fatal(err)
 	}
-	n := envInt("UDGAM_BENCH_ITEMS", 210)
+	n := testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_ITEMS", 210)
 	if n >= len(set.Items) {
 		return set.Items
 	}
@@ -63,7 +55,7 @@ func coreSample(b *testing.B) []probes.Item {
 // BenchmarkCore scores the sample both ways and reports the tokens each
 // evaluates and their speed. UDGAM_BENCH_THREADS sets the threads.
 func BenchmarkCore(b *testing.B) {
-	m, err := llama.Load(smolGGUF(b), llama.Options{Threads: envInt("UDGAM_BENCH_THREADS", runtime.NumCPU()), Context: envInt("UDGAM_BENCH_CONTEXT", 1024)})
+	m, err := llama.Load(smolGGUF(b), llama.Options{Threads: testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_THREADS", runtime.NumCPU()), Context: testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_CONTEXT", 1024)})
 	if err != nil {
 		b.Fatal(err)
 	}
