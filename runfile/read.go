@@ -91,9 +91,9 @@ func Read(r io.Reader, name string) (*Run, error) {
 // decodeStrict decodes one JSON value and refuses trailing data, so two
 // records glued on one line are an error rather than half a record. Records
 // also refuse unknown fields, so an item is never read as an empty document.
-func decodeStrict(b []byte, v any, known bool) error {
+func decodeStrict(b []byte, v any, refuseUnknown bool) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
-	if known {
+	if refuseUnknown {
 		dec.DisallowUnknownFields()
 	}
 	if err := dec.Decode(v); err != nil {
