@@ -28,7 +28,7 @@ export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS)
 
 TEST_TIMEOUT ?= 20m
 
-.PHONY: cuda env all build test unit e2e bench demo vet clean docs check-docs
+.PHONY: cuda env all build test unit e2e bench bench-llamacpp demo vet clean docs check-docs
 
 all: build
 
@@ -54,6 +54,12 @@ export UDGAM_BENCH_DOCS ?= 16
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./runner/... ./evals/probes/... ./report/ ./server/
 	$(GO) test -tags llama -run '^$$' -bench 'FreshLlama/(tiny|short)/(packed|one-doc-per-call)/ctx2048' -benchtime 1x -timeout 60m ./evals/fresh/
+
+# bench-llamacpp builds llama.cpp with its own CMake from the same sources
+# and times it back to back with our engine (needs cmake; about 20 minutes):
+# the ratios in BENCHMARKS.md. Nothing it builds is kept in the repository.
+bench-llamacpp:
+	GO=$(GO) bash scripts/llamacpp/run.sh
 
 clean:
 	rm -rf bin
@@ -93,4 +99,4 @@ cuda: build
 	cmake --build build/cuda --target ggml-cuda -j $$(nproc)
 	mkdir -p lib/ollama
 	cp -P build/cuda/lib/ollama/libggml-base.so* build/cuda/lib/ollama/libggml-cuda.so lib/ollama/
-	@echo "CUDA backend in lib/ollama; run bin/udgam-ci with --gpu cuda"
+	@echo "CUDA backend in lib/ollama: bin/udgam-ci offloads to it (--gpu auto, the default)"

@@ -433,25 +433,59 @@ func (m *Model) decode(st runner.Step, res []runner.Result) error {
 	if rc := C.llama_decode(m.ctx, m.batch); rc != 0 {
 		return fmt.Errorf("llama_decode returned %d: %s", int(rc), lastError("no message"))
 	}
+	var outs []int // batch indices whose log-probabilities are read
 	for i, e := range st.Entries {
-		if len(e.Reads) == 0 {
-			continue
+		if len(e.Reads) > 0 {
+			outs = append(outs, i)
 		}
-		row := C.llama_get_logits_ith(m.ctx, C.int32_t(i))
-		if row == nil {
+	}
+	rows := make([]*C.float, len(outs))
+	for k, i := range outs {
+		if rows[k] = C.llama_get_logits_ith(m.ctx, C.int32_t(i)); rows[k] == nil {
 			return fmt.Errorf("internal: no logits for batch token %d", i)
 		}
-		lse := float64(C.udgam_logsumexp(row, C.int(m.nVocab)))
-		if math.IsNaN(lse) {
+	}
+	// The log-softmax over a 49,152-token vocabulary is about 5% of a
+	// decode, so it runs on the threads llama.cpp has just released.
+	lse := make([]float64, len(rows))
+	forEachParallel(len(rows), m.opts.Threads, func(k int) {
+		lse[k] = float64(C.udgam_logsumexp(rows[k], C.int(m.nVocab)))
+	})
+	for k, i := range outs {
+		e := st.Entries[i]
+		if math.IsNaN(lse[k]) {
 			return fmt.Errorf("model produced a non-finite logit (at position %d)", e.Pos)
 		}
-		logits := unsafe.Slice((*float32)(unsafe.Pointer(row)), m.nVocab)
+		logits := unsafe.Slice((*float32)(unsafe.Pointer(rows[k])), m.nVocab)
 		for _, r := range e.Reads {
-			res[r.Req][r.Branch][r.Index] = float64(logits[r.Next]) - lse
+			res[r.Req][r.Branch][r.Index] = float64(logits[r.Next]) - lse[k]
 		}
 	}
 	for _, s := range st.Release {
 		C.llama_memory_seq_rm(m.mem, C.llama_seq_id(s), -1, -1)
 	}
 	return nil
+}
+
+// forEachParallel calls f(0) ... f(n-1) on up to workers goroutines and
+// returns when all calls have.
+func forEachParallel(n, workers int, f func(int)) {
+	workers = min(workers, n)
+	if workers <= 1 {
+		for k := range n {
+			f(k)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := w; k < n; k += workers {
+				f(k)
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/runner"
@@ -330,6 +331,18 @@ func TestContextSmallerThanBatch(t *testing.T) {
 		for k, p := range r.Branches[0].Positions {
 			if d := math.Abs(got[i][0][k] - bigram.LogProb(seq[p-1], seq[p])); d > 1e-4 {
 				t.Fatalf("request %d position %d off by %g", i, p, d)
+			}
+		}
+	}
+}
+
+func TestForEachParallelCallsEachIndexOnce(t *testing.T) {
+	for _, tc := range []struct{ n, workers int }{{0, 2}, {1, 2}, {5, 1}, {5, 2}, {7, 3}, {3, 8}} {
+		calls := make([]int32, tc.n)
+		forEachParallel(tc.n, tc.workers, func(k int) { atomic.AddInt32(&calls[k], 1) })
+		for k, c := range calls {
+			if c != 1 {
+				t.Errorf("n=%d workers=%d: index %d called %d times", tc.n, tc.workers, k, c)
 			}
 		}
 	}
