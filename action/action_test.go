@@ -20,8 +20,8 @@ import (
 	"github.com/udgamlabs/udgam-ci/runner/convert"
 	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/runner/fetch"
-	"github.com/udgamlabs/udgam-ci/runner/fetch/fetchtest"
 	"github.com/udgamlabs/udgam-ci/runner/hub"
+	"github.com/udgamlabs/udgam-ci/runner/hub/hubtest"
 	"github.com/udgamlabs/udgam-ci/server"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
 	"github.com/udgamlabs/udgam-ci/server/store"
@@ -102,7 +102,7 @@ func (f *fakeServer) Baseline(ctx context.Context, repo, model, test, ref string
 type world struct {
 	t      *testing.T
 	gh     *actiontest.GitHub
-	hub    *fetchtest.Hub
+	hub    *hubtest.Hub
 	scorer *fakeScorer
 	server *fakeServer
 	cache  string
@@ -112,7 +112,7 @@ type world struct {
 }
 
 func newWorld(t *testing.T) *world {
-	w := &world{t: t, gh: actiontest.NewGitHub(t, repo, token), hub: fetchtest.New(t), cache: t.TempDir(),
+	w := &world{t: t, gh: actiontest.NewGitHub(t, repo, token), hub: hubtest.New(t), cache: t.TempDir(),
 		scorer: &fakeScorer{engine: runner.EngineVersion(), scores: map[string]map[string]float64{
 			baseSHA: {"fresh": 0.95, "probes": 45},
 		}}, server: &fakeServer{}}

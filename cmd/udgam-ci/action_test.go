@@ -16,7 +16,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/convert"
 	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
-	"github.com/udgamlabs/udgam-ci/runner/fetch/fetchtest"
+	"github.com/udgamlabs/udgam-ci/runner/hub/hubtest"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 )
 
@@ -31,7 +31,7 @@ func actionTestEnv(vars map[string]string) (*env, *bytes.Buffer, *bytes.Buffer) 
 
 func TestModelFetchCommand(t *testing.T) {
 	const sha = "3333333333333333333333333333333333333333"
-	fh := fetchtest.New(t)
+	fh := hubtest.New(t)
 	src := t.TempDir()
 	if _, err := converttest.Small.Write(src); err != nil {
 		t.Fatal(err)

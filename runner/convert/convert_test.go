@@ -17,71 +17,24 @@ import (
 	"github.com/x448/float16"
 )
 
-// gguf reads a converted file back: key-values, tensors and raw data.
-type gguf struct {
-	kv      ggml.KV
-	tensors map[string]*ggml.Tensor
-	data    []byte // the whole file
-	start   uint64 // of tensor data
-}
-
-func readGGUF(t *testing.T, path string) gguf {
+// readGGUF reads a converted file back, failing the test if it cannot.
+func readGGUF(t *testing.T, path string) *testmodel.GGUF {
 	t.Helper()
-	f, err := os.Open(path)
+	g, err := testmodel.ReadGGUF(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	g, err := ggml.Decode(f, -1)
-	if err != nil {
-		t.Fatalf("decode %s: %v", path, err)
-	}
-	data, err := os.ReadFile(path)
+	return g
+}
+
+// values is a tensor's elements as float32, failing the test if it cannot.
+func values(t *testing.T, g *testmodel.GGUF, name string) []float32 {
+	t.Helper()
+	v, err := g.Float32s(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := gguf{kv: g.KV(), tensors: map[string]*ggml.Tensor{}, data: data, start: g.Tensors().Offset}
-	for _, ts := range g.Tensors().Items() {
-		out.tensors[ts.Name] = ts
-	}
-	return out
-}
-
-// values decodes a tensor's stored elements to float32.
-func (g gguf) values(t *testing.T, name string) []float32 {
-	t.Helper()
-	ts, ok := g.tensors[name]
-	if !ok {
-		t.Fatalf("no tensor %s", name)
-	}
-	raw := g.data[g.start+ts.Offset : g.start+ts.Offset+ts.Size()]
-	n := int(ts.Elements())
-	out := make([]float32, 0, n)
-	switch ggml.TensorType(ts.Kind) {
-	case ggml.TensorTypeF32:
-		for i := range n {
-			out = append(out, math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])))
-		}
-	case ggml.TensorTypeF16:
-		for i := range n {
-			out = append(out, float16.Frombits(binary.LittleEndian.Uint16(raw[2*i:])).Float32())
-		}
-	case ggml.TensorTypeBF16:
-		for i := range n {
-			out = append(out, math.Float32frombits(uint32(binary.LittleEndian.Uint16(raw[2*i:]))<<16))
-		}
-	case ggml.TensorTypeQ8_0:
-		for b := 0; b < n/32; b++ {
-			blk := raw[b*34:]
-			d := float16.Frombits(binary.LittleEndian.Uint16(blk)).Float32()
-			for j := range 32 {
-				out = append(out, d*float32(int8(blk[2+j])))
-			}
-		}
-	default:
-		t.Fatalf("tensor %s: unexpected type %d", name, ts.Kind)
-	}
-	return out
+	return v
 }
 
 func TestConvertDtypes(t *testing.T) {
@@ -122,29 +75,29 @@ func TestConvertDtypes(t *testing.T) {
 				t.Errorf("conversion record in the GGUF: %+v, %v; want %+v", rec, err, res.Conversion)
 			}
 			g := readGGUF(t, out)
-			if got := g.kv.Architecture(); got != "llama" {
+			if got := g.KV.Architecture(); got != "llama" {
 				t.Errorf("architecture %q", got)
 			}
-			if got := g.kv.Uint("general.file_type"); got != tt.fileType {
+			if got := g.KV.Uint("general.file_type"); got != tt.fileType {
 				t.Errorf("file type %d, want %d", got, tt.fileType)
 			}
-			if got := g.kv.String("tokenizer.ggml.pre"); got != "smollm" {
+			if got := g.KV.String("tokenizer.ggml.pre"); got != "smollm" {
 				t.Errorf("pre-tokenizer %q, want smollm (digits split one by one)", got)
 			}
-			if got := len(g.kv.Strings("tokenizer.ggml.tokens")); got != converttest.Vocab {
+			if got := len(g.KV.Strings("tokenizer.ggml.tokens")); got != converttest.Vocab {
 				t.Errorf("%d tokens, want %d", got, converttest.Vocab)
 			}
-			if got := g.kv.Uint("tokenizer.ggml.bos_token_id"); got != uint32(converttest.Vocab-1) {
+			if got := g.KV.Uint("tokenizer.ggml.bos_token_id"); got != uint32(converttest.Vocab-1) {
 				t.Errorf("bos %d", got)
 			}
-			if len(g.tensors) != len(want) {
-				t.Errorf("%d tensors, want %d", len(g.tensors), len(want))
+			if len(g.Tensors) != len(want) {
+				t.Errorf("%d tensors, want %d", len(g.Tensors), len(want))
 			}
 			// Norms stay F32 whatever the dtype; weights take it.
-			if k := g.tensors["output_norm.weight"].Kind; k != uint32(ggml.TensorTypeF32) {
+			if k := g.Tensors["output_norm.weight"].Kind; k != uint32(ggml.TensorTypeF32) {
 				t.Errorf("output_norm kind %d", k)
 			}
-			emb := g.tensors["token_embd.weight"]
+			emb := g.Tensors["token_embd.weight"]
 			if emb.Kind != uint32(tt.weight) {
 				t.Errorf("token_embd kind %d, want %d", emb.Kind, tt.weight)
 			}
@@ -157,11 +110,11 @@ func TestConvertDtypes(t *testing.T) {
 				"blk.1.ffn_down.weight": "model.layers.1.mlp.down_proj.weight",
 				"output_norm.weight":    "model.norm.weight",
 			} {
-				got, src := g.values(t, gname), want[hname].Values
+				got, src := values(t, g, gname), want[hname].Values
 				checkClose(t, gname, tt.dtype, got, src)
 			}
 			// q and k are permuted for llama.cpp's rope: same values, new order.
-			q, src := g.values(t, "blk.0.attn_q.weight"), want["model.layers.0.self_attn.q_proj.weight"].Values
+			q, src := values(t, g, "blk.0.attn_q.weight"), want["model.layers.0.self_attn.q_proj.weight"].Values
 			if tt.dtype == "f32" || tt.dtype == "bf16" {
 				a, b := slices.Clone(q), slices.Clone(src)
 				slices.Sort(a)
@@ -215,7 +168,7 @@ func TestConvertF32SourceKeepsPrecision(t *testing.T) {
 	}
 	g := readGGUF(t, out)
 	// ollama's own ConvertModel would have rounded this to F16.
-	if !slices.Equal(g.values(t, "token_embd.weight"), want["model.embed_tokens.weight"].Values) {
+	if !slices.Equal(values(t, g, "token_embd.weight"), want["model.embed_tokens.weight"].Values) {
 		t.Error("f32 output of an f32 checkpoint is not exact")
 	}
 }

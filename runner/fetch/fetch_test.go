@@ -10,13 +10,13 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
-	"github.com/udgamlabs/udgam-ci/runner/fetch/fetchtest"
 	"github.com/udgamlabs/udgam-ci/runner/hub"
+	"github.com/udgamlabs/udgam-ci/runner/hub/hubtest"
 )
 
 const sha = "0123456789abcdef0123456789abcdef01234567"
 
-func newClient(t *testing.T, fh *fetchtest.Hub) *hub.Client {
+func newClient(t *testing.T, fh *hubtest.Hub) *hub.Client {
 	c := hub.New(func(k string) string {
 		switch k {
 		case "HF_ENDPOINT":
@@ -31,7 +31,7 @@ func newClient(t *testing.T, fh *fetchtest.Hub) *hub.Client {
 }
 
 func TestFetchConvertsSafetensorsAndCaches(t *testing.T) {
-	fh := fetchtest.New(t)
+	fh := hubtest.New(t)
 	src := t.TempDir()
 	if _, err := converttest.Small.Write(src); err != nil {
 		t.Fatal(err)
@@ -58,7 +58,7 @@ func TestFetchConvertsSafetensorsAndCaches(t *testing.T) {
 		t.Errorf("model %+v, file info sha %s arch %s", m.Model, info.SHA256, info.Arch)
 	}
 
-	total := fh.Requests("/")
+	total := len(fh.Requests())
 	again, err := Fetch(context.Background(), client, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func TestFetchConvertsSafetensorsAndCaches(t *testing.T) {
 	if again.Path != m.Path || again.Model.SHA256 != m.Model.SHA256 {
 		t.Errorf("cached fetch gave %+v, first %+v", again, m)
 	}
-	if n := fh.Requests("/"); n != total {
+	if n := len(fh.Requests()); n != total {
 		t.Errorf("cached fetch made %d requests", n-total)
 	}
 
@@ -89,7 +89,7 @@ func TestFetchConvertsSafetensorsAndCaches(t *testing.T) {
 }
 
 func TestFetchPrefersMatchingGGUF(t *testing.T) {
-	fh := fetchtest.New(t)
+	fh := hubtest.New(t)
 	fh.Add("acme/quant", sha, map[string][]byte{
 		"model-f16.gguf":  []byte("GGUF f16 bytes"),
 		"model-bf16.gguf": []byte("GGUF bf16 bytes"),
@@ -127,7 +127,7 @@ func TestFetchPrefersMatchingGGUF(t *testing.T) {
 }
 
 func TestFetchRevisionPinning(t *testing.T) {
-	fh := fetchtest.New(t)
+	fh := hubtest.New(t)
 	fh.Add("acme/quant", sha, map[string][]byte{"model-f32.gguf": []byte("GGUF")})
 	client := newClient(t, fh)
 	_, err := Fetch(context.Background(), client, Options{Repo: "acme/quant", Revision: "main", CacheDir: t.TempDir()})

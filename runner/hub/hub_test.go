@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/udgamlabs/udgam-ci/runner/hub/hubtest"
 )
 
 const (
@@ -39,10 +41,9 @@ func TestNewFromEnv(t *testing.T) {
 }
 
 func TestResolveRevision(t *testing.T) {
-	h := newFakeHub(t)
-	r := h.add(Model, "acme/tiny", shaA, map[string][]byte{"a.txt": []byte("a")})
-	r.branches["v1.0"] = shaB
-	c, _ := h.client(t, nil)
+	h := hubtest.New(t)
+	h.Add("acme/tiny", shaA, map[string][]byte{"a.txt": []byte("a")}).Branch("v1.0", shaB)
+	c, _ := newClient(t, h, nil)
 	ctx := context.Background()
 	for rev, want := range map[string]string{"main": shaA, "v1.0": shaB, "": shaA} {
 		got, err := c.ResolveRevision(ctx, Model, "acme/tiny", rev)
@@ -50,8 +51,8 @@ func TestResolveRevision(t *testing.T) {
 			t.Errorf("rev %q: got %q, %v; want %q", rev, got, err, want)
 		}
 	}
-	if h.count("GET /api/models/acme/tiny/revision/") != 3 {
-		t.Errorf("requests: %v", h.requests)
+	if h.Count("GET /api/models/acme/tiny/revision/") != 3 {
+		t.Errorf("requests: %v", h.Requests())
 	}
 	_, err := c.ResolveRevision(ctx, Model, "acme/tiny", "nope")
 	if !errors.Is(err, ErrNotFound) {
@@ -63,13 +64,14 @@ func TestResolveRevision(t *testing.T) {
 }
 
 func TestListFilesPaginates(t *testing.T) {
-	h := newFakeHub(t)
+	h := hubtest.New(t)
+	h.PageSize = 2
 	files := map[string][]byte{
 		"README.md": []byte("# hi\n"), "data/test-00000-of-00001.parquet": bytes.Repeat([]byte("p"), 300),
 		"data/train.jsonl": []byte("{}\n"), "config.json": []byte("{}"), "sub/dir/x.bin": []byte("xx"),
 	}
-	h.add(Dataset, "acme/docs", shaA, files, "data/test-00000-of-00001.parquet")
-	c, _ := h.client(t, nil)
+	h.Add("datasets/acme/docs", shaA, files, "data/test-00000-of-00001.parquet")
+	c, _ := newClient(t, h, nil)
 	got, err := c.ListFiles(context.Background(), Dataset, "acme/docs", shaA)
 	if err != nil {
 		t.Fatal(err)
@@ -85,14 +87,14 @@ func TestListFilesPaginates(t *testing.T) {
 	if strings.Join(paths, " ") != want {
 		t.Errorf("paths %q, want %q", paths, want)
 	}
-	if sha := got[2].SHA256(); sha != sha256hex(files["data/test-00000-of-00001.parquet"]) {
+	if sha := got[2].SHA256(); sha != hubtest.SHA256(files["data/test-00000-of-00001.parquet"]) {
 		t.Errorf("LFS sha256 %q", sha)
 	}
-	if got[0].SHA256() != "" || got[0].OID != gitOID(files["README.md"]) {
+	if got[0].SHA256() != "" || got[0].OID != hubtest.GitOID(files["README.md"]) {
 		t.Errorf("README entry %+v", got[0])
 	}
 	// 5 files + 3 directories at 2 a page: 4 pages.
-	if n := h.count("GET /api/datasets/acme/docs/tree/" + shaA); n != 4 {
+	if n := h.Count("GET /api/datasets/acme/docs/tree/" + shaA); n != 4 {
 		t.Errorf("%d tree requests, want 4", n)
 	}
 	if _, err := c.ListFiles(context.Background(), Dataset, "acme/docs", "main"); err == nil {
@@ -106,7 +108,7 @@ func TestDownload(t *testing.T) {
 		name     string
 		token    string // the repository's gate
 		env      map[string]string
-		setup    func(h *fakeHub)
+		setup    func(h *hubtest.Hub)
 		wantErr  string
 		wantCDN  int      // requests that reached the CDN
 		wantRng  []string // Range headers sent
@@ -115,20 +117,19 @@ func TestDownload(t *testing.T) {
 		{name: "plain", wantCDN: 1},
 		{name: "gated with token", token: "sekret", env: map[string]string{"HF_TOKEN": "sekret"}, wantCDN: 1},
 		{name: "gated without token", token: "sekret", wantErr: "set HF_TOKEN"},
-		{name: "500 then success", setup: func(h *fakeHub) { h.fail["/acme/m/resolve/"+shaA+"/model.gguf"] = 2 }, wantCDN: 1, wantWait: 2},
-		{name: "truncated then resumed", setup: func(h *fakeHub) { h.truncate["model.gguf"] = 10000 }, wantCDN: 2, wantRng: []string{"bytes=10000-"}, wantWait: 1},
-		{name: "truncated, server ignores Range", setup: func(h *fakeHub) { h.truncate["model.gguf"] = 10000; h.noRange = true }, wantCDN: 2, wantRng: []string{"bytes=10000-"}, wantWait: 1},
-		{name: "corrupt", setup: func(h *fakeHub) { h.corrupt["model.gguf"] = true }, wantErr: "sha256 mismatch", wantCDN: 1},
+		{name: "500 then success", setup: func(h *hubtest.Hub) { h.Fail("/acme/m/resolve/"+shaA+"/model.gguf", 2) }, wantCDN: 1, wantWait: 2},
+		{name: "truncated then resumed", setup: func(h *hubtest.Hub) { h.Truncate("model.gguf", 10000) }, wantCDN: 2, wantRng: []string{"bytes=10000-"}, wantWait: 1},
+		{name: "truncated, server ignores Range", setup: func(h *hubtest.Hub) { h.Truncate("model.gguf", 10000); h.IgnoreRange() }, wantCDN: 2, wantRng: []string{"bytes=10000-"}, wantWait: 1},
+		{name: "corrupt", setup: func(h *hubtest.Hub) { h.Corrupt("model.gguf", true) }, wantErr: "sha256 mismatch", wantCDN: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newFakeHub(t)
-			r := h.add(Model, "acme/m", shaA, map[string][]byte{"model.gguf": big}, "model.gguf")
-			r.token = tt.token
+			h := hubtest.New(t)
+			h.Add("acme/m", shaA, map[string][]byte{"model.gguf": big}, "model.gguf").Gate(tt.token)
 			if tt.setup != nil {
 				tt.setup(h)
 			}
-			c, slept := h.client(t, tt.env)
+			c, slept := newClient(t, h, tt.env)
 			local, err := c.Fetch(context.Background(), Model, "acme/m", shaA, "model.gguf")
 			final := filepath.Join(c.CacheDir, "files", "models", "acme", "m", shaA, "model.gguf")
 			if tt.wantErr != "" {
@@ -152,11 +153,11 @@ func TestDownload(t *testing.T) {
 					t.Errorf("content differs")
 				}
 			}
-			if n := h.count("GET /repos/"); n != tt.wantCDN {
-				t.Errorf("%d CDN requests, want %d (%v)", n, tt.wantCDN, h.requests)
+			if n := h.Count("GET /repos/"); n != tt.wantCDN {
+				t.Errorf("%d CDN requests, want %d (%v)", n, tt.wantCDN, h.Requests())
 			}
-			if strings.Join(h.ranges, ",") != strings.Join(tt.wantRng, ",") {
-				t.Errorf("ranges %q, want %q", h.ranges, tt.wantRng)
+			if rg := h.Ranges(); strings.Join(rg, ",") != strings.Join(tt.wantRng, ",") {
+				t.Errorf("ranges %q, want %q", rg, tt.wantRng)
 			}
 			if len(*slept) != tt.wantWait {
 				t.Errorf("slept %v, want %d waits", *slept, tt.wantWait)
@@ -167,26 +168,39 @@ func TestDownload(t *testing.T) {
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
+// newClient points a hub client at the fake, with an empty cache and no
+// waits: the waits it would have slept are recorded instead.
+func newClient(t *testing.T, h *hubtest.Hub, env map[string]string) (*Client, *[]time.Duration) {
+	vars := map[string]string{"HF_ENDPOINT": h.URL, "UDGAM_CI_CACHE": t.TempDir()}
+	for k, v := range env {
+		vars[k] = v
+	}
+	c := New(func(k string) string { return vars[k] })
+	var slept []time.Duration
+	c.Sleep = func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil }
+	return c, &slept
+}
+
 func TestDownloadSmallGitFileChecksBlobID(t *testing.T) {
-	h := newFakeHub(t)
-	h.add(Dataset, "acme/d", shaA, map[string][]byte{"test.jsonl": []byte(`{"id":"a","text":"x"}` + "\n")})
-	h.corrupt["test.jsonl"] = true
-	c, _ := h.client(t, nil)
+	h := hubtest.New(t)
+	h.Add("datasets/acme/d", shaA, map[string][]byte{"test.jsonl": []byte(`{"id":"a","text":"x"}` + "\n")})
+	h.Corrupt("test.jsonl", true)
+	c, _ := newClient(t, h, nil)
 	_, err := c.Fetch(context.Background(), Dataset, "acme/d", shaA, "test.jsonl")
 	if err == nil || !strings.Contains(err.Error(), "git blob id mismatch") {
 		t.Fatalf("err %v, want a git blob id mismatch", err)
 	}
-	h.corrupt["test.jsonl"] = false
+	h.Corrupt("test.jsonl", false)
 	if _, err := c.Fetch(context.Background(), Dataset, "acme/d", shaA, "test.jsonl"); err != nil {
 		t.Fatalf("clean retry: %v", err)
 	}
 }
 
 func TestResolveReusesCacheOffline(t *testing.T) {
-	h := newFakeHub(t)
+	h := hubtest.New(t)
 	body := []byte(`{"id":"a","text":"hello"}` + "\n")
-	h.add(Dataset, "udgamlabs/fresh", shaA, map[string][]byte{"README.md": []byte("x"), "data/test.jsonl": body})
-	c, _ := h.client(t, nil)
+	h.Add("datasets/udgamlabs/fresh", shaA, map[string][]byte{"README.md": []byte("x"), "data/test.jsonl": body})
+	c, _ := newClient(t, h, nil)
 	ctx := context.Background()
 	for _, ref := range []string{"hf://udgamlabs/fresh@" + shaA, "hf://udgamlabs/fresh@" + shaA + "/data/test.jsonl"} {
 		res, err := c.Resolve(ctx, ref, Dataset)
@@ -197,8 +211,8 @@ func TestResolveReusesCacheOffline(t *testing.T) {
 			t.Errorf("%s: resolved %+v", ref, res)
 		}
 	}
-	before := len(h.requests)
-	h.api.Close() // offline from here on
+	before := len(h.Requests())
+	h.Close() // offline from here on
 	for _, ref := range []string{"hf://udgamlabs/fresh@" + shaA, "hf://datasets/udgamlabs/fresh@" + shaA + "/data/test.jsonl"} {
 		res, err := c.Resolve(ctx, ref, Dataset)
 		if err != nil {
@@ -208,12 +222,12 @@ func TestResolveReusesCacheOffline(t *testing.T) {
 			t.Errorf("offline %s: content differs", ref)
 		}
 	}
-	if len(h.requests) != before {
-		t.Errorf("offline resolves made requests: %v", h.requests[before:])
+	if got := h.Requests(); len(got) != before {
+		t.Errorf("offline resolves made requests: %v", got[before:])
 	}
 
 	// HF_HUB_OFFLINE: the cache answers, anything else fails without a request.
-	off, _ := h.client(t, map[string]string{"HF_HUB_OFFLINE": "1", "UDGAM_CI_CACHE": c.CacheDir})
+	off, _ := newClient(t, h, map[string]string{"HF_HUB_OFFLINE": "1", "UDGAM_CI_CACHE": c.CacheDir})
 	if !off.Offline {
 		t.Fatal("HF_HUB_OFFLINE=1 not read")
 	}
@@ -223,21 +237,21 @@ func TestResolveReusesCacheOffline(t *testing.T) {
 	if _, err := off.Resolve(ctx, "hf://udgamlabs/other@"+shaA, Dataset); !errors.Is(err, ErrOffline) {
 		t.Errorf("offline client, uncached repo: %v, want ErrOffline", err)
 	}
-	if len(h.requests) != before {
-		t.Errorf("offline client made requests: %v", h.requests[before:])
+	if got := h.Requests(); len(got) != before {
+		t.Errorf("offline client made requests: %v", got[before:])
 	}
 }
 
 func TestResolvePinning(t *testing.T) {
-	h := newFakeHub(t)
-	h.add(Dataset, "udgamlabs/udgam-probes", shaB, map[string][]byte{"data/test-00000-of-00001.parquet": []byte("PAR1"), "data/train-00000-of-00001.parquet": []byte("PAR1x")})
-	c, _ := h.client(t, nil)
+	h := hubtest.New(t)
+	h.Add("datasets/udgamlabs/udgam-probes", shaB, map[string][]byte{"data/test-00000-of-00001.parquet": []byte("PAR1"), "data/train-00000-of-00001.parquet": []byte("PAR1x")})
+	c, _ := newClient(t, h, nil)
 	ctx := context.Background()
 	if _, err := c.Resolve(ctx, "hf://udgamlabs/udgam-probes@main", Dataset); err == nil || !strings.Contains(err.Error(), "not a 40-hex commit sha") {
 		t.Fatalf("unpinned: err %v", err)
 	}
-	if len(h.requests) != 0 {
-		t.Errorf("a refused reference made requests: %v", h.requests)
+	if got := h.Requests(); len(got) != 0 {
+		t.Errorf("a refused reference made requests: %v", got)
 	}
 	res, err := c.ResolveWith(ctx, "hf://udgamlabs/udgam-probes@main", ResolveOptions{Kind: Dataset, AllowUnpinned: true})
 	if err != nil {
@@ -356,9 +370,9 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestProgressLines(t *testing.T) {
-	h := newFakeHub(t)
-	h.add(Model, "acme/m", shaA, map[string][]byte{"m.gguf": bytes.Repeat([]byte("z"), 3<<20)}, "m.gguf")
-	c, _ := h.client(t, nil)
+	h := hubtest.New(t)
+	h.Add("acme/m", shaA, map[string][]byte{"m.gguf": bytes.Repeat([]byte("z"), 3<<20)}, "m.gguf")
+	c, _ := newClient(t, h, nil)
 	var out bytes.Buffer
 	c.Progress = &out
 	clock := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)

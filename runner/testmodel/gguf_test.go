@@ -1,8 +1,6 @@
 package testmodel
 
 import (
-	"encoding/binary"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,50 +11,7 @@ import (
 
 	"github.com/ollama/ollama/fs/ggml"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/x448/float16"
 )
-
-// ggufFile is a GGUF read back with ollama's decoder, tensors as float32.
-type ggufFile struct {
-	kv      ggml.KV
-	tensors map[string]*ggml.Tensor
-	data    map[string][]float32
-}
-
-func readGGUF(t *testing.T, path string) ggufFile {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	g, err := ggml.Decode(f, -1)
-	if err != nil {
-		t.Fatalf("decode %s: %v", path, err)
-	}
-	out := ggufFile{kv: g.KV(), tensors: map[string]*ggml.Tensor{}, data: map[string][]float32{}}
-	ts := g.Tensors()
-	for _, tt := range ts.Items() {
-		out.tensors[tt.Name] = tt
-		raw := make([]byte, tt.Size())
-		if _, err := f.ReadAt(raw, int64(ts.Offset+tt.Offset)); err != nil && err != io.EOF {
-			t.Fatalf("read tensor %s: %v", tt.Name, err)
-		}
-		vals := make([]float32, tt.Elements())
-		for i := range vals {
-			switch ggml.TensorType(tt.Kind) {
-			case ggml.TensorTypeF32:
-				vals[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-			case ggml.TensorTypeF16:
-				vals[i] = float16.Frombits(binary.LittleEndian.Uint16(raw[2*i:])).Float32()
-			default:
-				t.Fatalf("tensor %s has type %d", tt.Name, tt.Kind)
-			}
-		}
-		out.data[tt.Name] = vals
-	}
-	return out
-}
 
 func TestWriteBigramGGUFHeader(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "bigram.gguf")
@@ -64,7 +19,10 @@ func TestWriteBigramGGUFHeader(t *testing.T) {
 	if err := WriteBigramGGUF(path, b, WithName("test-bigram")); err != nil {
 		t.Fatal(err)
 	}
-	g := readGGUF(t, path)
+	g, err := ReadGGUF(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	uints := map[string]uint32{
 		"context_length":              bigramContext,
@@ -80,8 +38,8 @@ func TestWriteBigramGGUFHeader(t *testing.T) {
 		"general.file_type":           0,
 	}
 	for k, want := range uints {
-		if got, ok := g.kv.Value(prefixed(k)).(uint32); !ok || got != want {
-			t.Errorf("%s = %v, want %d", k, g.kv.Value(prefixed(k)), want)
+		if got, ok := g.KV.Value(prefixed(k)).(uint32); !ok || got != want {
+			t.Errorf("%s = %v, want %d", k, g.KV.Value(prefixed(k)), want)
 		}
 	}
 	strs := map[string]string{
@@ -91,22 +49,22 @@ func TestWriteBigramGGUFHeader(t *testing.T) {
 		"tokenizer.ggml.pre":   "smollm",
 	}
 	for k, want := range strs {
-		if got := g.kv.String(k); got != want {
+		if got := g.KV.String(k); got != want {
 			t.Errorf("%s = %q, want %q", k, got, want)
 		}
 	}
-	if eps := g.kv.Float("attention.layer_norm_rms_epsilon"); eps != 1e-5 {
+	if eps := g.KV.Float("attention.layer_norm_rms_epsilon"); eps != 1e-5 {
 		t.Errorf("rms epsilon = %v", eps)
 	}
-	if !g.kv.Bool("tokenizer.ggml.add_bos_token") {
+	if !g.KV.Bool("tokenizer.ggml.add_bos_token") {
 		t.Error("add_bos_token is not true")
 	}
-	if _, ok := g.kv["tokenizer.ggml.merges"]; !ok || len(g.kv.Strings("tokenizer.ggml.merges")) != 0 {
+	if _, ok := g.KV["tokenizer.ggml.merges"]; !ok || len(g.KV.Strings("tokenizer.ggml.merges")) != 0 {
 		t.Error("merges must be present and empty")
 	}
 
-	tokens := g.kv.Strings("tokenizer.ggml.tokens")
-	types := g.kv.Ints("tokenizer.ggml.token_type")
+	tokens := g.KV.Strings("tokenizer.ggml.tokens")
+	types := g.KV.Ints("tokenizer.ggml.token_type")
 	if len(tokens) != ByteVocab || len(types) != ByteVocab {
 		t.Fatalf("%d tokens, %d types", len(tokens), len(types))
 	}
@@ -139,7 +97,11 @@ func TestWriteBigramGGUFHeader(t *testing.T) {
 	}
 	checkTensors(t, g, wantShapes, ggml.TensorTypeF32, ggml.TensorTypeF32)
 	for _, name := range []string{"blk.0.attn_output.weight", "blk.0.ffn_down.weight"} {
-		for i, v := range g.data[name] {
+		vals, err := g.Float32s(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range vals {
 			if v != 0 {
 				t.Fatalf("%s[%d] = %v, want 0: the block must add nothing", name, i, v)
 			}
@@ -156,13 +118,13 @@ func prefixed(k string) string {
 
 // checkTensors checks names, shapes and types: matrices are matType, vectors
 // vecType.
-func checkTensors(t *testing.T, g ggufFile, want map[string][]uint64, matType, vecType ggml.TensorType) {
+func checkTensors(t *testing.T, g *GGUF, want map[string][]uint64, matType, vecType ggml.TensorType) {
 	t.Helper()
-	if len(g.tensors) != len(want) {
-		t.Errorf("%d tensors, want %d", len(g.tensors), len(want))
+	if len(g.Tensors) != len(want) {
+		t.Errorf("%d tensors, want %d", len(g.Tensors), len(want))
 	}
 	for name, shape := range want {
-		tt, ok := g.tensors[name]
+		tt, ok := g.Tensors[name]
 		if !ok {
 			t.Errorf("tensor %s missing", name)
 			continue
@@ -192,10 +154,19 @@ func TestBigramGGUFLogitsAreTheTable(t *testing.T) {
 	if err := WriteBigramGGUF(path, b); err != nil {
 		t.Fatal(err)
 	}
-	g := readGGUF(t, path)
-	n := int(g.kv.Uint("embedding_length"))
-	eps := float64(g.kv.Float("attention.layer_norm_rms_epsilon"))
-	embd, norm, out := g.data["token_embd.weight"], g.data["output_norm.weight"], g.data["output.weight"]
+	g, err := ReadGGUF(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int(g.KV.Uint("embedding_length"))
+	eps := float64(g.KV.Float("attention.layer_norm_rms_epsilon"))
+	vals := map[string][]float32{}
+	for _, name := range []string{"token_embd.weight", "output_norm.weight", "output.weight"} {
+		if vals[name], err = g.Float32s(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	embd, norm, out := vals["token_embd.weight"], vals["output_norm.weight"], vals["output.weight"]
 
 	h := make([]float64, n)
 	x := make([]float64, n)

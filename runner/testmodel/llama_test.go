@@ -233,7 +233,10 @@ func TestWriteLlamaGGUF(t *testing.T) {
 			if err := WriteLlamaGGUF(path, m, tt.opts...); err != nil {
 				t.Fatal(err)
 			}
-			g := readGGUF(t, path)
+			g, err := ReadGGUF(path)
+			if err != nil {
+				t.Fatal(err)
+			}
 			want := map[string][]uint64{
 				"token_embd.weight":  {32, 260},
 				"output.weight":      {32, 260},
@@ -251,15 +254,19 @@ func TestWriteLlamaGGUF(t *testing.T) {
 			// The weights are F16 values, so both files hold exactly the
 			// numbers the Go forward pass uses.
 			for name, w := range weights {
-				if !slices.Equal(g.data[name], w) {
+				got, err := g.Float32s(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, w) {
 					t.Errorf("tensor %s differs from the model's weights", name)
 				}
 			}
-			tokens := g.kv.Strings("tokenizer.ggml.tokens")
+			tokens := g.KV.Strings("tokenizer.ggml.tokens")
 			if len(tokens) != 260 || tokens[257] != "<pad_257>" || tokens[259] != "<pad_259>" {
 				t.Errorf("padding tokens: %d tokens, %q", len(tokens), tokens[256:])
 			}
-			if g.kv.Uint("attention.head_count_kv") != 2 || g.kv.Uint("rope.dimension_count") != 8 {
+			if g.KV.Uint("attention.head_count_kv") != 2 || g.KV.Uint("rope.dimension_count") != 8 {
 				t.Error("head metadata wrong")
 			}
 		})
@@ -277,11 +284,14 @@ func TestWriteTiedLlamaHasNoOutputTensor(t *testing.T) {
 	if err := WriteLlamaGGUF(path, m); err != nil {
 		t.Fatal(err)
 	}
-	g := readGGUF(t, path)
-	if _, ok := g.tensors["output.weight"]; ok {
+	g, err := ReadGGUF(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := g.Tensors["output.weight"]; ok {
 		t.Error("tied model has output.weight")
 	}
-	if len(g.tensors) != 2+9*s.Layers {
-		t.Errorf("%d tensors", len(g.tensors))
+	if len(g.Tensors) != 2+9*s.Layers {
+		t.Errorf("%d tensors", len(g.Tensors))
 	}
 }
