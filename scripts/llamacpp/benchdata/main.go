@@ -39,7 +39,16 @@ func run(dir string, every int) error {
 	if err != nil {
 		return fmt.Errorf("write the benchmark model: %w", err)
 	}
-	// The same documents as BenchmarkFreshLlama's mixed set.
+	if err := writeDocs(dir, every); err != nil {
+		return err
+	}
+	fmt.Println(model)
+	return nil
+}
+
+// writeDocs writes docs.jsonl and docs.txt into dir: the same documents as
+// BenchmarkFreshLlama's mixed set, every every'th of them.
+func writeDocs(dir string, every int) error {
 	var docs []fresh.Document
 	for i, d := range fresh.GenerateDocs(2026, 300, 100, 40000) {
 		if i%every == 0 {
@@ -57,7 +66,6 @@ func run(dir string, every int) error {
 	if err := os.WriteFile(txt, []byte(strings.Join(texts, "\n\n")), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", txt, err)
 	}
-	fmt.Println(model)
 	return nil
 }
 
