@@ -64,7 +64,8 @@ func BenchmarkFreshLlama(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			m, err := llama.Load(path, llama.Options{Threads: threads, Context: bc.context, FlashAttn: os.Getenv("UDGAM_BENCH_FA") == "1",
-				SeparateCaches: os.Getenv("UDGAM_BENCH_SEPARATE") == "1", Parallel: testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_PARALLEL", 0)})
+				SeparateCaches: os.Getenv("UDGAM_BENCH_SEPARATE") == "1", Parallel: testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_PARALLEL", 0),
+				PackCells: testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_PACKCELLS", 0)})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -104,7 +104,7 @@ type Options struct {
 	Context   int // KV cache cells shared by all sequences; 0 means 4096
 	Batch     int // tokens per decode; 0 means 512
 	Parallel  int // sequences decoded together; 0 means 32
-	PackCells int // cache cells packed sequences may share; 0 means 512 (see runner.Limits)
+	PackCells int // cache cells packed sequences may share; 0 means 256 (see runner.Limits, BENCHMARKS.md)
 	// SeparateCaches gives each sequence a cache of its own of Context
 	// cells, so packed sequences never attend over each other's cells; a
 	// shared prompt is then copied into each branch.
@@ -129,7 +129,7 @@ func (o Options) withDefaults() Options {
 		o.Parallel = 32
 	}
 	if o.PackCells <= 0 {
-		o.PackCells = 512
+		o.PackCells = 256
 	}
 	return o
 }

@@ -55,7 +55,8 @@ func coreSample(b *testing.B) []probes.Item {
 // BenchmarkCore scores the sample both ways and reports the tokens each
 // evaluates and their speed. UDGAM_BENCH_THREADS sets the threads.
 func BenchmarkCore(b *testing.B) {
-	m, err := llama.Load(smolGGUF(b), llama.Options{Threads: testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_THREADS", runtime.NumCPU()), Context: testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_CONTEXT", 1024)})
+	m, err := llama.Load(smolGGUF(b), llama.Options{Threads: testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_THREADS", runtime.NumCPU()), Context: testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_CONTEXT", 1024),
+		PackCells: testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_PACKCELLS", 0)})
 	if err != nil {
 		b.Fatal(err)
 	}
