@@ -22,15 +22,6 @@ import (
 	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
-func benchGGUF(b *testing.B) string {
-	b.Helper()
-	path, err := testmodel.SmolGGUF(os.Getenv)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return path
-}
-
 // BenchmarkFreshLlama scores generated documents through llama.cpp: short
 // ones (100 B to 2 KB) packed many to a call and one per call, and the
 // mixed set (100 B to 40 KB) packed. The KV cache size is part of the
@@ -40,12 +31,12 @@ func benchGGUF(b *testing.B) string {
 func BenchmarkFreshLlama(b *testing.B) {
 	n := testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_DOCS", 300)
 	threads := testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_THREADS", runtime.NumCPU())
-	path := benchGGUF(b)
+	path := testmodel.SmolGGUFFor(b)
 	short := GenerateDocs(7, n, 100, 2000)
 	// With byte-level tokens, 100-500 bytes is an arXiv abstract's length in
 	// a real tokenizer's tokens (about 250).
 	tiny := GenerateDocs(9, n, 100, 500)
-	mixed := GenerateDocs(2026, n, 100, 40000)
+	mixed := MixedBenchDocs(n)
 	for _, bc := range []struct {
 		name    string
 		docs    []Document

@@ -32,7 +32,7 @@ func benchScore(b *testing.B, m runner.Model, docs []Document, opt ScoreOptions)
 // llama.cpp's speed; see BenchmarkFreshLlama (build tag llama).
 func BenchmarkScoreBigram(b *testing.B) {
 	m := newByteModel(1)
-	docs := GenerateDocs(2026, 300, 100, 40000)
+	docs := MixedBenchDocs(300)
 	for _, bt := range []struct {
 		name  string
 		batch int

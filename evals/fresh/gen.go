@@ -44,6 +44,11 @@ func GenerateDocs(seed int64, n, minBytes, maxBytes int) []Document {
 	return docs
 }
 
+// MixedBenchDocs is the Fresh Text benchmark's mixed set: n documents of
+// 100 B to 40 KB (BENCHMARKS.md). The first k are the same for any n >= k,
+// so smaller runs take a prefix of the same set.
+func MixedBenchDocs(n int) []Document { return GenerateDocs(2026, n, 100, 40000) }
+
 // genRand is a counter hashed by a 64-bit mixer: our own, so the documents
 // do not change with the Go version.
 type genRand struct{ state uint64 }

@@ -10,16 +10,6 @@ import (
 	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
-// smolGGUF is the SmolLM2-135M-shaped benchmark model (testmodel.SmolGGUF).
-func smolGGUF(b *testing.B) string {
-	b.Helper()
-	path, err := testmodel.SmolGGUF(os.Getenv)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return path
-}
-
 func benchTokens(n int, seed int32) []int32 {
 	s := make([]int32, n)
 	for i := range s {
@@ -48,7 +38,7 @@ func benchOptions(o Options) Options {
 
 func runScoreBench(b *testing.B, opts Options, reqs []runner.Request) {
 	opts = benchOptions(opts)
-	m, err := Load(smolGGUF(b), opts)
+	m, err := Load(testmodel.SmolGGUFFor(b), opts)
 	if err != nil {
 		b.Fatal(err)
 	}

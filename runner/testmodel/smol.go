@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"testing"
 )
 
 // SmolGGUF returns the path of a random-weight F16 model with SmolLM2-135M's
@@ -28,6 +29,17 @@ func SmolGGUF(getenv func(string) string) (string, error) {
 		return "", err
 	}
 	return path, nil
+}
+
+// SmolGGUFFor is SmolGGUF for benchmarks: it reads the process's
+// environment and stops tb if the model cannot be written.
+func SmolGGUFFor(tb testing.TB) string {
+	tb.Helper()
+	path, err := SmolGGUF(os.Getenv)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return path
 }
 
 // BenchEnv reads a positive whole-number benchmark setting (such as

@@ -14,18 +14,6 @@ import (
 	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
-// smolGGUF is a random-weight model of SmolLM2-135M's shape (byte-level
-// tokenizer), written once per machine under the OS temp dir; the engine's
-// benchmarks use the same file.
-func smolGGUF(b *testing.B) string {
-	b.Helper()
-	path, err := testmodel.SmolGGUF(os.Getenv)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return path
-}
-
 // coreSample is UDGAM_BENCH_ITEMS items of the core set (default 210, ten
 // per type and level; 2000 for the whole set), stratified as --sample is.
 func coreSample(b *testing.B) []probes.Item {
@@ -55,7 +43,7 @@ func coreSample(b *testing.B) []probes.Item {
 // BenchmarkCore scores the sample both ways and reports the tokens each
 // evaluates and their speed. UDGAM_BENCH_THREADS sets the threads.
 func BenchmarkCore(b *testing.B) {
-	m, err := llama.Load(smolGGUF(b), llama.Options{Threads: testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_THREADS", runtime.NumCPU()), Context: testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_CONTEXT", 1024),
+	m, err := llama.Load(testmodel.SmolGGUFFor(b), llama.Options{Threads: testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_THREADS", runtime.NumCPU()), Context: testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_CONTEXT", 1024),
 		PackCells: testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_PACKCELLS", 0)})
 	if err != nil {
 		b.Fatal(err)

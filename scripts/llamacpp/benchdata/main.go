@@ -50,7 +50,7 @@ func run(dir string, every int) error {
 // BenchmarkFreshLlama's mixed set, every every'th of them.
 func writeDocs(dir string, every int) error {
 	var docs []fresh.Document
-	for i, d := range fresh.GenerateDocs(2026, 300, 100, 40000) {
+	for i, d := range fresh.MixedBenchDocs(300) {
 		if i%every == 0 {
 			docs = append(docs, d)
 		}

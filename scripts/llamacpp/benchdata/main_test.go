@@ -23,7 +23,7 @@ func TestWriteDocsGivesBothProgramsTheSameText(t *testing.T) {
 	if len(data.Docs) != 10 {
 		t.Fatalf("%d documents, want every 30th of 300 = 10", len(data.Docs))
 	}
-	all := fresh.GenerateDocs(2026, 300, 100, 40000)
+	all := fresh.MixedBenchDocs(300)
 	texts := make([]string, len(data.Docs))
 	for i, d := range data.Docs {
 		if want := all[30*i]; d.ID != want.ID || d.Text != want.Text {
