@@ -1,0 +1,131 @@
+package convert
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// An Architecture converts one family of Hugging Face model classes to the
+// GGUF names, keys and tensor layout that llama.cpp's loader expects for
+// its architecture. Each one lives in its own file (arch_<name>.go) and is
+// listed in architectures; its test compares llama.cpp's log-probabilities
+// on the converted file with a float64 forward pass written from the
+// architecture's definition (runner/testmodel).
+type Architecture struct {
+	// Classes are the config.json "architectures" values it takes.
+	Classes []string
+	// GGUF is llama.cpp's architecture name (general.architecture).
+	GGUF string
+	// Kind is "transformer", "recurrent" or "hybrid": recurrent state
+	// changes how sequences may be packed.
+	Kind string
+	// Convert returns the model's key-values (without the tokenizer's, and
+	// without general.file_type) and its tensors. It must use every weight
+	// it is given (Weights reports what was left unread) or say why not.
+	Convert func(cfg Config, w Weights) (KV, []Tensor, error)
+}
+
+// KV is GGUF metadata: key to value (uint32, float32, bool, string or
+// slices of those), as ollama's GGUF writer takes it.
+type KV = map[string]any
+
+// Tensor is one tensor of the GGUF being written.
+type Tensor struct {
+	Name  string   // GGUF name, such as blk.0.attn_q.weight
+	Shape []uint64 // slowest dimension first, as in PyTorch
+	// F32 keeps the tensor float32 whatever the output dtype: norms, biases,
+	// and tensors llama.cpp's kernels only take as float32 (ssm_conv1d,
+	// ssm_a, ssm_d, ...).
+	F32  bool
+	Read func() ([]float32, error) // values, row-major in Shape
+}
+
+// Weights gives a checkpoint's tensors by their Hugging Face names, whatever
+// file format holds them.
+type Weights interface {
+	Names() []string            // sorted
+	Shape(name string) []uint64 // nil when absent
+	Read(name string) ([]float32, error)
+}
+
+// Config is a checkpoint's config.json, kept raw so that each architecture
+// reads the fields it knows, and can refuse ones it does not.
+type Config struct {
+	Classes   []string
+	ModelType string
+	raw       map[string]json.RawMessage
+}
+
+// ParseConfig reads config.json.
+func ParseConfig(b []byte) (Config, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return Config{}, fmt.Errorf("config.json: %w", err)
+	}
+	c := Config{raw: raw}
+	if err := c.Get("architectures", &c.Classes); err != nil {
+		return Config{}, err
+	}
+	if err := c.Get("model_type", &c.ModelType); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// Has reports whether config.json sets key to something other than null.
+func (c Config) Has(key string) bool {
+	v, ok := c.raw[key]
+	return ok && string(v) != "null"
+}
+
+// Get decodes key into v, leaving v as it is when the key is absent or null.
+func (c Config) Get(key string, v any) error {
+	if !c.Has(key) {
+		return nil
+	}
+	if err := json.Unmarshal(c.raw[key], v); err != nil {
+		return fmt.Errorf("config.json: %s: %w", key, err)
+	}
+	return nil
+}
+
+// Keys lists config.json's keys, sorted.
+func (c Config) Keys() []string {
+	keys := make([]string, 0, len(c.raw))
+	for k := range c.raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// architectures is every architecture the converter takes. Add new ones
+// here, one line each.
+var architectures = []*Architecture{}
+
+// Lookup returns the architecture converting a config.json's class, or an
+// error that lists what is supported.
+func Lookup(cfg Config) (*Architecture, error) {
+	if len(cfg.Classes) == 0 {
+		return nil, fmt.Errorf("config.json names no architectures; supported: %s", strings.Join(SupportedClasses(), ", "))
+	}
+	for _, a := range architectures {
+		if slices.Contains(a.Classes, cfg.Classes[0]) {
+			return a, nil
+		}
+	}
+	return nil, fmt.Errorf("architecture %s is not supported by the converter; supported: %s", cfg.Classes[0], strings.Join(SupportedClasses(), ", "))
+}
+
+// SupportedClasses lists every Hugging Face class the converter takes, sorted.
+func SupportedClasses() []string {
+	var out []string
+	for _, a := range architectures {
+		out = append(out, a.Classes...)
+	}
+	sort.Strings(out)
+	return out
+}
