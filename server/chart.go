@@ -53,6 +53,7 @@ func renderChart(c chartSpec) template.HTML {
 		chartW, chartH, esc(c.Title))
 	fmt.Fprintf(&b, `<title>%s</title><rect width="%g" height="%g" fill="#fff"/>`, esc(c.Title), chartW, chartH)
 	legend(&b)
+	c.Points = drawable(c.Points)
 	n := len(c.Points)
 	if n == 0 {
 		fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle" fill="%s">no runs</text></svg>`, chartW/2, chartH/2, colText)
@@ -71,12 +72,11 @@ func renderChart(c chartSpec) template.HTML {
 	x := func(i int) float64 { return padL + plotW*(float64(i)+0.5)/float64(n) }
 
 	// Grid and y axis.
-	dec := max(0, int(math.Ceil(-math.Log10(step))))
 	for _, t := range ticks {
 		yy := y(t)
 		fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f" stroke="%s"/>`, padL, padL+plotW, yy, yy, colGrid)
 		fmt.Fprintf(&b, `<text x="%g" y="%.1f" text-anchor="end" dominant-baseline="middle" fill="%s">%s</text>`,
-			padL-8, yy, colText, strconv.FormatFloat(t, 'f', dec, 64))
+			padL-8, yy, colText, tickLabel(t, step))
 	}
 	fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%g" y2="%g" stroke="%s"/>`, padL, padL, padT, padT+plotH, colText)
 	fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%g" y2="%g" stroke="%s"/>`, padL, padL+plotW, padT+plotH, padT+plotH, colText)
@@ -142,6 +142,21 @@ func renderChart(c chartSpec) template.HTML {
 	return template.HTML(b.String())
 }
 
+// drawable keeps the points a chart can place: a stored run whose score is
+// not a number is left off (its table row still shows it), and huge values
+// are clamped to the chart's edge.
+func drawable(pts []chartPoint) []chartPoint {
+	out := make([]chartPoint, 0, len(pts))
+	for _, p := range pts {
+		if !finite(p.Value) || !finite(p.Lo) || !finite(p.Hi) {
+			continue
+		}
+		p.Value, p.Lo, p.Hi = clampChart(p.Value), clampChart(p.Lo), clampChart(p.Hi)
+		out = append(out, p)
+	}
+	return out
+}
+
 func legend(b *strings.Builder) {
 	x := padL
 	item := func(mark, label string, w float64) {
@@ -155,29 +170,88 @@ func legend(b *strings.Builder) {
 	item(`<line x1="1" x2="1" y1="-7" y2="7" stroke="#6b7280" stroke-width="1.5"/>`, "95% interval", 120)
 }
 
-// niceTicks picks about want round tick values covering [lo, hi].
+// chartLimit bounds the values a chart draws. Scores are small numbers;
+// beyond this a value is clamped to the edge, so tick arithmetic (index
+// times step) can never overflow.
+const chartLimit = 1e300
+
+// maxTicks bounds the ticks of any range: niceTicks never makes more.
+const maxTicks = 16
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+func clampChart(v float64) float64 { return math.Max(-chartLimit, math.Min(chartLimit, v)) }
+
+// niceTicks picks about want round tick values covering [lo, hi]. It is
+// bounded for every input: ticks are computed as integer multiples of the
+// step, never by repeated addition (which stalls where the step is below
+// the values' precision), and the step is widened until the ticks are
+// distinct float64s and at most maxTicks of them. Non-finite bounds are
+// the caller's bug; they get the range [0, 1].
 func niceTicks(lo, hi float64, want int) ([]float64, float64) {
-	if hi <= lo {
-		d := math.Max(math.Abs(lo)*0.01, 1e-3)
-		lo, hi = lo-d, hi+d
+	want = max(2, min(want, maxTicks/2))
+	if !finite(lo) || !finite(hi) {
+		lo, hi = 0, 1
 	}
-	raw := (hi - lo) / float64(want-1)
-	mag := math.Pow(10, math.Floor(math.Log10(raw)))
-	step := mag
-	for _, m := range []float64{1, 2, 2.5, 5, 10} {
-		if m*mag >= raw {
-			step = m * mag
+	lo, hi = clampChart(min(lo, hi)), clampChart(max(lo, hi))
+	// The smallest step whose multiples stay distinct at this magnitude.
+	mag := math.Max(math.Abs(lo), math.Abs(hi))
+	floor := math.Max(mag*1e-12, math.SmallestNonzeroFloat64*(1<<20))
+	if hi-lo < floor*float64(want) { // equal, or closer than float64 can tick
+		d := math.Max(math.Max(mag*0.01, 1e-3), floor*float64(want))
+		lo, hi = clampChart(lo-d), clampChart(hi+d)
+	}
+	// hi/n - lo/n rather than (hi-lo)/n: the difference may overflow.
+	raw := hi/float64(want-1) - lo/float64(want-1)
+	step := niceStep(raw)
+	var k0, k1 float64
+	for range 64 { // each pass at least doubles the step; a few suffice
+		k0, k1 = math.Floor(lo/step), math.Ceil(hi/step)
+		if k0*step > lo { // lo/step rounded (an underflowing quotient)
+			k0--
+		}
+		if k1*step < hi {
+			k1++
+		}
+		if k1-k0+1 <= maxTicks && finite(k0*step) && finite(k1*step) {
 			break
 		}
+		step = niceStep(step * 2.01) // the next round step up
 	}
-	var ts []float64
-	for t := math.Floor(lo/step) * step; t <= hi+step*1e-9; t += step {
-		ts = append(ts, t)
+	if !(k1-k0+1 <= maxTicks) || !finite(k0*step) || !finite(k1*step) {
+		return []float64{lo, hi}, hi - lo // unreachable for clamped input; a bound all the same
 	}
-	if ts[len(ts)-1] < hi {
-		ts = append(ts, ts[len(ts)-1]+step)
+	n := int(k1-k0) + 1
+	ts := make([]float64, n)
+	for i := range ts {
+		ts[i] = (k0 + float64(i)) * step
 	}
 	return ts, step
+}
+
+// niceStep rounds raw up to 1, 2, 2.5 or 5 times a power of ten.
+func niceStep(raw float64) float64 {
+	e := math.Floor(math.Log10(raw))
+	mag := math.Pow(10, e)
+	if mag == 0 || !finite(mag) { // at the ends of float64's range
+		return raw
+	}
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*mag >= raw {
+			return m * mag
+		}
+	}
+	return raw
+}
+
+// tickLabel prints a tick with as many decimals as the step needs, or in
+// exponent form where that would be unreadable.
+func tickLabel(t, step float64) string {
+	dec := math.Ceil(-math.Log10(step))
+	if dec > 12 || step >= 1e15 {
+		return strconv.FormatFloat(t, 'g', 6, 64)
+	}
+	return strconv.FormatFloat(t, 'f', int(math.Max(0, dec)), 64)
 }
 
 // tickIndices spreads up to m labels over n points, first and last included.
@@ -199,6 +273,13 @@ func tickIndices(n, m int) []int {
 // sparkline is a small trend line for the index page.
 func sparkline(vals []float64, label string) template.HTML {
 	const w, h, pad = 120.0, 28.0, 3.0
+	var fin []float64
+	for _, v := range vals {
+		if finite(v) {
+			fin = append(fin, clampChart(v))
+		}
+	}
+	vals = fin
 	if len(vals) < 2 {
 		return ""
 	}

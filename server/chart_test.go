@@ -2,6 +2,7 @@ package server
 
 import (
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,5 +72,78 @@ func TestNiceTicks(t *testing.T) {
 	}
 	if got := tickIndices(100, 5); len(got) != 5 || got[0] != 0 || got[4] != 99 {
 		t.Errorf("tickIndices(100, 5) = %v", got)
+	}
+}
+
+// FuzzNiceTicks: for any range, niceTicks ends at once with a few
+// distinct, finite, increasing ticks that cover the (clamped) range.
+// The seeds include the ranges that once looped forever (a range below
+// the values' float64 precision) and those found by fuzzing; the corpus
+// under testdata/fuzz/FuzzNiceTicks runs in every go test.
+func FuzzNiceTicks(f *testing.F) {
+	for _, s := range [][2]float64{
+		{1e17, 1e17 + 16}, // the two runs: looped growing a slice
+		{1e17, 1e17},
+		{0, 0},
+		{-0.0, 0},
+		{5, 5},
+		{0.912, 1.071},
+		{1e-320, 2e-320},
+		{-1e308, 1e308},
+		{math.MaxFloat64, math.MaxFloat64},
+		{math.Inf(1), 0},
+		{math.NaN(), 1},
+		{math.Inf(-1), math.Inf(1)},
+		{3, -3},
+		{9007199254740992, 9007199254740993},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, lo, hi float64) {
+		ts, step := niceTicks(lo, hi, 5)
+		if len(ts) < 2 || len(ts) > maxTicks {
+			t.Fatalf("niceTicks(%v, %v): %d ticks", lo, hi, len(ts))
+		}
+		if !(step > 0) || !finite(step) {
+			t.Fatalf("niceTicks(%v, %v): step %v", lo, hi, step)
+		}
+		for i, v := range ts {
+			if !finite(v) || i > 0 && !(v > ts[i-1]) {
+				t.Fatalf("niceTicks(%v, %v) = %v: not finite and increasing", lo, hi, ts)
+			}
+		}
+		if finite(lo) && finite(hi) {
+			a, b := clampChart(min(lo, hi)), clampChart(max(lo, hi))
+			if ts[0] > a || ts[len(ts)-1] < b {
+				t.Fatalf("niceTicks(%v, %v) = %v does not cover the range", lo, hi, ts)
+			}
+		}
+		if l := tickLabel(ts[0], step); len(l) > 40 {
+			t.Fatalf("tick label %q", l)
+		}
+	})
+}
+
+// TestChartHostileValues: a chart of stored runs with any values renders
+// quickly to SVG without NaN or Inf in it.
+func TestChartHostileValues(t *testing.T) {
+	for _, vals := range [][]float64{
+		{1e17, 1e17 + 16},
+		{math.NaN(), 0.9, math.Inf(1)},
+		{math.MaxFloat64, -math.MaxFloat64},
+		{0, 0, 0},
+		{math.NaN()},
+	} {
+		var pts []chartPoint
+		for _, v := range vals {
+			pts = append(pts, chartPoint{Value: v, Lo: v, Hi: v, Base: true})
+		}
+		svg := string(renderChart(chartSpec{Title: "t", Points: pts}))
+		spark := string(sparkline(vals, "s"))
+		for _, out := range []string{svg, spark} {
+			if strings.Contains(out, "NaN") || strings.Contains(out, "Inf") || len(out) > 64<<10 {
+				t.Fatalf("chart of %v: %d bytes, %.300s", vals, len(out), out)
+			}
+		}
 	}
 }
