@@ -70,11 +70,11 @@ func fmtEffect(metric string, v float64) string {
 	return strconv.FormatFloat(v, 'f', 1, 64) + " points"
 }
 
-// fmtCount writes a count with thousands commas: 1,670.
-func fmtCount(n int) string {
+// FormatCount writes a count with thousands commas: 1,670.
+func FormatCount(n int) string {
 	s := strconv.Itoa(n)
 	if n < 0 {
-		return "-" + fmtCount(-n)
+		return "-" + FormatCount(-n)
 	}
 	var b strings.Builder
 	for i, c := range s {
@@ -98,9 +98,9 @@ func fmtFloat(v float64, prec int) string {
 // plural picks a noun form: 1 document, 2 documents.
 func plural(n int, one, many string) string {
 	if n == 1 {
-		return fmtCount(n) + " " + one
+		return FormatCount(n) + " " + one
 	}
-	return fmtCount(n) + " " + many
+	return FormatCount(n) + " " + many
 }
 
 var (

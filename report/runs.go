@@ -113,13 +113,13 @@ func runsTable(test string, runs []*runfile.Run, s style) runsView {
 		rows = append(rows,
 			runRow{s.bold("Bits per byte"), nil, func(r *runfile.Run) string { return s.bold(FormatScore(MetricBPB, fresh[index[r]].BPB)) }},
 			runRow{"Documents", nil, func(r *runfile.Run) string { return recordCount(len(r.Docs), r.Header.Dataset.Count) }},
-			runRow{"Tokens", nil, func(r *runfile.Run) string { return fmtCount(fresh[index[r]].Tokens) }},
-			runRow{"Bytes", nil, func(r *runfile.Run) string { return fmtCount(fresh[index[r]].Bytes) }},
+			runRow{"Tokens", nil, func(r *runfile.Run) string { return FormatCount(fresh[index[r]].Tokens) }},
+			runRow{"Bytes", nil, func(r *runfile.Run) string { return FormatCount(fresh[index[r]].Bytes) }},
 		)
 		for _, g := range groupKeys(fresh, func(f runfile.FreshSummary) map[string]*runfile.FreshGroup { return f.BySource }) {
 			rows = append(rows, runRow{"source " + s.cell(orNone(g)), nil, func(r *runfile.Run) string {
 				if fg := fresh[index[r]].BySource[g]; fg != nil {
-					return FormatScore(MetricBPB, fg.BPB) + " (" + fmtCount(fg.Docs) + ")"
+					return FormatScore(MetricBPB, fg.BPB) + " (" + FormatCount(fg.Docs) + ")"
 				}
 				return "-"
 			}})
@@ -129,12 +129,12 @@ func runsTable(test string, runs []*runfile.Run, s style) runsView {
 			runRow{s.bold("Accuracy %"), nil, func(r *runfile.Run) string { return s.bold(fmtPct(probes[index[r]].Accuracy)) }},
 			runRow{"Items", nil, func(r *runfile.Run) string { return recordCount(len(r.Items), r.Header.Dataset.Count) }},
 			runRow{"Chance %", nil, func(r *runfile.Run) string { return fmtPct(probes[index[r]].Chance) }},
-			runRow{"Ties", nil, func(r *runfile.Run) string { return fmtCount(probes[index[r]].Ties) }},
+			runRow{"Ties", nil, func(r *runfile.Run) string { return FormatCount(probes[index[r]].Ties) }},
 		)
 		for _, g := range groupKeys(probes, func(p runfile.ProbeSummary) map[string]*runfile.ProbeGroup { return p.ByType }) {
 			rows = append(rows, runRow{"type " + s.cell(g), nil, func(r *runfile.Run) string {
 				if pg := probes[index[r]].ByType[g]; pg != nil {
-					return fmtPct(pg.Accuracy) + " (" + fmtCount(pg.Items) + ")"
+					return fmtPct(pg.Accuracy) + " (" + FormatCount(pg.Items) + ")"
 				}
 				return "-"
 			}})
@@ -214,9 +214,9 @@ func groupKeys[S, G any](sums []S, groups func(S) map[string]G) []string {
 // holds only part of its dataset (a sample, a shard, an unfinished run).
 func recordCount(n, total int) string {
 	if total > 0 && n != total {
-		return fmtCount(n) + " of " + fmtCount(total)
+		return FormatCount(n) + " of " + FormatCount(total)
 	}
-	return fmtCount(n)
+	return FormatCount(n)
 }
 
 func gitLabel(g runfile.Git) string {

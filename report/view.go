@@ -242,12 +242,12 @@ func orNone(v string) string {
 func pairedLine(c *Comparison, s style) string {
 	line := sprintf("%s: %s paired", testTitle(c), recordNoun(c, c.N))
 	if c.OnlyBase > 0 || c.OnlyHead > 0 {
-		line += sprintf(" (%s only in base, %s only in head, left out)", fmtCount(c.OnlyBase), fmtCount(c.OnlyHead))
+		line += sprintf(" (%s only in base, %s only in head, left out)", FormatCount(c.OnlyBase), FormatCount(c.OnlyHead))
 	}
 	line += sprintf("; %s; smallest detectable change %s", fmtP(c.PValue), fmtEffect(c.Metric, c.MDE))
 	if c.Flips != nil {
 		line += sprintf("; flips: %s right %s wrong, %s wrong %s right",
-			fmtCount(c.Flips.RightToWrong), s.arrow(), fmtCount(c.Flips.WrongToRight), s.arrow())
+			FormatCount(c.Flips.RightToWrong), s.arrow(), FormatCount(c.Flips.WrongToRight), s.arrow())
 	}
 	return line
 }
@@ -277,9 +277,9 @@ func groupTable(c *Comparison, by string, groups map[string]*Result, s style) ta
 	}
 	for _, k := range runfile.SortedKeys(groups) {
 		r := groups[k]
-		row := append([]string{s.cell(k), fmtCount(r.N)}, resultCells(r, false, s)...)
+		row := append([]string{s.cell(k), FormatCount(r.N)}, resultCells(r, false, s)...)
 		if r.Flips != nil {
-			row = append(row, fmtCount(r.Flips.RightToWrong), fmtCount(r.Flips.WrongToRight))
+			row = append(row, FormatCount(r.Flips.RightToWrong), FormatCount(r.Flips.WrongToRight))
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -334,7 +334,7 @@ func itemMovers(c *Comparison, s style) section {
 		if len(part.ms) == 0 {
 			continue
 		}
-		t := table{Title: sprintf("%s (%s of %s)", part.title, fmtCount(len(part.ms)), fmtCount(part.total)), Head: head, Right: right}
+		t := table{Title: sprintf("%s (%s of %s)", part.title, FormatCount(len(part.ms)), FormatCount(part.total)), Head: head, Right: right}
 		for _, m := range part.ms {
 			t.Rows = append(t.Rows, []string{s.code(m.ID), s.cell(m.Group), fmtFloat(m.Base, 2), fmtFloat(m.Head, 2), fmtSigned(m.Change, 2)})
 		}
@@ -399,5 +399,5 @@ func footer(tests []*Comparison, s style) string {
 	return sprintf("Paired bootstrap over the shared %s: %s resamples (seed %d), %s%% percentile intervals, two-sided p-values. "+
 		"A change counts when the interval excludes zero and |%s| is at least %s. "+
 		"The smallest detectable change is the true change this sample would find 4 times in 5.",
-		nouns, fmtCount(c.Resamples), c.Seed, fmtFloat(100*c.Confidence, 0), s.delta(), strings.Join(mins, " / "))
+		nouns, FormatCount(c.Resamples), c.Seed, fmtFloat(100*c.Confidence, 0), s.delta(), strings.Join(mins, " / "))
 }

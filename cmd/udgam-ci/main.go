@@ -47,6 +47,8 @@ func commands() map[string]command {
 		"fresh build":         {"build a Fresh Text set from Wikipedia and arXiv", runFreshBuild},
 		"model fetch":         {"fetch a model from the Hugging Face hub as GGUF", runModelFetch},
 		"model info":          {"print a GGUF model's metadata", runModelInfo},
+		"contamination scan":  {"find test items that training data contains", runContaminationScan},
+		"contamination merge": {"join the reports of a scan's shards", runContaminationMerge},
 		"serve":               {"run the report server", runServe},
 		"server token create": {"create an upload token for a repository", runTokenCreate},
 		"server token list":   {"list upload tokens", runTokenList},

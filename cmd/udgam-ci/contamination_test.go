@@ -1,0 +1,97 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/udgamlabs/udgam-ci/evals/contamination"
+	"github.com/udgamlabs/udgam-ci/evals/fresh"
+	"github.com/udgamlabs/udgam-ci/evals/probes"
+)
+
+func TestContaminationScanAndMergeCommands(t *testing.T) {
+	core, err := probes.Core()
+	if err != nil {
+		t.Fatal(err)
+	}
+	smoke, err := fresh.Smoke()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train")
+	os.Mkdir(train, 0o755)
+	// Two shards of training text: one copies a probe item in upper case,
+	// the other a stretch of a smoke document.
+	it := core.Items[123]
+	doc := smoke.Docs[4]
+	words := strings.Fields(doc.Text)
+	lines := []string{
+		fmt.Sprintf(`{"text": %q}`, "some text. "+strings.ToUpper(it.Prompt+" "+it.Answer)+" more text"),
+		fmt.Sprintf(`{"text": %q}`, "unrelated words here"),
+	}
+	os.WriteFile(filepath.Join(train, "a.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	os.WriteFile(filepath.Join(train, "b.txt"), []byte("x y\n"+strings.Join(words[10:40], " ")+"\n"), 0o644)
+
+	out := filepath.Join(dir, "report.json")
+	e, stdout, stderr := freshTestEnv()
+	if code := run(e, []string{"contamination", "scan", "--train", train, "--out", out}); code != 0 {
+		t.Fatalf("scan: exit %d: %s", code, stderr)
+	}
+	want := "Contamination: 1 of 2,000 probe items, 1 of 30 Fresh Text documents share a 13-gram with the training data"
+	if !strings.Contains(stdout.String(), want) || !strings.Contains(stdout.String(), "probes "+it.ID+": 1/") {
+		t.Errorf("stdout:\n%s\nwant %q and the item", stdout, want)
+	}
+	r, err := contamination.ReadReport(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Contaminated("fresh", 0); len(got) != 1 || got[0] != doc.ID {
+		t.Errorf("fresh contaminated %v, want [%s]", got, doc.ID)
+	}
+	if _, err := os.Stat(out + ".state"); !os.IsNotExist(err) {
+		t.Errorf("state file left after a finished scan: %v", err)
+	}
+
+	// Two shards merge to the same items.
+	var shards []string
+	for i := 1; i <= 2; i++ {
+		p := filepath.Join(dir, fmt.Sprintf("shard-%d.json", i))
+		e, _, stderr := freshTestEnv()
+		if code := run(e, []string{"contamination", "scan", "--train", train, "--shard", fmt.Sprintf("%d/2", i), "--out", p}); code != 0 {
+			t.Fatalf("shard %d: exit %d: %s", i, code, stderr)
+		}
+		shards = append(shards, p)
+	}
+	merged := filepath.Join(dir, "merged.json")
+	e, stdout, stderr = freshTestEnv()
+	if code := run(e, append([]string{"contamination", "merge", merged, "--json"}, shards...)); code != 0 {
+		t.Fatalf("merge: exit %d: %s", code, stderr)
+	}
+	var summary struct{ Line string }
+	if err := json.Unmarshal(stdout.Bytes(), &summary); err != nil || summary.Line != strings.TrimPrefix(want, "Contamination: ") {
+		t.Errorf("merge --json: %q (%v)", stdout, err)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"contamination", "scan", "--out", out}, 2, "--train"},
+		{[]string{"contamination", "scan", "--train", train, "--out", out}, 1, "exists (use --force"},
+		{[]string{"contamination", "scan", "--train", train, "--out", out + "2", "--shard", "3/2"}, 2, "--shard"},
+		{[]string{"contamination", "scan", "--train", train, "--out", out + "2", "--n", "2"}, 2, "--n 2"},
+		{[]string{"contamination", "scan", "--train", train, "--out", out + "2", "--tests", "mmlu"}, 2, "--tests"},
+		{[]string{"contamination", "merge", out, shards[0]}, 1, "exists"},
+	} {
+		e, _, stderr := freshTestEnv()
+		if code := run(e, tc.args); code != tc.code || !strings.Contains(stderr.String(), tc.msg) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, tc.code, tc.msg)
+		}
+	}
+}

@@ -1,0 +1,75 @@
+package contamination
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/udgamlabs/udgam-ci/report"
+)
+
+// Line is the one-sentence result the PR comment and the score summary
+// show, such as "0 of 2,000 probe items, 3 of 1,670 Fresh Text documents
+// share a 13-gram with the training data".
+func (r *Report) Line() string {
+	var parts []string
+	for _, test := range []string{"probes", "fresh"} {
+		s, ok := r.Summary[test]
+		if !ok {
+			continue
+		}
+		noun := map[string]string{"probes": "probe items", "fresh": "Fresh Text documents"}[test]
+		parts = append(parts, fmt.Sprintf("%s of %s %s", report.FormatCount(s.Contaminated), report.FormatCount(s.Items), noun))
+	}
+	return fmt.Sprintf("%s share a %d-gram with the training data", strings.Join(parts, ", "), r.N)
+}
+
+// WriteText prints the report for people: the summary, per group, then
+// each contaminated item with where it was first seen.
+func (r *Report) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "Contamination: %s (%s words, %s bytes of training text in %d files).\n",
+		r.Line(), report.FormatCount(int(r.Words)), report.FormatCount(int(r.Bytes)), len(r.Train))
+	for _, test := range slices.Sorted(mapKeys(r.Summary)) {
+		s := r.Summary[test]
+		fmt.Fprintf(w, "\n%-28s %8s %13s %10s\n", test, "items", "contaminated", fmt.Sprintf("> %.2f", r.MinFraction))
+		for _, g := range slices.Sorted(mapKeys(s.ByGroup)) {
+			gs := s.ByGroup[g]
+			fmt.Fprintf(w, "  %-26s %8d %13d %10d\n", nonEmpty(g), gs.Items, gs.Contaminated, gs.Above)
+		}
+		fmt.Fprintf(w, "  %-26s %8d %13d %10d\n", "all", s.Items, s.Contaminated, s.Above)
+	}
+	if len(r.Items) > 0 {
+		fmt.Fprintln(w, "\nContaminated items (n-grams found / the item's n-grams; first seen at):")
+	}
+	for _, it := range r.Items {
+		at := it.First.File
+		if it.First.Row > 0 {
+			at += fmt.Sprintf(" row %d", it.First.Row)
+		} else {
+			at += fmt.Sprintf(" line %d", it.First.Line)
+		}
+		fmt.Fprintf(w, "  %s %s: %d/%d (%.0f%%) at %s byte %d: %q\n", it.Test, it.ID, it.Matched, it.NGrams, 100*it.Fraction, at, it.First.Offset, it.First.Text)
+	}
+	if len(r.TooShort) > 0 {
+		fmt.Fprintf(w, "\n%d items have fewer than %d words and cannot be checked.\n", len(r.TooShort), r.MinWords)
+	}
+	return nil
+}
+
+func nonEmpty(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
