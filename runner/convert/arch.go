@@ -104,7 +104,11 @@ func (c Config) Keys() []string {
 
 // architectures is every architecture the converter takes. Add new ones
 // here, one line each.
-var architectures = []*Architecture{}
+var architectures = []*Architecture{
+	Llama,
+	Qwen2,
+	Qwen3,
+}
 
 // Lookup returns the architecture converting a config.json's class, or an
 // error that lists what is supported.

@@ -1,31 +1,29 @@
-// Package convert turns a Hugging Face safetensors checkpoint (config.json,
-// tokenizer.json, tokenizer_config.json, *.safetensors) into a GGUF file
-// that llama.cpp loads.
+// Package convert turns a Hugging Face checkpoint (config.json, the
+// tokenizer files, and safetensors or pytorch_model.bin weights, whole or
+// sharded) into a GGUF file that llama.cpp loads.
 //
-// The model-specific work (tensor names, key-values, the llama q/k
-// permutation, the tokenizer) is done by the ollama module's convert
-// package. Its ConvertModel always writes 2-D weights as F16 (BF16 when the
-// source is BF16), so this package reads the safetensors itself and hands
-// ollama tensors that write the requested type: f32 is an exact widening of
-// bf16/f16 weights, q8_0 is ggml's reference block quantization.
+// The pipeline is: read config.json, find the Architecture for its class
+// (Lookup; anything else is refused with the supported list), index the
+// weights, convert the tokenizer, let the architecture map config and
+// weights to GGUF key-values and tensors, pick each tensor's output type,
+// and write the file whole or not at all. A weight the architecture did not
+// read fails the conversion: a silently dropped weight would change the
+// model.
 package convert
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/ollama/ollama/convert"
 	"github.com/ollama/ollama/fs/ggml"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
@@ -38,6 +36,9 @@ var Dtypes = []string{"f32", "f16", "bf16", "q8_0"}
 type Options struct {
 	Dtype  string // f32 (default), f16, bf16 or q8_0
 	Source string // recorded in the run header: hub repo@revision or directory
+	// Subfolder is the checkpoint's directory inside the given one, for
+	// repositories that keep it below the top level.
+	Subfolder string
 }
 
 // Result describes the written GGUF.
@@ -47,14 +48,6 @@ type Result struct {
 	Arch       string
 	Tensors    int
 	Conversion runfile.Conversion
-}
-
-// converter is the part of ollama's per-architecture converters used here;
-// every converter LoadModelMetadata returns implements it.
-type converter interface {
-	KV(*convert.Tokenizer) convert.KV
-	Tensors([]convert.Tensor) []*ggml.Tensor
-	Replacements() []string
 }
 
 // Dir converts the checkpoint in directory dir.
@@ -69,6 +62,25 @@ func Dir(dir, out string, opts Options) (Result, error) {
 	return res, nil
 }
 
+// ReadConfig reads and parses config.json.
+func ReadConfig(fsys fs.FS) (Config, error) {
+	b, err := fs.ReadFile(fsys, "config.json")
+	if err != nil {
+		return Config{}, fmt.Errorf("checkpoint has no config.json: %w", err)
+	}
+	return ParseConfig(b)
+}
+
+// Check reads config.json and says whether the converter takes its
+// architecture, so that a fetch can refuse before downloading weights.
+func Check(fsys fs.FS) (*Architecture, error) {
+	cfg, err := ReadConfig(fsys)
+	if err != nil {
+		return nil, err
+	}
+	return Lookup(cfg)
+}
+
 // Convert writes the checkpoint in fsys to out as GGUF. The file appears
 // whole or not at all: it is written next to out and renamed.
 func Convert(fsys fs.FS, out string, opts Options) (Result, error) {
@@ -79,80 +91,158 @@ func Convert(fsys fs.FS, out string, opts Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	for _, name := range []string{"config.json", "tokenizer.json"} {
-		if _, err := fs.Stat(fsys, name); err != nil {
-			return Result{}, fmt.Errorf("checkpoint has no %s: %w", name, err)
+	if opts.Subfolder != "" {
+		sub := path.Clean(opts.Subfolder)
+		if !fs.ValidPath(sub) || sub == "." {
+			return Result{}, fmt.Errorf("subfolder %q is not a relative path inside the checkpoint", opts.Subfolder)
+		}
+		if fsys, err = fs.Sub(fsys, sub); err != nil {
+			return Result{}, err
 		}
 	}
-	mkv, tok, err := convert.LoadModelMetadata(fsys)
-	if err != nil {
-		return Result{}, fmt.Errorf("read config and tokenizer: %w", err)
-	}
-	conv, ok := mkv.(converter)
-	if !ok {
-		return Result{}, fmt.Errorf("architecture converter %T cannot convert tensors", mkv)
-	}
-	pre, err := preTokenizer(fsys, tok.Pre)
+	cfg, err := ReadConfig(fsys)
 	if err != nil {
 		return Result{}, err
 	}
-	tok.Pre = pre
+	arch, err := Lookup(cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	w, err := OpenWeights(fsys)
+	if err != nil {
+		return Result{}, err
+	}
+	defer w.Close()
+	vocab := 0
+	if err := cfg.Get("vocab_size", &vocab); err != nil {
+		return Result{}, err
+	}
+	tok, err := convertTokenizer(fsys, vocab)
+	if err != nil {
+		return Result{}, err
+	}
+	kv, tensors, err := arch.Convert(cfg, w)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", cfg.Classes[0], err)
+	}
 
-	src, err := readSafetensors(fsys, strings.NewReplacer(conv.Replacements()...), kind)
-	if err != nil {
-		return Result{}, err
-	}
-	conversion := runfile.Conversion{From: "safetensors", Tool: Tool() + " pre=" + pre, Dtype: opts.Dtype, Source: opts.Source}
+	conversion := runfile.Conversion{From: w.format, Tool: Tool() + " " + tok.Note, Dtype: opts.Dtype, Source: opts.Source}
 	record, err := json.Marshal(conversion)
 	if err != nil {
 		return Result{}, err
 	}
-	kv := conv.KV(tok)
-	kv["general.file_type"] = uint32(fileType)
+	all := KV{}
+	for k, v := range kv {
+		all[k] = v
+	}
+	if a, ok := all["general.architecture"]; ok && a != arch.GGUF {
+		return Result{}, fmt.Errorf("%s: converter set general.architecture %v, its GGUF name is %s", cfg.Classes[0], a, arch.GGUF)
+	}
+	all["general.architecture"] = arch.GGUF
+	for k, v := range tok.KV {
+		if _, dup := all[k]; dup {
+			return Result{}, fmt.Errorf("%s: converter set %s, which the tokenizer sets", cfg.Classes[0], k)
+		}
+		all[k] = v
+	}
+	all["general.file_type"] = uint32(fileType)
+	all["general.quantization_version"] = uint32(2)
 	// The GGUF carries its own provenance, so a copy scored anywhere can
 	// still say where it came from (see ReadConversion).
-	kv[ConversionKey] = string(record)
-	ts := conv.Tensors(src)
-	for _, t := range ts {
-		// GGUF lists dimensions fastest first; safetensors slowest first.
-		t.Shape = slices.Clone(t.Shape)
-		slices.Reverse(t.Shape)
-	}
+	all[ConversionKey] = string(record)
 
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return Result{}, err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(out), filepath.Base(out)+".*.partial")
+	ts, err := ggufTensors(tensors, kind)
 	if err != nil {
-		return Result{}, err
+		return Result{}, fmt.Errorf("%s: %w", cfg.Classes[0], err)
 	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	if err := ggml.WriteGGUF(tmp, kv, ts); err != nil {
-		tmp.Close()
-		return Result{}, fmt.Errorf("write %s: %w", out, err)
-	}
-	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
-		tmp.Close()
-		return Result{}, err
-	}
-	h := sha256.New()
-	if _, err := io.Copy(h, tmp); err != nil {
-		tmp.Close()
-		return Result{}, fmt.Errorf("hash %s: %w", out, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return Result{}, fmt.Errorf("write %s: %w", out, err)
-	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
+	sum, err := writeWhole(out, func(f *os.File) error {
+		if err := ggml.WriteGGUF(f, ggml.KV(all), ts); err != nil {
+			return err
+		}
+		if left := w.Unread(); len(left) > 0 {
+			return fmt.Errorf("%s: the conversion did not use %d checkpoint tensor(s): %s", cfg.Classes[0], len(left), strings.Join(left, ", "))
+		}
+		return nil
+	})
+	if err != nil {
 		return Result{}, err
 	}
 	return Result{
 		Path:       out,
-		SHA256:     hex.EncodeToString(h.Sum(nil)),
-		Arch:       kv.Architecture(),
+		SHA256:     sum,
+		Arch:       arch.GGUF,
 		Tensors:    len(ts),
 		Conversion: conversion,
 	}, nil
+}
+
+// ggufTensors checks an architecture's tensors and gives each its writer
+// and output type.
+func ggufTensors(tensors []Tensor, want ggml.TensorType) ([]*ggml.Tensor, error) {
+	seen := map[string]bool{}
+	var out []*ggml.Tensor
+	for _, t := range tensors {
+		if t.Name == "" || t.Read == nil || len(t.Shape) == 0 {
+			return nil, fmt.Errorf("tensor %q: no name, shape or values", t.Name)
+		}
+		if seen[t.Name] {
+			return nil, fmt.Errorf("tensor %s written twice", t.Name)
+		}
+		seen[t.Name] = true
+		kind := OutputType(t, want)
+		// GGUF lists dimensions fastest first; Tensor.Shape slowest first.
+		shape := slices.Clone(t.Shape)
+		slices.Reverse(shape)
+		out = append(out, &ggml.Tensor{Name: t.Name, Kind: uint32(kind), Shape: shape, WriterTo: &tensorWriter{t: t, kind: kind}})
+	}
+	return out, nil
+}
+
+// OutputType is a tensor's type in the GGUF: the requested type for
+// matrices; float32 for 1-D tensors (norms), biases and tensors marked F32;
+// and, like llama.cpp's converter, F16 for a q8_0 matrix whose rows are not
+// whole 32-value blocks.
+func OutputType(t Tensor, want ggml.TensorType) ggml.TensorType {
+	if t.F32 || len(t.Shape) < 2 || strings.HasSuffix(t.Name, ".bias") {
+		return ggml.TensorTypeF32
+	}
+	if want == ggml.TensorTypeQ8_0 && t.Shape[len(t.Shape)-1]%q8Block != 0 {
+		return ggml.TensorTypeF16
+	}
+	return want
+}
+
+// writeWhole writes out through write to a temporary file next to it, then
+// renames it; on any error nothing is left. It returns the sha256.
+func writeWhole(out string, write func(*os.File) error) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(out), filepath.Base(out)+".*.partial")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("write %s: %w", out, err)
+	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, tmp); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("hash %s: %w", out, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return "", fmt.Errorf("write %s: %w", out, err)
+	}
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // ConversionKey is the GGUF metadata key holding the conversion record as
@@ -188,8 +278,8 @@ func ReadConversion(path string) (c *runfile.Conversion, err error) {
 	return c, nil
 }
 
-// Tool names the converter: udgam-ci's tensor writer around ollama's
-// convert package, whose version EngineVersion names.
+// Tool names the converter: udgam-ci's own pipeline, with ollama's GGUF
+// writer and tokenizer parser, whose version EngineVersion names.
 func Tool() string {
 	return "udgam-ci " + runner.Version + " convert, " + runner.EngineVersion()
 }
@@ -206,172 +296,4 @@ func outputKind(dtype string) (ggml.TensorType, ggml.FileType, error) {
 		return ggml.TensorTypeQ8_0, ggml.FileTypeQ8_0, nil
 	}
 	return 0, 0, fmt.Errorf("dtype %q: want one of %s", dtype, strings.Join(Dtypes, ", "))
-}
-
-// preTokenizer corrects the pre-tokenizer name ollama infers. ollama only
-// recognises pre-tokenizers by a hash of their Split regexes and otherwise
-// says "default", which llama.cpp reads as a different regex. A byte-level
-// BPE preceded by single-digit splitting (SmolLM, StarCoder) is llama.cpp's
-// "smollm"; plain byte-level BPE is "gpt-2". Digit splitting decides how
-// numbers tokenise, which the probes measure.
-func preTokenizer(fsys fs.FS, inferred string) (string, error) {
-	if inferred != "default" {
-		return inferred, nil
-	}
-	b, err := fs.ReadFile(fsys, "tokenizer.json")
-	if err != nil {
-		return "", err
-	}
-	var tj struct {
-		Model struct {
-			Type string `json:"type"`
-		} `json:"model"`
-		PreTokenizer *preTok `json:"pre_tokenizer"`
-	}
-	if err := json.Unmarshal(b, &tj); err != nil {
-		return "", fmt.Errorf("tokenizer.json: %w", err)
-	}
-	if tj.Model.Type != "BPE" || tj.PreTokenizer == nil {
-		return inferred, nil
-	}
-	steps := []preTok{*tj.PreTokenizer}
-	if tj.PreTokenizer.Type == "Sequence" {
-		steps = tj.PreTokenizer.PreTokenizers
-	}
-	var types []string
-	for _, s := range steps {
-		t := s.Type
-		if t == "Digits" && s.IndividualDigits {
-			t = "Digits1"
-		}
-		types = append(types, t)
-	}
-	switch strings.Join(types, ",") {
-	case "Digits1,ByteLevel":
-		return "smollm", nil
-	case "ByteLevel":
-		return "gpt-2", nil
-	}
-	return inferred, nil
-}
-
-type preTok struct {
-	Type             string   `json:"type"`
-	IndividualDigits bool     `json:"individual_digits"`
-	PreTokenizers    []preTok `json:"pretokenizers"`
-}
-
-// header is one entry of a safetensors JSON header.
-type header struct {
-	Dtype   string   `json:"dtype"`
-	Shape   []uint64 `json:"shape"`
-	Offsets [2]int64 `json:"data_offsets"`
-}
-
-var sourceSize = map[string]int64{"F32": 4, "F16": 2, "BF16": 2}
-
-// readSafetensors lists the tensors of every *.safetensors file in fsys,
-// names mapped to GGUF by rep, each to be written as kind where the layout
-// allows it.
-func readSafetensors(fsys fs.FS, rep *strings.Replacer, kind ggml.TensorType) ([]convert.Tensor, error) {
-	files, err := fs.Glob(fsys, "*.safetensors")
-	if err != nil {
-		return nil, err
-	}
-	if len(files) == 0 {
-		return nil, errors.New("checkpoint has no *.safetensors files")
-	}
-	var out []convert.Tensor
-	seen := map[string]string{}
-	for _, path := range files {
-		hdrs, dataStart, size, err := readHeader(fsys, path)
-		if err != nil {
-			return nil, err
-		}
-		for _, name := range slices.Sorted(maps.Keys(hdrs)) {
-			h := hdrs[name]
-			if name == "__metadata__" {
-				continue
-			}
-			elem, ok := sourceSize[h.Dtype]
-			if !ok {
-				return nil, fmt.Errorf("%s: tensor %s has dtype %q; want F32, F16 or BF16", path, name, h.Dtype)
-			}
-			if len(h.Shape) == 0 {
-				return nil, fmt.Errorf("%s: tensor %s has no shape", path, name)
-			}
-			n := int64(1)
-			for _, d := range h.Shape {
-				n *= int64(d)
-			}
-			if h.Offsets[1]-h.Offsets[0] != n*elem || h.Offsets[0] < 0 || dataStart+h.Offsets[1] > size {
-				return nil, fmt.Errorf("%s: tensor %s: offsets %v do not hold %d %s values", path, name, h.Offsets, n, h.Dtype)
-			}
-			gname := rep.Replace(name)
-			if prev, dup := seen[gname]; dup {
-				return nil, fmt.Errorf("%s: tensor %s maps to %s, as %s does", path, name, gname, prev)
-			}
-			seen[gname] = name
-			out = append(out, &tensor{
-				fsys: fsys, path: path, dtype: h.Dtype,
-				offset: dataStart + h.Offsets[0], count: n,
-				name: gname, shape: slices.Clone(h.Shape),
-				kind: tensorKind(gname, h.Shape, kind),
-			})
-		}
-	}
-	return out, nil
-}
-
-// readHeader returns a file's tensor headers, where its data starts, and its size.
-func readHeader(fsys fs.FS, path string) (map[string]header, int64, int64, error) {
-	f, err := fsys.Open(path)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	var n uint64
-	if err := binary.Read(f, binary.LittleEndian, &n); err != nil {
-		return nil, 0, 0, fmt.Errorf("%s: header length: %w", path, err)
-	}
-	if n == 0 || int64(n) > st.Size()-8 || n > 100<<20 {
-		return nil, 0, 0, fmt.Errorf("%s: header length %d does not fit a file of %d bytes", path, n, st.Size())
-	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(f, b); err != nil {
-		return nil, 0, 0, fmt.Errorf("%s: header: %w", path, err)
-	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return nil, 0, 0, fmt.Errorf("%s: header: %w", path, err)
-	}
-	hdrs := make(map[string]header, len(raw))
-	for k, v := range raw {
-		if k == "__metadata__" {
-			continue
-		}
-		var h header
-		if err := json.Unmarshal(v, &h); err != nil {
-			return nil, 0, 0, fmt.Errorf("%s: header of tensor %s: %w", path, k, err)
-		}
-		hdrs[k] = h
-	}
-	return hdrs, 8 + int64(n), st.Size(), nil
-}
-
-// tensorKind picks a tensor's output type. Like llama.cpp's converter, 1-D
-// tensors (norms) and biases stay F32, and a row that is not a whole number
-// of quantization blocks falls back to F16.
-func tensorKind(name string, shape []uint64, want ggml.TensorType) ggml.TensorType {
-	if len(shape) < 2 || strings.HasSuffix(name, ".bias") || strings.HasSuffix(name, ".ffn_gate_inp.weight") {
-		return ggml.TensorTypeF32
-	}
-	if want == ggml.TensorTypeQ8_0 && shape[len(shape)-1]%q8Block != 0 {
-		return ggml.TensorTypeF16
-	}
-	return want
 }

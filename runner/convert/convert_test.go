@@ -211,7 +211,7 @@ func TestConvertErrors(t *testing.T) {
 				return err
 			}
 			return os.Remove(filepath.Join(dir, "model.safetensors"))
-		}, Options{}, "no *.safetensors"},
+		}, Options{}, "checkpoint has no weights"},
 		{"truncated weights", func(dir string) error {
 			if _, err := converttest.Small.Write(dir); err != nil {
 				return err

@@ -4,51 +4,35 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
-	"slices"
 
-	"github.com/ollama/ollama/convert"
 	"github.com/ollama/ollama/fs/ggml"
 	"github.com/x448/float16"
 )
 
-// tensor is one safetensors tensor that writes itself as kind. It
-// implements ollama's convert.Tensor, so ollama's converters can rename it,
-// attach a repacker (the llama q/k permutation) and hand it to the GGUF
-// writer.
-type tensor struct {
-	fsys   fs.FS
-	path   string
-	dtype  string // F32, F16 or BF16
-	offset int64  // of the first byte in the file
-	count  int64  // values
-	name   string
-	shape  []uint64
-	kind   ggml.TensorType
-	repack convert.Repacker
+// tensorWriter writes one Tensor's values as kind when the GGUF writer
+// asks for them.
+type tensorWriter struct {
+	t    Tensor
+	kind ggml.TensorType
 }
 
-func (t *tensor) Name() string                    { return t.name }
-func (t *tensor) Shape() []uint64                 { return t.shape }
-func (t *tensor) Kind() uint32                    { return uint32(t.kind) }
-func (t *tensor) SetRepacker(fn convert.Repacker) { t.repack = fn }
-func (t *tensor) Clone() convert.Tensor           { c := *t; c.shape = slices.Clone(t.shape); return &c }
-
-// WriteTo widens the source values to float32 (exactly: every f16 and bf16
-// value is a float32), applies the repacker, and encodes them as kind.
-func (t *tensor) WriteTo(w io.Writer) (int64, error) {
-	vals, err := t.read()
+// WriteTo reads the values (source f16 and bf16 values are widened to
+// float32 exactly), checks their count against the shape and encodes them.
+func (tw *tensorWriter) WriteTo(w io.Writer) (int64, error) {
+	vals, err := tw.t.Read()
 	if err != nil {
-		return 0, fmt.Errorf("%s: tensor %s: %w", t.path, t.name, err)
+		return 0, fmt.Errorf("tensor %s: %w", tw.t.Name, err)
 	}
-	if t.repack != nil {
-		if vals, err = t.repack(t.name, vals, t.shape); err != nil {
-			return 0, fmt.Errorf("repack %s: %w", t.name, err)
-		}
+	n := uint64(1)
+	for _, d := range tw.t.Shape {
+		n *= d
+	}
+	if uint64(len(vals)) != n {
+		return 0, fmt.Errorf("tensor %s: %d values for shape %v", tw.t.Name, len(vals), tw.t.Shape)
 	}
 	var out []byte
-	switch t.kind {
+	switch tw.kind {
 	case ggml.TensorTypeF32:
 		out = make([]byte, 4*len(vals))
 		for i, v := range vals {
@@ -67,44 +51,10 @@ func (t *tensor) WriteTo(w io.Writer) (int64, error) {
 	case ggml.TensorTypeQ8_0:
 		out = quantizeQ8(vals)
 	default:
-		return 0, fmt.Errorf("tensor %s: cannot write type %v", t.name, t.kind)
+		return 0, fmt.Errorf("tensor %s: cannot write type %v", tw.t.Name, tw.kind)
 	}
-	n, err := w.Write(out)
-	return int64(n), err
-}
-
-func (t *tensor) read() ([]float32, error) {
-	f, err := t.fsys.Open(t.path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	size := sourceSize[t.dtype]
-	raw := make([]byte, t.count*size)
-	if ra, ok := f.(io.ReaderAt); ok {
-		_, err = ra.ReadAt(raw, t.offset)
-	} else if _, err = io.CopyN(io.Discard, f, t.offset); err == nil {
-		_, err = io.ReadFull(f, raw)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %d bytes at %d: %w", len(raw), t.offset, err)
-	}
-	vals := make([]float32, t.count)
-	switch t.dtype {
-	case "F32":
-		for i := range vals {
-			vals[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-		}
-	case "F16":
-		for i := range vals {
-			vals[i] = float16.Frombits(binary.LittleEndian.Uint16(raw[2*i:])).Float32()
-		}
-	case "BF16":
-		for i := range vals {
-			vals[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(raw[2*i:])) << 16)
-		}
-	}
-	return vals, nil
+	m, err := w.Write(out)
+	return int64(m), err
 }
 
 // toBF16 rounds to nearest even, as PyTorch and ggml do; NaN stays NaN.

@@ -1,6 +1,7 @@
 // Package converttest writes tiny Hugging Face checkpoints (config.json,
-// tokenizer.json, tokenizer_config.json, model.safetensors) for tests of
-// the converter, the model fetcher and the action.
+// tokenizer.json, tokenizer_config.json, and weights in each format the
+// converter reads) for tests of the converter, the model fetcher and the
+// action. Checkpoint is any architecture's; Llama builds one for llama.
 package converttest
 
 import (
@@ -10,7 +11,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/udgamlabs/udgam-ci/runfile"
@@ -45,12 +45,16 @@ const Vocab = 256 + len(mergeWords) + 1
 
 var mergeWords = [...][2]string{{"t", "h"}, {"th", "e"}, {"Ġ", "t"}, {"a", "n"}, {"1", "0"}}
 
-// Write writes the checkpoint into dir and returns its tensors by HF name.
+// Write writes the checkpoint into dir as model.safetensors and returns
+// its tensors by HF name.
 func (m Llama) Write(dir string) (map[string]Tensor, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	config := map[string]any{
+	c := m.Checkpoint()
+	return c.Tensors, c.Write(dir, Safetensors)
+}
+
+// Config is the checkpoint's config.json.
+func (m Llama) Config() map[string]any {
+	return map[string]any{
 		"architectures":           []string{"LlamaForCausalLM"},
 		"model_type":              "llama",
 		"hidden_size":             m.Hidden,
@@ -65,20 +69,12 @@ func (m Llama) Write(dir string) (map[string]Tensor, error) {
 		"bos_token_id":            Vocab - 1,
 		"eos_token_id":            Vocab - 1,
 		"tie_word_embeddings":     m.Tied,
-		"torch_dtype":             map[string]string{"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[m.Dtype],
+		"torch_dtype":             TorchDtype(m.Dtype),
 	}
-	if err := writeJSON(filepath.Join(dir, "config.json"), config); err != nil {
-		return nil, err
-	}
-	if err := writeJSON(filepath.Join(dir, "tokenizer.json"), tokenizerJSON()); err != nil {
-		return nil, err
-	}
-	tc := map[string]any{"bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>", "add_bos_token": false}
-	if err := writeJSON(filepath.Join(dir, "tokenizer_config.json"), tc); err != nil {
-		return nil, err
-	}
+}
 
-	rng := rand.New(rand.NewPCG(m.Seed, 2))
+// Checkpoint returns the model's config and random weights.
+func (m Llama) Checkpoint() Checkpoint {
 	h, kv := uint64(m.Hidden), uint64(m.Hidden/m.Heads*m.KVHeads)
 	shapes := map[string][]uint64{
 		"model.embed_tokens.weight": {uint64(Vocab), h},
@@ -99,6 +95,27 @@ func (m Llama) Write(dir string) (map[string]Tensor, error) {
 		shapes[p+"mlp.up_proj.weight"] = []uint64{uint64(m.Intermediate), h}
 		shapes[p+"mlp.down_proj.weight"] = []uint64{h, uint64(m.Intermediate)}
 	}
+	return Checkpoint{
+		Config:  m.Config(),
+		Dtype:   m.Dtype,
+		Tensors: Random(m.Seed, m.Dtype, shapes, Init{NormMean: 1, NormStd: 0.05, Std: 0.2}),
+	}
+}
+
+// Init says how Random draws values: 1-D tensors (norms) from
+// N(NormMean, NormStd), others from N(0, Std), or as Custom says.
+type Init struct {
+	NormMean, NormStd, Std float64
+	// Custom, when set and returning ok, gives a tensor's mean and
+	// standard deviation by name.
+	Custom func(name string, shape []uint64) (mean, std float64, ok bool)
+}
+
+// Random draws every tensor of shapes, rounded to dtype so that Values
+// are exactly what the file stores. Tensors are drawn in name order from
+// one stream: the same seed gives the same weights.
+func Random(seed uint64, dtype string, shapes map[string][]uint64, init Init) map[string]Tensor {
+	rng := rand.New(rand.NewPCG(seed, 2))
 	tensors := map[string]Tensor{}
 	for _, name := range runfile.SortedKeys(shapes) {
 		shape := shapes[name]
@@ -106,18 +123,27 @@ func (m Llama) Write(dir string) (map[string]Tensor, error) {
 		for _, d := range shape {
 			n *= d
 		}
+		mean, std := 0.0, init.Std
+		if len(shape) == 1 {
+			mean, std = init.NormMean, init.NormStd
+		}
+		if init.Custom != nil {
+			if m, s, ok := init.Custom(name, shape); ok {
+				mean, std = m, s
+			}
+		}
 		vals := make([]float32, n)
 		for i := range vals {
-			if len(shape) == 1 {
-				vals[i] = 1 + float32(rng.NormFloat64()*0.05)
-			} else {
-				vals[i] = float32(rng.NormFloat64() * 0.2)
-			}
-			vals[i] = roundTo(m.Dtype, vals[i])
+			vals[i] = roundTo(dtype, float32(mean)+float32(rng.NormFloat64()*std))
 		}
 		tensors[name] = Tensor{Name: name, Shape: shape, Values: vals}
 	}
-	return tensors, WriteSafetensors(filepath.Join(dir, "model.safetensors"), m.Dtype, tensors)
+	return tensors
+}
+
+// TorchDtype is config.json's torch_dtype for a safetensors dtype.
+func TorchDtype(dtype string) string {
+	return map[string]string{"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[dtype]
 }
 
 // roundTo makes v representable in dtype so Values are exact.
@@ -134,8 +160,7 @@ func roundTo(dtype string, v float32) float32 {
 // WriteSafetensors writes tensors in dtype: an 8-byte little-endian header
 // length, the JSON header, then the raw little-endian values.
 func WriteSafetensors(path, dtype string, tensors map[string]Tensor) error {
-	size := map[string]int{"F32": 4, "F16": 2, "BF16": 2}[dtype]
-	if size == 0 {
+	if TorchDtype(dtype) == "" {
 		return fmt.Errorf("safetensors dtype %q", dtype)
 	}
 	header := map[string]any{"__metadata__": map[string]string{"format": "pt"}}
@@ -143,16 +168,7 @@ func WriteSafetensors(path, dtype string, tensors map[string]Tensor) error {
 	for _, name := range runfile.SortedKeys(tensors) {
 		t := tensors[name]
 		start := len(data)
-		for _, v := range t.Values {
-			switch dtype {
-			case "F32":
-				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(v))
-			case "F16":
-				data = binary.LittleEndian.AppendUint16(data, float16.Fromfloat32(v).Bits())
-			case "BF16":
-				data = binary.LittleEndian.AppendUint16(data, uint16(math.Float32bits(v)>>16))
-			}
-		}
+		data = append(data, encode(dtype, t.Values)...)
 		header[name] = map[string]any{"dtype": dtype, "shape": t.Shape, "data_offsets": []int{start, len(data)}}
 	}
 	hb, err := json.Marshal(header)

@@ -1,0 +1,121 @@
+package convert
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// ConfigReader reads config.json fields for an architecture and keeps the
+// first error, so a converter reads every field it needs and checks once:
+//
+//	r := cfg.Reader()
+//	hidden := r.Int("hidden_size")
+//	eps := r.FloatOr("rms_norm_eps", 1e-6)
+//	if err := r.Err(); err != nil { ... }
+type ConfigReader struct {
+	c   Config
+	err error
+}
+
+// Reader starts reading c.
+func (c Config) Reader() *ConfigReader { return &ConfigReader{c: c} }
+
+// Err is the first error met, naming its key.
+func (r *ConfigReader) Err() error { return r.err }
+
+// Fail records err unless an earlier error is kept.
+func (r *ConfigReader) Fail(err error) {
+	if r.err == nil {
+		r.err = err
+	}
+}
+
+// Int reads a required positive integer.
+func (r *ConfigReader) Int(key string) int {
+	if !r.c.Has(key) {
+		r.Fail(fmt.Errorf("config.json: %s is required", key))
+		return 0
+	}
+	v := r.IntOr(key, 0)
+	if v <= 0 && r.err == nil {
+		r.Fail(fmt.Errorf("config.json: %s is %d; want a positive integer", key, v))
+	}
+	return v
+}
+
+// IntOr reads an integer, def when absent or null.
+func (r *ConfigReader) IntOr(key string, def int) int {
+	var f float64 = float64(def)
+	if err := r.c.Get(key, &f); err != nil {
+		r.Fail(err)
+		return def
+	}
+	if f != float64(int(f)) {
+		r.Fail(fmt.Errorf("config.json: %s is %v; want an integer", key, f))
+		return def
+	}
+	return int(f)
+}
+
+// FloatOr reads a number, def when absent or null.
+func (r *ConfigReader) FloatOr(key string, def float64) float64 {
+	v := def
+	if err := r.c.Get(key, &v); err != nil {
+		r.Fail(err)
+		return def
+	}
+	return v
+}
+
+// BoolOr reads a boolean, def when absent or null.
+func (r *ConfigReader) BoolOr(key string, def bool) bool {
+	v := def
+	if err := r.c.Get(key, &v); err != nil {
+		r.Fail(err)
+		return def
+	}
+	return v
+}
+
+// StringOr reads a string, def when absent or null.
+func (r *ConfigReader) StringOr(key string, def string) string {
+	v := def
+	if err := r.c.Get(key, &v); err != nil {
+		r.Fail(err)
+		return def
+	}
+	return v
+}
+
+// Refuse fails when key is set (not null) to anything but one of the
+// allowed JSON values (such as `false` or `"silu"`): an option that changes
+// the model's math and that the converter does not implement must not be
+// dropped silently.
+func (r *ConfigReader) Refuse(key string, allowed ...string) {
+	if !r.c.Has(key) {
+		return
+	}
+	raw := strings.Join(strings.Fields(string(r.c.raw[key])), "")
+	for _, a := range allowed {
+		if raw == a {
+			return
+		}
+	}
+	r.Fail(fmt.Errorf("config.json: %s = %s is not supported by the converter%s", key, raw, allowedList(allowed)))
+}
+
+func allowedList(allowed []string) string {
+	if len(allowed) == 0 {
+		return " (only absent or null)"
+	}
+	return " (supported: " + strings.Join(allowed, ", ") + ", or absent)"
+}
+
+// Raw returns key's JSON, nil when absent or null.
+func (r *ConfigReader) Raw(key string) json.RawMessage {
+	if !r.c.Has(key) {
+		return nil
+	}
+	return r.c.raw[key]
+}

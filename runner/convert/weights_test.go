@@ -1,0 +1,272 @@
+package convert
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
+)
+
+// Every weight format and source dtype converts to the same GGUF tensors,
+// holding exactly the checkpoint's values.
+func TestWeightFormats(t *testing.T) {
+	for _, dtype := range []string{"F32", "F16", "BF16"} {
+		m := converttest.Small
+		m.Dtype = dtype
+		c := m.Checkpoint()
+		for _, format := range converttest.Formats {
+			t.Run(dtype+"/"+string(format), func(t *testing.T) {
+				dir := t.TempDir()
+				if err := c.Write(dir, format); err != nil {
+					t.Fatal(err)
+				}
+				out := filepath.Join(t.TempDir(), "m.gguf")
+				res, err := Dir(dir, out, Options{Dtype: "f32"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantFrom := FormatSafetensors
+				if strings.Contains(string(format), "pytorch") {
+					wantFrom = FormatTorch
+				}
+				if res.Conversion.From != wantFrom {
+					t.Errorf("conversion from %q, want %q", res.Conversion.From, wantFrom)
+				}
+				g := readGGUF(t, out)
+				if len(g.Tensors) != len(c.Tensors) {
+					t.Errorf("%d tensors, want %d", len(g.Tensors), len(c.Tensors))
+				}
+				for gname, hname := range map[string]string{
+					"token_embd.weight":      "model.embed_tokens.weight",
+					"output.weight":          "lm_head.weight",
+					"blk.1.ffn_down.weight":  "model.layers.1.mlp.down_proj.weight",
+					"blk.0.attn_v.weight":    "model.layers.0.self_attn.v_proj.weight",
+					"blk.1.attn_norm.weight": "model.layers.1.input_layernorm.weight",
+				} {
+					if !slices.Equal(values(t, g, gname), c.Tensors[hname].Values) {
+						t.Errorf("%s differs from %s", gname, hname)
+					}
+				}
+			})
+		}
+	}
+}
+
+// The q/k permutation turns Hugging Face's rotary pairs (i, i+d/2) into
+// llama.cpp's (2i, 2i+1): row 2i of a head is HF row i, row 2i+1 is HF row
+// i+d/2.
+func TestLlamaPermutation(t *testing.T) {
+	src := t.TempDir()
+	want, err := converttest.Small.Write(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "m.gguf")
+	if _, err := Dir(src, out, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	g := readGGUF(t, out)
+	const hidden, hd = 64, 16
+	for _, tc := range []struct {
+		gguf, hf string
+		heads    int
+	}{{"blk.0.attn_q.weight", "model.layers.0.self_attn.q_proj.weight", 4}, {"blk.1.attn_k.weight", "model.layers.1.self_attn.k_proj.weight", 2}} {
+		got, hf := values(t, g, tc.gguf), want[tc.hf].Values
+		row := func(v []float32, r int) []float32 { return v[r*hidden : (r+1)*hidden] }
+		for h := range tc.heads {
+			for i := range hd / 2 {
+				if !slices.Equal(row(got, h*hd+2*i), row(hf, h*hd+i)) || !slices.Equal(row(got, h*hd+2*i+1), row(hf, h*hd+hd/2+i)) {
+					t.Fatalf("%s head %d pair %d is not HF rows %d and %d", tc.gguf, h, i, h*hd+i, h*hd+hd/2+i)
+				}
+			}
+		}
+	}
+}
+
+func TestWeightErrors(t *testing.T) {
+	c := converttest.Small.Checkpoint()
+	tests := []struct {
+		name   string
+		format converttest.Format
+		change func(t *testing.T, dir string)
+		want   string
+	}{
+		{"extra tensor is not dropped silently", converttest.Safetensors, func(t *testing.T, dir string) {
+			extra := c
+			extra.Tensors = map[string]converttest.Tensor{"model.layers.0.mlp.extra.weight": {Shape: []uint64{2}, Values: []float32{1, 2}}}
+			if err := converttest.WriteSafetensors(filepath.Join(dir, "extra.safetensors"), "BF16", extra.Tensors); err != nil {
+				t.Fatal(err)
+			}
+		}, "did not use 1 checkpoint tensor(s): model.layers.0.mlp.extra.weight"},
+		{"missing tensor", converttest.Safetensors, func(t *testing.T, dir string) {
+			cut := c
+			cut.Tensors = maps.Clone(c.Tensors)
+			delete(cut.Tensors, "model.layers.1.mlp.up_proj.weight")
+			if err := cut.WriteWeights(dir, converttest.Safetensors); err != nil {
+				t.Fatal(err)
+			}
+		}, "no tensor model.layers.1.mlp.up_proj.weight"},
+		{"wrong shape", converttest.Safetensors, func(t *testing.T, dir string) {
+			cut := c
+			cut.Tensors = maps.Clone(c.Tensors)
+			cut.Tensors["model.norm.weight"] = converttest.Tensor{Shape: []uint64{3}, Values: []float32{1, 1, 1}}
+			if err := cut.WriteWeights(dir, converttest.Safetensors); err != nil {
+				t.Fatal(err)
+			}
+		}, "model.norm.weight has shape [3]; the config implies [64]"},
+		{"missing shard", converttest.ShardedSafetensors, func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, "model-00002-of-00002.safetensors"))
+		}, "lists shard model-00002-of-00002.safetensors, which the checkpoint does not have"},
+		{"index points elsewhere", converttest.ShardedTorch, func(t *testing.T, dir string) {
+			editIndex(t, filepath.Join(dir, "pytorch_model.bin.index.json"), func(m map[string]string) {
+				m["model.norm.weight"] = "pytorch_model-00001-of-00002.bin"
+			})
+		}, "model.norm.weight is in pytorch_model-00002-of-00002.bin, the index says pytorch_model-00001-of-00002.bin"},
+		{"index lacks a tensor", converttest.ShardedSafetensors, func(t *testing.T, dir string) {
+			editIndex(t, filepath.Join(dir, "model.safetensors.index.json"), func(m map[string]string) {
+				delete(m, "lm_head.weight")
+			})
+		}, "lm_head.weight is in model-00001-of-00002.safetensors but not in the index"},
+		{"pickle with a foreign global", converttest.Torch, func(t *testing.T, dir string) {
+			rewritePickle(t, filepath.Join(dir, "pytorch_model.bin"), "collections\nOrderedDict\n", "os\nsystem\n")
+		}, "names os.system, which a state dict does not hold"},
+		{"not a zip", converttest.Torch, func(t *testing.T, dir string) {
+			os.WriteFile(filepath.Join(dir, "pytorch_model.bin"), []byte("\x80\x02legacy"), 0o644)
+		}, "not a zip archive"},
+		{"truncated torch storage", converttest.Torch, func(t *testing.T, dir string) {
+			small := c
+			small.Tensors = maps.Clone(c.Tensors)
+			tt := small.Tensors["model.norm.weight"]
+			tt.Shape = []uint64{80} // more values than the storage holds
+			small.Tensors["model.norm.weight"] = tt
+			if err := small.WriteWeights(dir, converttest.Torch); err != nil {
+				t.Fatal(err)
+			}
+		}, "tensor of 80 values at offset 0 in a storage of 64"},
+		{"no weights", converttest.Safetensors, func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, "model.safetensors"))
+		}, "checkpoint has no weights"},
+		{"unsupported architecture", converttest.Safetensors, func(t *testing.T, dir string) {
+			editConfig(t, dir, func(m map[string]any) { m["architectures"] = []string{"BloomForCausalLM"} })
+		}, "architecture BloomForCausalLM is not supported by the converter; supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM"},
+		{"rope scaling", converttest.Safetensors, func(t *testing.T, dir string) {
+			editConfig(t, dir, func(m map[string]any) { m["rope_scaling"] = map[string]any{"type": "linear", "factor": 2} })
+		}, `rope_scaling = {"factor":2,"type":"linear"} is not supported`},
+		{"tied but different head", converttest.Safetensors, func(t *testing.T, dir string) {
+			editConfig(t, dir, func(m map[string]any) { m["tie_word_embeddings"] = true })
+		}, "tie_word_embeddings is true but lm_head.weight differs from model.embed_tokens.weight"},
+		{"untied without a head", converttest.Safetensors, func(t *testing.T, dir string) {
+			cut := c
+			cut.Tensors = maps.Clone(c.Tensors)
+			delete(cut.Tensors, "lm_head.weight")
+			if err := cut.WriteWeights(dir, converttest.Safetensors); err != nil {
+				t.Fatal(err)
+			}
+		}, "no tensor lm_head.weight (and tie_word_embeddings is false)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := c.Write(dir, tt.format); err != nil {
+				t.Fatal(err)
+			}
+			tt.change(t, dir)
+			outDir := t.TempDir()
+			_, err := Dir(dir, filepath.Join(outDir, "m.gguf"), Options{})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want %q", err, tt.want)
+			}
+			if left, _ := os.ReadDir(outDir); len(left) != 0 {
+				t.Errorf("a failed conversion left %v", left)
+			}
+		})
+	}
+}
+
+func TestSubfolder(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := converttest.Small.Write(filepath.Join(dir, "ckpt", "final")); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "m.gguf")
+	if _, err := Dir(dir, out, Options{Subfolder: "ckpt/final"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"../x", "/abs", "."} {
+		if _, err := Dir(dir, out, Options{Subfolder: bad}); err == nil {
+			t.Errorf("subfolder %q accepted", bad)
+		}
+	}
+}
+
+func editIndex(t *testing.T, path string, edit func(map[string]string)) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var idx struct {
+		WeightMap map[string]string `json:"weight_map"`
+	}
+	if err := json.Unmarshal(b, &idx); err != nil {
+		t.Fatal(err)
+	}
+	edit(idx.WeightMap)
+	b, _ = json.Marshal(idx)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func editConfig(t *testing.T, dir string, edit func(map[string]any)) {
+	t.Helper()
+	path := filepath.Join(dir, "config.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	edit(m)
+	b, _ = json.Marshal(m)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rewritePickle replaces text in a torch zip's data.pkl.
+func rewritePickle(t *testing.T, path, old, new string) {
+	t.Helper()
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, f := range zr.File {
+		r, _ := f.Open()
+		var b bytes.Buffer
+		b.ReadFrom(r)
+		r.Close()
+		data := b.Bytes()
+		if strings.HasSuffix(f.Name, "data.pkl") {
+			data = bytes.Replace(data, []byte(old), []byte(new), 1)
+		}
+		w, _ := zw.CreateHeader(&zip.FileHeader{Name: f.Name, Method: zip.Store})
+		w.Write(data)
+	}
+	zr.Close()
+	zw.Close()
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
