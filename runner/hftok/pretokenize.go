@@ -262,7 +262,9 @@ type splitter struct {
 	invert   bool
 }
 
-func (p splitter) preTokenize(ps []piece) []piece { return splitPieces(ps, p.pat, p.behavior, p.invert) }
+func (p splitter) preTokenize(ps []piece) []piece {
+	return splitPieces(ps, p.pat, p.behavior, p.invert)
+}
 
 // charPattern matches every character for which it is true, each one a
 // match of its own (tokenizers' Pattern for a char predicate).
