@@ -178,7 +178,7 @@ func planted(t *testing.T) plantSet {
 	return ps
 }
 
-func writeJSONL(t *testing.T, path string, texts []string) {
+func writeJSONL(t testing.TB, path string, texts []string) {
 	t.Helper()
 	var b bytes.Buffer
 	for i, s := range texts {
@@ -501,5 +501,32 @@ func TestBadInputIsNamed(t *testing.T) {
 	}
 	if _, err := NewIndex([]Item{{Test: "a", ID: "1"}, {Test: "a", ID: "1"}}, DefaultN); err == nil {
 		t.Error("duplicate item accepted")
+	}
+}
+
+func TestJSONFieldAgreesWithEncodingJSON(t *testing.T) {
+	for _, line := range []string{
+		`{"text":"plain"}`,
+		`{"id": 3, "meta": {"text": "nested", "a": [1, {"b": "}"}]}, "text": "after \"escapes\" \u00e9\n"}`,
+		`{"text2": "x", "te\u0078t": "escaped key"}`,
+		`{"text": "tab\t nl\n cr\r bs\\ sl\/ q\" b\b f\f \u00e9 \ud83d\ude00 lone \ud800 x \udc00"}`,
+		` { "a" : null , "b" : true , "text" : "" } `,
+		`{"a": "no text"}`,
+		`{}`,
+	} {
+		var want map[string]any
+		if err := json.Unmarshal([]byte(line), &want); err != nil {
+			t.Fatal(err)
+		}
+		got, ok, err := jsonField([]byte(line), "text")
+		w, wok := want["text"].(string)
+		if err != nil || ok != wok || got != w {
+			t.Errorf("jsonField(%s) = %q, %v, %v; want %q, %v", line, got, ok, err, w, wok)
+		}
+	}
+	for _, bad := range []string{`[1]`, `{"text": 3}`, `{"text": "open`, `{"a" 1}`, `not json`} {
+		if _, _, err := jsonField([]byte(bad), "text"); err == nil {
+			t.Errorf("jsonField(%s): no error", bad)
+		}
 	}
 }

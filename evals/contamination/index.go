@@ -39,6 +39,33 @@ type Index struct {
 	tails map[uint64][]int32
 	pow   uint64 // base^(n-1), to roll the window
 	tpow  uint64 // base^(minWords-1)
+	// Nearly every training n-gram is in neither map; these bit filters
+	// answer that from cache before a map is asked.
+	gramBits, tailBits filter
+}
+
+// filter is a one-hash bit set over the top bits of a hash.
+type filter struct {
+	bits  []uint64
+	shift uint
+}
+
+func newFilter(keys int) filter {
+	logBits := uint(16)
+	for 1<<logBits < 16*keys && logBits < 30 {
+		logBits++
+	}
+	return filter{bits: make([]uint64, 1<<(logBits-6)), shift: 64 - logBits}
+}
+
+func (f *filter) add(h uint64) {
+	i := h >> f.shift
+	f.bits[i>>6] |= 1 << (i & 63)
+}
+
+func (f *filter) has(h uint64) bool {
+	i := h >> f.shift
+	return f.bits[i>>6]&(1<<(i&63)) != 0
 }
 
 // base of the polynomial rolling hash over word hashes; odd, so multiplying
@@ -92,6 +119,13 @@ func NewIndex(items []Item, n int) (*Index, error) {
 			}
 		}
 		ix.items = append(ix.items, d)
+	}
+	ix.gramBits, ix.tailBits = newFilter(len(ix.grams)), newFilter(len(ix.tails))
+	for h := range ix.grams {
+		ix.gramBits.add(h)
+	}
+	for h := range ix.tails {
+		ix.tailBits.add(h)
 	}
 	return ix, nil
 }

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
@@ -188,41 +190,211 @@ func lines(r io.Reader, name string, fn func(n int, line []byte) error) error {
 }
 
 // jsonField extracts the string value of a top-level key from one JSON
-// object without decoding the rest, which is where the time of a scan
-// would go. ok is false when the key is absent. Lines that are not a JSON
-// object are an error.
+// object without decoding the rest of the line, which is where the time of
+// a scan would otherwise go. Other values are skipped by their structure
+// (strings, brackets), not validated. ok is false when the key is absent.
 func jsonField(line []byte, key string) (string, bool, error) {
-	d := json.NewDecoder(bytes.NewReader(line))
-	tok, err := d.Token()
-	if err != nil {
-		return "", false, err
-	}
-	if tok != json.Delim('{') {
+	i := skipSpace(line, 0)
+	if i >= len(line) || line[i] != '{' {
 		return "", false, errors.New("not a JSON object")
 	}
-	for d.More() {
-		k, err := d.Token()
-		if err != nil {
-			return "", false, err
+	i = skipSpace(line, i+1)
+	if i < len(line) && line[i] == '}' {
+		return "", false, nil
+	}
+	for {
+		if i >= len(line) || line[i] != '"' {
+			return "", false, fmt.Errorf("malformed JSON at byte %d", i)
 		}
-		if k != key {
-			var skip json.RawMessage
-			if err := d.Decode(&skip); err != nil {
+		end, escaped := stringEnd(line, i)
+		if end < 0 {
+			return "", false, errors.New("malformed JSON: unterminated string")
+		}
+		k := line[i+1 : end]
+		match := string(k) == key
+		if escaped { // rare: compare the decoded key
+			var dk string
+			if err := json.Unmarshal(line[i:end+1], &dk); err != nil {
 				return "", false, err
 			}
-			continue
+			match = dk == key
 		}
-		var v any
-		if err := d.Decode(&v); err != nil {
+		i = skipSpace(line, end+1)
+		if i >= len(line) || line[i] != ':' {
+			return "", false, fmt.Errorf("malformed JSON at byte %d: want ':'", i)
+		}
+		i = skipSpace(line, i+1)
+		if match {
+			if i >= len(line) || line[i] != '"' {
+				return "", false, fmt.Errorf("field %q is not a string", key)
+			}
+			end, escaped := stringEnd(line, i)
+			if end < 0 {
+				return "", false, errors.New("malformed JSON: unterminated string")
+			}
+			if !escaped {
+				return string(line[i+1 : end]), true, nil
+			}
+			v, err := unescape(line[i+1 : end])
+			if err != nil {
+				return "", false, fmt.Errorf("field %q: %w", key, err)
+			}
+			return v, true, nil
+		}
+		var err error
+		if i, err = skipValue(line, i); err != nil {
 			return "", false, err
 		}
-		s, isString := v.(string)
-		if !isString {
-			return "", false, fmt.Errorf("field %q is %T, not a string", key, v)
+		i = skipSpace(line, i)
+		if i < len(line) && line[i] == ',' {
+			i = skipSpace(line, i+1)
+			continue
 		}
-		return s, true, nil
+		if i < len(line) && line[i] == '}' {
+			return "", false, nil
+		}
+		return "", false, fmt.Errorf("malformed JSON at byte %d: want ',' or '}'", i)
 	}
-	return "", false, nil
+}
+
+// unescape decodes the inside of a JSON string, as encoding/json does
+// (invalid surrogates become U+FFFD).
+func unescape(b []byte) (string, error) {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		i++
+		if i >= len(b) {
+			return "", errors.New("malformed JSON: escape at end of string")
+		}
+		switch b[i] {
+		case '"', '\\', '/':
+			out = append(out, b[i])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(b[i+1:])
+			if !ok {
+				return "", errors.New(`malformed JSON: bad \u escape`)
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				r2, ok := rune(-1), false
+				if i+2 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
+					r2, ok = hex4(b[i+3:])
+				}
+				if dec := utf16.DecodeRune(r, r2); ok && dec != utf8.RuneError {
+					r = dec
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			return "", fmt.Errorf("malformed JSON: bad escape \\%c", b[i])
+		}
+	}
+	return string(out), nil
+}
+
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index of the quote closing the string that starts
+// at b[i], and whether it holds escapes; -1 when it is not closed.
+func stringEnd(b []byte, i int) (int, bool) {
+	escaped := false
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			escaped = true
+			j++
+		case '"':
+			return j, escaped
+		}
+	}
+	return -1, escaped
+}
+
+// skipValue returns the index just past the JSON value starting at b[i].
+func skipValue(b []byte, i int) (int, error) {
+	if i >= len(b) {
+		return i, errors.New("malformed JSON: value missing")
+	}
+	switch b[i] {
+	case '"':
+		end, _ := stringEnd(b, i)
+		if end < 0 {
+			return i, errors.New("malformed JSON: unterminated string")
+		}
+		return end + 1, nil
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end, _ := stringEnd(b, j)
+				if end < 0 {
+					return j, errors.New("malformed JSON: unterminated string")
+				}
+				j = end
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, nil
+				}
+			}
+		}
+		return len(b), errors.New("malformed JSON: unclosed object or array")
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ' ' && b[j] != '\t' && b[j] != '\r' && b[j] != '\n' {
+		j++
+	}
+	if j == i {
+		return i, fmt.Errorf("malformed JSON at byte %d", i)
+	}
+	return j, nil
 }
 
 // parquetColumn calls fn with each row's value of the named column.

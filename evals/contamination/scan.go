@@ -85,12 +85,12 @@ func (m *matcher) scan(src *source, record int, text string) {
 		}
 		m.ring[m.k%n] = ringWord{word: text[s.start:s.end], hash: s.hash, line: record, offset: s.start}
 		m.k++
-		if m.k >= n {
+		if m.k >= n && m.ix.gramBits.has(m.h) {
 			if refs, ok := m.ix.grams[m.h]; ok {
 				m.check(src, refs, text)
 			}
 		}
-		if m.k >= t {
+		if m.k >= t && m.ix.tailBits.has(m.th) {
 			if ids, ok := m.ix.tails[m.th]; ok {
 				m.checkShort(src, ids, text)
 			}
