@@ -18,23 +18,43 @@ var loaded struct {
 	toks map[string]*Tokenizer
 }
 
-func family(t *testing.T, name string) (*Tokenizer, string) {
-	t.Helper()
-	dir := hfref.Dir(t, name)
+func loadFamily(dir string) (*Tokenizer, error) {
 	loaded.Lock()
 	defer loaded.Unlock()
-	if tok, ok := loaded.toks[name]; ok {
-		return tok, dir
+	if tok, ok := loaded.toks[dir]; ok {
+		return tok, nil
 	}
 	tok, err := Load(dir)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if loaded.toks == nil {
 		loaded.toks = map[string]*Tokenizer{}
 	}
-	loaded.toks[name] = tok
-	return tok, dir
+	loaded.toks[dir] = tok
+	return tok, nil
+}
+
+// familyIDs loads a family's tokenizer while transformers.js encodes texts
+// with it (node and Go each take seconds on the larger files).
+func familyIDs(t *testing.T, name string, texts []string) (*Tokenizer, [][]int32) {
+	t.Helper()
+	dir := hfref.Dir(t, name)
+	type result struct {
+		tok *Tokenizer
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		tok, err := loadFamily(dir)
+		ch <- result{tok, err}
+	}()
+	want := hfref.Encode(t, dir, texts)
+	r := <-ch
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	return r.tok, want
 }
 
 // compare encodes texts with tok and checks them id for id against want,
@@ -77,8 +97,7 @@ func TestFamiliesMatchTransformersJS(t *testing.T) {
 	mixes := mixtures(texts, 150)
 	for _, name := range hfref.Families() {
 		t.Run(name, func(t *testing.T) {
-			tok, dir := family(t, name)
-			want := hfref.Encode(t, dir, append(slices.Clone(texts), mixes...))
+			tok, want := familyIDs(t, name, append(slices.Clone(texts), mixes...))
 			same := compare(t, tok, texts, want[:len(texts)])
 			t.Logf("%s: %d of %d texts give transformers.js's ids", name, same, len(texts))
 			same = compare(t, tok, mixes, want[len(texts):])
@@ -115,4 +134,38 @@ func mixtures(texts []string, n int) []string {
 		mixes = append(mixes, b.String())
 	}
 	return mixes
+}
+
+// TestSegmentsRealFamilies: the production path's pre-steps on real files.
+// Qwen3's special tokens are matched on raw text and the rest NFC-normalized;
+// GPT-2's <|endoftext|> has normalized=true, so only the second pass
+// (SplitNormalized, which Segments runs) finds it.
+func TestSegmentsRealFamilies(t *testing.T) {
+	cases := []struct {
+		family, text  string
+		segments, raw string
+	}{
+		{"qwen3", "a<|im_start|>e\u0301<think>", `"a"["<|im_start|>"=151644]"é"["<think>"=151667]`, `"a"["<|im_start|>"=151644]"e` + "\u0301" + `"["<think>"=151667]`},
+		{"gpt2", "a<|endoftext|> b", `"a"["<|endoftext|>"=50256]" b"`, `"a<|endoftext|> b"`},
+		{"mistral", "<s>x</s>", `["<s>"=1]"▁x"["</s>"=2]`, `["<s>"=1]"x"["</s>"=2]`},
+		{"gemma3", "<bos>a b<start_of_turn>", `["<bos>"=2]"a▁b"["<start_of_turn>"=105]`, `["<bos>"=2]"a b"["<start_of_turn>"=105]`},
+	}
+	for _, c := range cases {
+		t.Run(c.family, func(t *testing.T) {
+			tok, err := loadFamily(hfref.Dir(t, c.family))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := tok.Segments(c.text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if segs(got) != c.segments {
+				t.Errorf("Segments(%q) = %s, want %s", c.text, segs(got), c.segments)
+			}
+			if g := segs(tok.SplitAdded(c.text)); g != c.raw {
+				t.Errorf("SplitAdded(%q) = %s, want %s", c.text, g, c.raw)
+			}
+		})
+	}
 }
