@@ -29,6 +29,7 @@ type HeaderOptions struct {
 	Git           GitFlags
 	Sample        *runfile.Sample
 	Shard         *runfile.Shard
+	Exclude       *runfile.Exclusion
 
 	Getenv func(string) string // for GITHUB_* when Git leaves a field empty
 	Now    func() time.Time
@@ -105,6 +106,7 @@ func NewHeader(test string, info runner.Info, opt HeaderOptions) (runfile.Header
 		Git:       GitFromEnv(opt.Git, opt.Getenv),
 		Sample:    opt.Sample,
 		Shard:     opt.Shard,
+		Exclude:   opt.Exclude,
 		StartedAt: started,
 	}
 	if err := h.Validate(); err != nil {

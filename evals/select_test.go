@@ -145,7 +145,7 @@ func TestSelect(t *testing.T) {
 	// Sample, then shard: the shards of a sample join into the sample.
 	var union []string
 	for i := 1; i <= 3; i++ {
-		sel, idx, err := Select(keys, 10, 5, &runfile.Shard{Index: i, Count: 3}, 0)
+		sel, idx, err := Select(keys, 10, 5, &runfile.Shard{Index: i, Count: 3}, 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,11 +162,11 @@ func TestSelect(t *testing.T) {
 		t.Errorf("union of shards %v, want the sample %v", union, s.IDs)
 	}
 	// Limit keeps data order.
-	_, idx, _ := Select(keys, 0, 0, nil, 3)
+	_, idx, _ := Select(keys, 0, 0, nil, 3, nil)
 	if !reflect.DeepEqual(idx, []int{0, 1, 2}) {
 		t.Errorf("limit 3: %v", idx)
 	}
-	sel, idx, _ := Select(keys, 0, 0, nil, 0)
+	sel, idx, _ := Select(keys, 0, 0, nil, 0, nil)
 	if len(idx) != 40 || sel.Sample != nil || sel.Shard != nil {
 		t.Errorf("no selection: %d indexes, %+v", len(idx), sel)
 	}

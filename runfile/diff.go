@@ -63,6 +63,9 @@ var fields = []field{
 	{"context", false, func(h *Header) string { return itoa(h.Runtime.Context) }},
 	{"host", false, func(h *Header) string { return h.Runtime.Host }},
 	{"gpu", false, func(h *Header) string { return h.Runtime.GPU }},
+	// Paired comparison uses the ids both runs scored, so an exclusion on
+	// one side narrows what is compared rather than changing a score.
+	{"exclude", false, func(h *Header) string { return ExcludeKey(h.Exclude) }},
 }
 
 // JudgedKeys are the settings that change results, in display order.
@@ -129,6 +132,7 @@ func ResumeMismatch(stored, asked Header) []Diff {
 	out = append(out, Mismatch(stored, asked)...)
 	add("sample", sampleKey(stored.Sample), sampleKey(asked.Sample))
 	add("shard", shardKey(stored.Shard), shardKey(asked.Shard))
+	add("exclude", ExcludeKey(stored.Exclude), ExcludeKey(asked.Exclude))
 	return out
 }
 
@@ -137,6 +141,15 @@ func sampleKey(s *Sample) string {
 		return ""
 	}
 	return fmt.Sprintf("n=%d seed=%d", s.N, s.Seed)
+}
+
+// ExcludeKey says in a few words what a run left out: "3 ids (scan
+// 1a2b3c4d5e6f, 13-grams, above 0)"; "" when nothing.
+func ExcludeKey(x *Exclusion) string {
+	if x == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d ids (scan %s, %d-grams, above %g)", len(x.IDs), x.SHA256[:min(12, len(x.SHA256))], x.N, x.MinFraction)
 }
 
 func shardKey(s *Shard) string {

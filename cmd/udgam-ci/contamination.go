@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/udgamlabs/udgam-ci/evals"
@@ -76,20 +75,6 @@ func runContaminationScan(e *env, args []string) error {
 	return contaminationScan(e, o)
 }
 
-// parseShard reads "i/n".
-func parseShard(s string) (int, int, error) {
-	if s == "" {
-		return 0, 0, nil
-	}
-	a, b, ok := strings.Cut(s, "/")
-	i, err1 := strconv.Atoi(a)
-	n, err2 := strconv.Atoi(b)
-	if !ok || err1 != nil || err2 != nil || n < 1 || i < 1 || i > n {
-		return 0, 0, usageError{fmt.Errorf("--shard %q: want i/n with 1 <= i <= n", s)}
-	}
-	return i, n, nil
-}
-
 func contaminationScan(e *env, o contaminationScanOptions) error {
 	switch {
 	case len(o.Train) == 0:
@@ -103,9 +88,13 @@ func contaminationScan(e *env, o contaminationScanOptions) error {
 	case o.Workers < 0:
 		return usageError{fmt.Errorf("--workers %d: want 0 (all cores) or more", o.Workers)}
 	}
-	si, sn, err := parseShard(o.Shard)
-	if err != nil {
-		return err
+	var si, sn int
+	if o.Shard != "" {
+		s, err := evals.ParseShard(o.Shard)
+		if err != nil {
+			return usageError{err}
+		}
+		si, sn = s.Index, s.Count
 	}
 	state := o.Out + ".state"
 	if _, err := os.Stat(o.Out); err == nil && !o.Force && !o.Resume {

@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/evals/contamination"
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 func TestContaminationScanAndMergeCommands(t *testing.T) {
@@ -84,7 +88,7 @@ func TestContaminationScanAndMergeCommands(t *testing.T) {
 	}{
 		{[]string{"contamination", "scan", "--out", out}, 2, "--train"},
 		{[]string{"contamination", "scan", "--train", train, "--out", out}, 1, "exists (use --force"},
-		{[]string{"contamination", "scan", "--train", train, "--out", out + "2", "--shard", "3/2"}, 2, "--shard"},
+		{[]string{"contamination", "scan", "--train", train, "--out", out + "2", "--shard", "3/2"}, 2, `shard "3/2"`},
 		{[]string{"contamination", "scan", "--train", train, "--out", out + "2", "--n", "2"}, 2, "--n 2"},
 		{[]string{"contamination", "scan", "--train", train, "--out", out + "2", "--tests", "mmlu"}, 2, "--tests"},
 		{[]string{"contamination", "merge", out, shards[0]}, 1, "exists"},
@@ -93,5 +97,52 @@ func TestContaminationScanAndMergeCommands(t *testing.T) {
 		if code := run(e, tc.args); code != tc.code || !strings.Contains(stderr.String(), tc.msg) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, tc.code, tc.msg)
 		}
+	}
+}
+
+func TestScoreProbesExcludesWhatAScanFound(t *testing.T) {
+	dir := t.TempDir()
+	items := filepath.Join(dir, "items.jsonl")
+	e, _, _ := freshTestEnv()
+	if code := run(e, []string{"probes", "generate", items, "--per", "3"}); code != 0 {
+		t.Fatalf("generate: exit %d", code)
+	}
+	set, err := probes.Load(items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	train := filepath.Join(dir, "train.txt")
+	leaked := set.Items[5]
+	os.WriteFile(train, []byte(leaked.Prompt+" "+leaked.Answer+"\n"), 0o644)
+	report := filepath.Join(dir, "scan.json")
+	e, _, stderr := freshTestEnv()
+	if code := run(e, []string{"contamination", "scan", "--train", train, "--tests", "probes", "--items", items, "--out", report}); code != 0 {
+		t.Fatalf("scan: exit %d: %s", code, stderr)
+	}
+
+	open := func(string, int, bool) (runner.Model, error) { return testmodel.RandomBigram(4), nil }
+	out := filepath.Join(dir, "run.jsonl")
+	o := scoreProbesOptions{Model: "bigram.gguf", Items: items, Out: out, AddBOS: "auto", Open: open}
+	o.Exclude = report
+	e, _, _ = freshTestEnv()
+	if err := scoreProbes(e, o); err != nil {
+		t.Fatal(err)
+	}
+	r, err := runfile.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Items) != len(set.Items)-1 || slices.ContainsFunc(r.Items, func(it runfile.Item) bool { return it.ID == leaked.ID }) {
+		t.Errorf("scored %d of %d items; %s must be left out", len(r.Items), len(set.Items), leaked.ID)
+	}
+	if x := r.Header.Exclude; x == nil || !slices.Equal(x.IDs, []string{leaked.ID}) || x.Report != "scan.json" || x.N != 13 {
+		t.Errorf("header exclude %+v", r.Header.Exclude)
+	}
+
+	// A report scanned against other items is refused.
+	o.Items, o.Out = "", filepath.Join(dir, "core.jsonl")
+	e, _, _ = freshTestEnv()
+	if err := scoreProbes(e, o); err == nil || !strings.Contains(err.Error(), "not the data being scored") {
+		t.Errorf("report for other items: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
+	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/hub"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
@@ -80,6 +81,10 @@ func scoreFresh(e *env, o scoreFreshOptions) error {
 	if err != nil {
 		return err
 	}
+	exclude, err := o.exclusion(runfile.TestFresh, data.Dataset)
+	if err != nil {
+		return err
+	}
 	cpuOnly, err := o.cpuOnly()
 	if err != nil {
 		return err
@@ -94,7 +99,7 @@ func scoreFresh(e *env, o scoreFreshOptions) error {
 	res, err := fresh.Run(e.Ctx, fresh.RunOptions{
 		Model: m, Data: data, Out: o.Out, Resume: o.Resume, BOSMode: o.AddBOS,
 		Window: o.Window, Stride: o.Stride, BatchTokens: o.BatchTokens,
-		SampleN: o.Sample, Seed: o.Seed, Shard: shard, Limit: o.Limit,
+		SampleN: o.Sample, Seed: o.Seed, Shard: shard, Limit: o.Limit, Exclude: exclude,
 		Header:   o.header(e, o.Threads),
 		Progress: e.Stderr,
 		Terminal: evals.IsTerminal(e.Stderr),

@@ -5,6 +5,7 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
+	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/hub"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
@@ -61,6 +62,10 @@ func scoreProbes(e *env, o scoreProbesOptions) error {
 	if err != nil {
 		return err
 	}
+	exclude, err := o.exclusion(runfile.TestProbes, set.Dataset())
+	if err != nil {
+		return err
+	}
 	cpuOnly, err := o.cpuOnly()
 	if err != nil {
 		return err
@@ -74,7 +79,7 @@ func scoreProbes(e *env, o scoreProbesOptions) error {
 	}
 	sum, err := probes.Run(e.Ctx, m, probes.RunOptions{
 		Set: set, Out: o.Out, Resume: o.Resume, BOSMode: o.AddBOS, Batch: o.Batch,
-		SampleN: o.Sample, SampleSeed: o.Seed, Shard: shard,
+		SampleN: o.Sample, SampleSeed: o.Seed, Shard: shard, Exclude: exclude,
 		Header:   o.header(e, o.Threads),
 		Progress: e.Stderr,
 		Terminal: evals.IsTerminal(e.Stderr),

@@ -8,8 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
 // Schema names the report format.
@@ -188,4 +192,28 @@ func (r *Report) Contaminated(test string, minFraction float64) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Exclusion reads the report at path and returns what a run of test over
+// dataset should leave out: the items found above minFraction. It refuses
+// a report scanned against other data, whose ids would mean nothing here.
+func Exclusion(path, test string, dataset runfile.Dataset, minFraction float64) (*runfile.Exclusion, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read contamination report: %w", err)
+	}
+	r, err := ReadReport(path)
+	if err != nil {
+		return nil, err
+	}
+	ts, ok := r.Tests[test]
+	if !ok {
+		return nil, fmt.Errorf("contamination report %s did not check %s (it checked %s)", path, test, strings.Join(slices.Sorted(mapKeys(r.Tests)), ", "))
+	}
+	if ts.SHA256 != dataset.SHA256 {
+		return nil, fmt.Errorf("contamination report %s was scanned against %s %s (sha256 %s), not the data being scored (%s, sha256 %s)", path, test, ts.Name, short(ts.SHA256), dataset.Name, short(dataset.SHA256))
+	}
+	sum := sha256.Sum256(b)
+	return &runfile.Exclusion{Report: filepath.Base(path), SHA256: hex.EncodeToString(sum[:]), N: r.N,
+		MinFraction: minFraction, IDs: r.Contaminated(test, minFraction)}, nil
 }

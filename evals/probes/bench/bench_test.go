@@ -29,7 +29,7 @@ func coreSample(b *testing.B) []probes.Item {
 	for i, it := range set.Items {
 		keys[i] = evals.Keyed{ID: it.ID, Group: runfile.LevelKey(it.Type, it.Level)}
 	}
-	_, idx, err := evals.Select(keys, n, 1, nil, 0)
+	_, idx, err := evals.Select(keys, n, 1, nil, 0, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
