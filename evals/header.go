@@ -29,7 +29,7 @@ type HeaderOptions struct {
 	Git           GitFlags
 	Sample        *runfile.Sample
 	Shard         *runfile.Shard
-	Contamination *runfile.Contamination
+	Exclude       *runfile.Exclusion
 
 	Getenv func(string) string // for GITHUB_* when Git leaves a field empty
 	Now    func() time.Time
@@ -102,12 +102,12 @@ func NewHeader(test string, info runner.Info, opt HeaderOptions) (runfile.Header
 			Engine:          runner.EngineVersion(),
 			Formulation:     opt.Formulation,
 		},
-		Runtime:       opt.Runtime,
-		Git:           GitFromEnv(opt.Git, opt.Getenv),
-		Sample:        opt.Sample,
-		Shard:         opt.Shard,
-		Contamination: opt.Contamination,
-		StartedAt:     started,
+		Runtime:   opt.Runtime,
+		Git:       GitFromEnv(opt.Git, opt.Getenv),
+		Sample:    opt.Sample,
+		Shard:     opt.Shard,
+		Exclude:   opt.Exclude,
+		StartedAt: started,
 	}
 	if err := h.Validate(); err != nil {
 		return runfile.Header{}, err

@@ -27,6 +27,7 @@ import (
 	"github.com/ollama/ollama/fs/ggml"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/runner/convert/tokenizer"
 )
 
 // Dtypes are the output types Convert writes.
@@ -39,6 +40,10 @@ type Options struct {
 	// Subfolder is the checkpoint's directory inside the given one, for
 	// repositories that keep it below the top level.
 	Subfolder string
+	// AllowUnverifiedTokenizer converts a tokenizer whose equality with
+	// the Hugging Face tokenizer is not established, recording why
+	// (tokspec.Spec.Unverified) instead of refusing.
+	AllowUnverifiedTokenizer bool
 }
 
 // Result describes the written GGUF.
@@ -48,6 +53,7 @@ type Result struct {
 	Arch       string
 	Tensors    int
 	Conversion runfile.Conversion
+	Tokenizer  *tokenizer.Result // what the tokenizer conversion decided
 }
 
 // Dir converts the checkpoint in directory dir.
@@ -117,7 +123,7 @@ func Convert(fsys fs.FS, out string, opts Options) (Result, error) {
 	if err := cfg.Get("vocab_size", &vocab); err != nil {
 		return Result{}, err
 	}
-	tok, err := convertTokenizer(fsys, vocab)
+	tok, tokKV, err := convertTokenizer(fsys, vocab, opts.AllowUnverifiedTokenizer)
 	if err != nil {
 		return Result{}, err
 	}
@@ -126,7 +132,7 @@ func Convert(fsys fs.FS, out string, opts Options) (Result, error) {
 		return Result{}, fmt.Errorf("%s: %w", cfg.Classes[0], err)
 	}
 
-	conversion := runfile.Conversion{From: w.format, Tool: Tool() + " " + tok.Note, Dtype: opts.Dtype, Source: opts.Source}
+	conversion := runfile.Conversion{From: w.format, Tool: Tool() + " pre=" + tok.Spec.Pre, Dtype: opts.Dtype, Source: opts.Source}
 	record, err := json.Marshal(conversion)
 	if err != nil {
 		return Result{}, err
@@ -139,7 +145,7 @@ func Convert(fsys fs.FS, out string, opts Options) (Result, error) {
 		return Result{}, fmt.Errorf("%s: converter set general.architecture %v, its GGUF name is %s", cfg.Classes[0], a, arch.GGUF)
 	}
 	all["general.architecture"] = arch.GGUF
-	for k, v := range tok.KV {
+	for k, v := range tokKV {
 		if _, dup := all[k]; dup {
 			return Result{}, fmt.Errorf("%s: converter set %s, which the tokenizer sets", cfg.Classes[0], k)
 		}
@@ -173,6 +179,7 @@ func Convert(fsys fs.FS, out string, opts Options) (Result, error) {
 		Arch:       arch.GGUF,
 		Tensors:    len(ts),
 		Conversion: conversion,
+		Tokenizer:  tok,
 	}, nil
 }
 

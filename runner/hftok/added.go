@@ -69,7 +69,8 @@ type addedVocab struct {
 func newAddedVocab(tokens []addedToken, m *bpe, n normalizer) (*addedVocab, error) {
 	v := &addedVocab{raw: newTrie(), norm: newTrie()}
 	seen := map[string]int32{}
-	next := int32(len(m.vocab)) // the id tokenizers gives the next token not in the vocabulary
+	var maxID int32 = -1
+	vocabSize := int32(len(m.vocab))
 	for _, a := range tokens {
 		if a.Content == "" {
 			continue // Hugging Face ignores empty added tokens
@@ -83,12 +84,19 @@ func newAddedVocab(tokens []addedToken, m *bpe, n normalizer) (*addedVocab, erro
 		// the two differ rather than guess which the model was trained with.
 		want, inVocab := m.vocab[a.Content]
 		if !inVocab {
-			want = next
-			next++
+			switch {
+			case maxID < 0:
+				want = vocabSize
+			case maxID >= vocabSize || vocabSize == 0:
+				want = maxID + 1
+			default:
+				want = vocabSize
+			}
 		}
 		if want != a.ID {
 			return nil, fmt.Errorf("added token %q has id %d, but Hugging Face's tokenizer gives it %d", a.Content, a.ID, want)
 		}
+		maxID = max(maxID, a.ID)
 		i := int32(len(v.tokens))
 		v.tokens = append(v.tokens, a)
 		if !a.Normalized {

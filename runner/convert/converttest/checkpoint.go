@@ -25,6 +25,19 @@ type Llama struct {
 	// Tied shares the embedding with the output layer (no lm_head), as
 	// SmolLM2 does.
 	Tied bool
+	// Tokenizer, when set, is a directory of real tokenizer files copied
+	// into the checkpoint in place of the tiny test tokenizer.
+	Tokenizer string
+	// VocabSize is config.json's vocab_size and the embedding's rows; zero
+	// means Vocab. With Tokenizer, TokenizerSize gives the tokenizer's own.
+	VocabSize int
+}
+
+func (m Llama) vocab() int {
+	if m.VocabSize > 0 {
+		return m.VocabSize
+	}
+	return Vocab
 }
 
 // Small is a llama small enough for unit tests and large enough for Q8_0
@@ -49,6 +62,7 @@ var mergeWords = [...][2]string{{"t", "h"}, {"th", "e"}, {"Ġ", "t"}, {"a", "n"}
 // its tensors by HF name.
 func (m Llama) Write(dir string) (map[string]Tensor, error) {
 	c := m.Checkpoint()
+	c.Tokenizer = m.Tokenizer
 	return c.Tensors, c.Write(dir, Safetensors)
 }
 
@@ -65,7 +79,7 @@ func (m Llama) Config() map[string]any {
 		"max_position_embeddings": 4096,
 		"rms_norm_eps":            1e-5,
 		"rope_theta":              10000.0,
-		"vocab_size":              Vocab,
+		"vocab_size":              m.vocab(),
 		"bos_token_id":            Vocab - 1,
 		"eos_token_id":            Vocab - 1,
 		"tie_word_embeddings":     m.Tied,
@@ -77,11 +91,11 @@ func (m Llama) Config() map[string]any {
 func (m Llama) Checkpoint() Checkpoint {
 	h, kv := uint64(m.Hidden), uint64(m.Hidden/m.Heads*m.KVHeads)
 	shapes := map[string][]uint64{
-		"model.embed_tokens.weight": {uint64(Vocab), h},
+		"model.embed_tokens.weight": {uint64(m.vocab()), h},
 		"model.norm.weight":         {h},
 	}
 	if !m.Tied {
-		shapes["lm_head.weight"] = []uint64{uint64(Vocab), h}
+		shapes["lm_head.weight"] = []uint64{uint64(m.vocab()), h}
 	}
 	for l := range m.Layers {
 		p := fmt.Sprintf("model.layers.%d.", l)

@@ -3,6 +3,8 @@ package converttest
 import (
 	"archive/zip"
 	"encoding/binary"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -31,7 +33,13 @@ type Checkpoint struct {
 	Config  map[string]any
 	Tensors map[string]Tensor
 	Dtype   string // F32, F16 or BF16
+	// Tokenizer, when set, is a directory whose tokenizer files
+	// (TokenizerFiles) are copied in place of the tiny test tokenizer.
+	Tokenizer string
 }
+
+// TokenizerFiles are the tokenizer files a checkpoint may carry.
+var TokenizerFiles = []string{"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.model", "vocab.json", "merges.txt"}
 
 // Write writes the checkpoint into dir with its weights in format.
 func (c Checkpoint) Write(dir string, format Format) error {
@@ -41,6 +49,12 @@ func (c Checkpoint) Write(dir string, format Format) error {
 	if err := writeJSON(filepath.Join(dir, "config.json"), c.Config); err != nil {
 		return err
 	}
+	if c.Tokenizer != "" {
+		if err := copyTokenizer(c.Tokenizer, dir); err != nil {
+			return err
+		}
+		return c.WriteWeights(dir, format)
+	}
 	if err := writeJSON(filepath.Join(dir, "tokenizer.json"), tokenizerJSON()); err != nil {
 		return err
 	}
@@ -49,6 +63,57 @@ func (c Checkpoint) Write(dir string, format Format) error {
 		return err
 	}
 	return c.WriteWeights(dir, format)
+}
+
+// copyTokenizer copies the tokenizer files src has into dir.
+func copyTokenizer(src, dir string) error {
+	for _, name := range TokenizerFiles {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TokenizerSize is the size of the tokenizer in dir: one more than the
+// largest id of tokenizer.json's vocabulary and added tokens (or of
+// vocab.json without tokenizer.json).
+func TokenizerSize(dir string) (int, error) {
+	var tj struct {
+		Model struct {
+			Vocab map[string]int `json:"vocab"`
+		} `json:"model"`
+		Added []struct {
+			ID int `json:"id"`
+		} `json:"added_tokens"`
+	}
+	path := filepath.Join(dir, "tokenizer.json")
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		path = filepath.Join(dir, "vocab.json")
+		if b, err = os.ReadFile(path); err == nil {
+			err = json.Unmarshal(b, &tj.Model.Vocab)
+		}
+	} else if err == nil {
+		err = json.Unmarshal(b, &tj)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("tokenizer size of %s: %w", dir, err)
+	}
+	n := 0
+	for _, id := range tj.Model.Vocab {
+		n = max(n, id+1)
+	}
+	for _, a := range tj.Added {
+		n = max(n, a.ID+1)
+	}
+	return n, nil
 }
 
 // WriteWeights writes only the weight files.

@@ -1,0 +1,258 @@
+package tokenizer
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"strings"
+)
+
+// A preTokenizer is a Hugging Face pre-tokenizer configuration that one of
+// llama.cpp's pre-tokenizer types reproduces exactly: the same splits of
+// every text, so that byte-level BPE merges the same words. Steps are in
+// the form step.describe writes. TestPreTokenizersMatchLlamaCpp checks each
+// entry against the vendored llama-vocab.cpp; TestHuggingFaceIDs checks the
+// ids of real tokenizers against transformers.js.
+type preTokenizer struct {
+	Name  string   // tokenizer.ggml.pre
+	Steps []string // Hugging Face pre_tokenizer, flattened
+	// IgnoreMerges is the BPE model's ignore_merges that goes with it:
+	// llama.cpp sets it from the type (llama3 and tekken only).
+	IgnoreMerges bool
+	// Regexes are the splits llama.cpp applies for the type, as
+	// llama-vocab.cpp lists them (its hand-written splitters implement
+	// these); Original is the regex its comment names as tokenizer.json's.
+	Regexes  []string
+	Original string
+}
+
+// The regexes of Hugging Face configurations, as tokenizer.json writes them.
+const (
+	llama3Regex = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	qwen2Regex  = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	// gpt2Split is llama.cpp's GPT-2 split. Hugging Face's ByteLevel regex
+	// (use_regex=true) adds a final `|\s+`; llama.cpp keeps text that no
+	// alternative matches as a piece of its own, which is what `\s+`
+	// matches there (whitespace before a non-space that ` ?\p{L}+` and the
+	// others do not take), so the splits are the same.
+	gpt2Split = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)`
+	// llama.cpp writes (?i:'s|...) as (?:'[sS]|...), which matches the same.
+	llama3Split = `(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	qwen2Split  = `(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+)
+
+func splitStep(regex string) string {
+	return step{Type: "Split", Pattern: &struct {
+		Regex  *string `json:"Regex"`
+		String *string `json:"String"`
+	}{Regex: &regex}, Behavior: "Isolated"}.describe()
+}
+
+func byteLevelStep(useRegex bool) string {
+	f := false
+	return step{Type: "ByteLevel", AddPrefixSpace: &f, UseRegex: &useRegex}.describe()
+}
+
+// preTokenizers is the table of supported configurations.
+var preTokenizers = []preTokenizer{
+	{Name: "gpt-2", Steps: []string{byteLevelStep(true)}, Regexes: []string{gpt2Split}},
+	{Name: "smollm", Steps: []string{step{Type: "Digits", IndividualDigits: true}.describe(), byteLevelStep(true)},
+		Regexes: []string{`\p{N}`, gpt2Split}},
+	{Name: "llama-bpe", Steps: []string{splitStep(llama3Regex), byteLevelStep(false)}, IgnoreMerges: true,
+		Regexes: []string{llama3Split}, Original: llama3Regex},
+	{Name: "qwen2", Steps: []string{splitStep(qwen2Regex), byteLevelStep(false)},
+		Regexes: []string{qwen2Split}, Original: qwen2Regex},
+}
+
+// lookupPre finds the llama.cpp type of a pre-tokenizer configuration.
+func lookupPre(ss []step, ignoreMerges bool) (string, error) {
+	got := describeAll(ss)
+	for _, p := range preTokenizers {
+		if strings.Join(p.Steps, " + ") == got && p.IgnoreMerges == ignoreMerges {
+			return p.Name, nil
+		}
+	}
+	var supported []string
+	for _, p := range preTokenizers {
+		supported = append(supported, fmt.Sprintf("  %s: %s (model ignore_merges=%v)", p.Name, strings.Join(p.Steps, " + "), p.IgnoreMerges))
+	}
+	return "", fmt.Errorf("pre-tokenizer %s (model ignore_merges=%v) matches none of llama.cpp's pre-tokenizer types exactly; supported:\n%s",
+		got, ignoreMerges, strings.Join(supported, "\n"))
+}
+
+// byteLevelJSON converts a byte-level BPE tokenizer.json.
+func (c *conv) byteLevelJSON() error {
+	tj := c.tj
+	m := tj.Model
+	if deref(m.ContinuingSubwordPrefix) != "" || deref(m.EndOfWordSuffix) != "" || m.Dropout != nil {
+		return fmt.Errorf("tokenizer.json: BPE with continuing_subword_prefix %q, end_of_word_suffix %q or dropout is not supported", deref(m.ContinuingSubwordPrefix), deref(m.EndOfWordSuffix))
+	}
+	vocab, n, err := tj.vocabByID()
+	if err != nil {
+		return err
+	}
+	pairs, err := tj.mergePairs()
+	if err != nil {
+		return err
+	}
+	byID, n, err := c.mergeAdded("tokenizer.json", vocab, n, tj.AddedTokens)
+	if err != nil {
+		return err
+	}
+	if err := c.byteLevelVocab("tokenizer.json", byID, n, pairs); err != nil {
+		return err
+	}
+	c.spec.Source, c.spec.Model = "tokenizer.json", "BPE"
+	ss, err := steps(tj.PreTokenizer, "pre_tokenizer")
+	if err != nil {
+		return err
+	}
+	pre, err := lookupPre(ss, m.IgnoreMerges)
+	if err != nil {
+		if err := c.refuse("%v", err); err != nil {
+			return err
+		}
+		pre = "default"
+	}
+	c.setPre(pre, describeAll(ss))
+	return c.normalizer()
+}
+
+// byteLevelFiles converts a GPT-2 style vocab.json and merges.txt (a
+// checkpoint without tokenizer.json): the slow GPT2Tokenizer, whose split
+// is ByteLevel's regex.
+func (c *conv) byteLevelFiles() error {
+	b, err := fs.ReadFile(c.fsys, "vocab.json")
+	if err != nil {
+		return err
+	}
+	var v map[string]int
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("vocab.json: %w", err)
+	}
+	vocab := make(map[int]string, len(v))
+	n := 0
+	for t, id := range v {
+		if prev, dup := vocab[id]; dup || id < 0 {
+			return fmt.Errorf("vocab.json: id %d given to %q and %q", id, prev, t)
+		}
+		vocab[id] = t
+		n = max(n, id+1)
+	}
+	pairs, err := readMergesTxt(c.fsys)
+	if err != nil {
+		return err
+	}
+	tc, err := readTokenizerConfig(c.fsys)
+	if err != nil {
+		return err
+	}
+	added, err := tc.addedTokens(v)
+	if err != nil {
+		return err
+	}
+	byID, n, err := c.mergeAdded("vocab.json", vocab, n, added)
+	if err != nil {
+		return err
+	}
+	if err := c.byteLevelVocab("vocab.json", byID, n, pairs); err != nil {
+		return err
+	}
+	c.spec.Source, c.spec.Model = "vocab.json+merges.txt", "BPE"
+	aps := tc.AddPrefixSpace
+	t := true
+	ss := []step{{Type: "ByteLevel", AddPrefixSpace: &aps, UseRegex: &t}}
+	pre, err := lookupPre(ss, false)
+	if err != nil {
+		if err := c.refuse("%v", err); err != nil {
+			return err
+		}
+		pre = "default"
+	}
+	c.setPre(pre, describeAll(ss)+" (GPT2Tokenizer)")
+	return nil
+}
+
+func (c *conv) setPre(pre, config string) {
+	c.spec.Pre = pre
+	c.kv["tokenizer.ggml.pre"] = pre
+	c.logf("pre-tokenizer: %s -> llama.cpp %q", config, pre)
+}
+
+// byteLevelVocab fills the vocabulary of a byte-level BPE.
+func (c *conv) byteLevelVocab(src string, byID map[int]string, n int, pairs [][2]string) error {
+	if err := c.setVocab(src, byID, n); err != nil {
+		return err
+	}
+	c.types = make([]int32, n)
+	for i := range c.types {
+		c.types[i] = typeNormal
+	}
+	c.markAdded()
+	// Every byte must have its token, or a byte Hugging Face maps to a
+	// token would vanish in llama.cpp.
+	for b, ch := range byteChars() {
+		if _, ok := c.ids[ch]; !ok {
+			return fmt.Errorf("%s: byte-level vocabulary has no token for byte 0x%02X (%q)", src, b, ch)
+		}
+	}
+	c.merges = make([]string, len(pairs))
+	for i, p := range pairs {
+		for _, part := range []string{p[0], p[1], p[0] + p[1]} {
+			if _, ok := c.ids[part]; !ok {
+				return fmt.Errorf("%s: merge %d %q %q: %q is not in the vocabulary", src, i, p[0], p[1], part)
+			}
+		}
+		c.merges[i] = p[0] + " " + p[1]
+	}
+	c.spec.GGUF = "gpt2"
+	c.kv["tokenizer.ggml.model"] = "gpt2"
+	c.logf("tokenizer: byte-level BPE from %s, %d tokens, %d merges -> llama.cpp gpt2", src, n, len(pairs))
+	return nil
+}
+
+func readMergesTxt(fsys fs.FS) ([][2]string, error) {
+	b, err := fs.ReadFile(fsys, "merges.txt")
+	if err != nil {
+		return nil, err
+	}
+	var out [][2]string
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimRight(sc.Text(), "\r")
+		if line == "" || (n == 1 && strings.HasPrefix(line, "#version")) {
+			continue
+		}
+		a, b, ok := strings.Cut(line, " ")
+		if !ok || a == "" || b == "" || strings.Contains(b, " ") {
+			return nil, fmt.Errorf("merges.txt line %d: %q is not two pieces separated by a space", n, line)
+		}
+		out = append(out, [2]string{a, b})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("merges.txt: %w", err)
+	}
+	return out, nil
+}
+
+// byteChars is GPT-2's byte-to-character table of byte-level BPE:
+// printable bytes stand for themselves, the others for 256 and up.
+func byteChars() []string {
+	printable := func(b int) bool {
+		return (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF)
+	}
+	chars := make([]string, 256)
+	next := 256
+	for b := range 256 {
+		if printable(b) {
+			chars[b] = string(rune(b))
+		} else {
+			chars[b] = string(rune(next))
+			next++
+		}
+	}
+	return chars
+}

@@ -1,0 +1,331 @@
+// Package tokenizer converts a Hugging Face checkpoint's tokenizer files
+// (tokenizer.json, tokenizer.model, or vocab.json and merges.txt, with
+// tokenizer_config.json and special_tokens_map.json) into llama.cpp's GGUF
+// tokenizer keys, and into the tokspec.Spec that says what the scoring side
+// must do in Go (normalizer steps, added-token matching) so that the ids
+// equal those of the Hugging Face tokenizer.
+//
+// What llama.cpp cannot reproduce exactly is refused with an error naming
+// the configuration, unless Options.AllowUnverified, which records the
+// reason in Spec.Unverified instead.
+package tokenizer
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
+
+	"github.com/udgamlabs/udgam-ci/runner/tokspec"
+)
+
+// Options control a tokenizer conversion.
+type Options struct {
+	// AllowUnverified converts a tokenizer whose equality with the Hugging
+	// Face tokenizer is not established, recording why in Spec.Unverified.
+	AllowUnverified bool
+	// VocabSize is config.json's vocab_size: the vocabulary is padded to it
+	// with tokens that never match text. Zero means no padding.
+	VocabSize int
+}
+
+// Result is a converted tokenizer.
+type Result struct {
+	// KV holds every tokenizer.ggml.* key to write.
+	KV map[string]any
+	// Spec is the record the scoring side applies (written under tokspec.Key).
+	Spec tokspec.Spec
+	// Report says, one line each, what the conversion decided.
+	Report []string
+	// BOS and EOS are the ids written, -1 when the tokenizer has none.
+	BOS, EOS int
+}
+
+// GGUF token types (llama.cpp's llama_token_type).
+const (
+	typeNormal      int32 = 1
+	typeUnknown     int32 = 2
+	typeControl     int32 = 3
+	typeUserDefined int32 = 4
+	typeUnused      int32 = 5
+	typeByte        int32 = 6
+)
+
+// Convert reads the tokenizer files in fsys.
+func Convert(fsys fs.FS, opts Options) (*Result, error) {
+	c := &conv{fsys: fsys, opts: opts}
+	if err := c.run(); err != nil {
+		return nil, err
+	}
+	return c.result()
+}
+
+// conv is one conversion in progress.
+type conv struct {
+	fsys fs.FS
+	opts Options
+
+	tj     *tokenizerJSON // nil without tokenizer.json
+	tokens []string
+	types  []int32
+	scores []float32 // SentencePiece only
+	merges []string  // byte-level BPE only
+	added  []addedToken
+	ids    map[string]int
+
+	spec        tokspec.Spec
+	kv          map[string]any
+	report      []string
+	unverified  []string
+	spacePrefix bool
+}
+
+// refuse fails the conversion with msg, or with AllowUnverified records it
+// and lets the conversion go on.
+func (c *conv) refuse(format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if !c.opts.AllowUnverified {
+		return errors.New(msg + " (--allow-unverified-tokenizer converts it anyway, marking every run as unverified)")
+	}
+	c.unverified = append(c.unverified, msg)
+	c.logf("UNVERIFIED: %s", msg)
+	return nil
+}
+
+func (c *conv) logf(format string, args ...any) {
+	c.report = append(c.report, fmt.Sprintf(format, args...))
+}
+
+func (c *conv) run() error {
+	c.kv = map[string]any{}
+	hasJSON := exists(c.fsys, "tokenizer.json")
+	if hasJSON {
+		tj, err := readTokenizerJSON(c.fsys)
+		if err != nil {
+			return err
+		}
+		c.tj = tj
+	}
+	switch {
+	case exists(c.fsys, "tokenizer.model"):
+		if err := c.sentencePieceModel(); err != nil {
+			return err
+		}
+	case hasJSON:
+		switch t := c.tj.Model.Type; {
+		case t == "BPE" && c.tj.isByteLevel():
+			if err := c.byteLevelJSON(); err != nil {
+				return err
+			}
+		case t == "BPE" && c.tj.Model.ByteFallback:
+			if err := c.sentencePieceJSON(); err != nil {
+				return err
+			}
+		case t == "BPE":
+			return fmt.Errorf("tokenizer.json: a BPE model that is neither byte-level (no ByteLevel pre-tokenizer) nor SentencePiece-style (byte_fallback is false) is not supported; supported: byte-level BPE, SentencePiece BPE with byte fallback")
+		default:
+			return fmt.Errorf("tokenizer.json: model type %q is not supported by the converter (llama.cpp's tokenizers that reproduce it exactly are not wired); supported: byte-level BPE, SentencePiece BPE with byte fallback", t)
+		}
+	case exists(c.fsys, "vocab.json") && exists(c.fsys, "merges.txt"):
+		if err := c.byteLevelFiles(); err != nil {
+			return err
+		}
+	default:
+		return errors.New("checkpoint has no tokenizer: want tokenizer.json, tokenizer.model, or vocab.json and merges.txt")
+	}
+	if err := c.pad(); err != nil {
+		return err
+	}
+	return c.special()
+}
+
+func (c *conv) result() (*Result, error) {
+	c.kv["tokenizer.ggml.tokens"] = c.tokens
+	c.kv["tokenizer.ggml.token_type"] = c.types
+	if c.scores != nil {
+		c.kv["tokenizer.ggml.scores"] = c.scores
+	}
+	if c.merges != nil {
+		c.kv["tokenizer.ggml.merges"] = c.merges
+	}
+	if len(c.added) > 0 {
+		b, err := json.Marshal(c.added)
+		if err != nil {
+			return nil, fmt.Errorf("encode added tokens: %w", err)
+		}
+		c.spec.AddedTokens = b
+	}
+	c.spec.Unverified = strings.Join(c.unverified, "; ")
+	bos, eos := -1, -1
+	if v, ok := c.kv["tokenizer.ggml.bos_token_id"].(uint32); ok {
+		bos = int(v)
+	}
+	if v, ok := c.kv["tokenizer.ggml.eos_token_id"].(uint32); ok {
+		eos = int(v)
+	}
+	return &Result{KV: c.kv, Spec: c.spec, Report: c.report, BOS: bos, EOS: eos}, nil
+}
+
+// setVocab fills tokens from an id -> text table that must be dense.
+func (c *conv) setVocab(src string, byID map[int]string, n int) error {
+	c.tokens = make([]string, n)
+	c.ids = make(map[string]int, n)
+	for id := 0; id < n; id++ {
+		t, ok := byID[id]
+		if !ok {
+			return fmt.Errorf("%s: the vocabulary has no token with id %d (ids must run from 0 to %d without gaps)", src, id, n-1)
+		}
+		if t == "" {
+			return fmt.Errorf("%s: token %d is empty", src, id)
+		}
+		if prev, dup := c.ids[t]; dup {
+			return fmt.Errorf("%s: tokens %d and %d are both %q (llama.cpp needs distinct tokens)", src, prev, id, t)
+		}
+		c.tokens[id] = t
+		c.ids[t] = id
+	}
+	return nil
+}
+
+// mergeAdded adds tokenizer.json's added tokens to the vocabulary: an added
+// token either repeats a vocabulary entry (same id, same text) or extends
+// the vocabulary. Every added token is written as a control token, which
+// llama.cpp never matches in text when it does not parse special tokens:
+// the scoring side matches them in Go as Hugging Face does (Spec.AddedTokens).
+func (c *conv) mergeAdded(src string, vocab map[int]string, n int, added []addedToken) (map[int]string, int, error) {
+	byID := make(map[int]string, n+len(added))
+	for id, t := range vocab {
+		byID[id] = t
+	}
+	for _, a := range added {
+		if a.ID < 0 {
+			return nil, 0, fmt.Errorf("%s: added token %q has id %d", src, a.Content, a.ID)
+		}
+		if t, ok := byID[a.ID]; ok && t != a.Content {
+			return nil, 0, fmt.Errorf("%s: added token %q has id %d, which the vocabulary gives to %q", src, a.Content, a.ID, t)
+		}
+		byID[a.ID] = a.Content
+		if a.ID >= n {
+			n = a.ID + 1
+		}
+	}
+	c.added = added
+	return byID, n, nil
+}
+
+// markAdded sets every added token's type to control.
+func (c *conv) markAdded() {
+	for _, a := range c.added {
+		if a.ID < len(c.types) {
+			c.types[a.ID] = typeControl
+		}
+	}
+	var literal []string
+	for _, a := range c.added {
+		literal = append(literal, strconv.Quote(a.Content))
+	}
+	if len(literal) > 0 {
+		c.logf("added tokens matched in text (in Go, as Hugging Face does): %d (%s)", len(literal), sample(literal, 8))
+	}
+}
+
+// pad extends the vocabulary to config.json's vocab_size with tokens of
+// the unused type, which llama.cpp never matches in text and no merge can
+// produce; or drops added tokens beyond it.
+func (c *conv) pad() error {
+	n := c.opts.VocabSize
+	if n <= 0 || n == len(c.tokens) {
+		return nil
+	}
+	if n < len(c.tokens) {
+		for id := n; id < len(c.tokens); id++ {
+			if !c.isAdded(id) {
+				return fmt.Errorf("tokenizer has %d tokens but config.json's vocab_size is %d, and token %d %q is not an added token", len(c.tokens), n, id, c.tokens[id])
+			}
+		}
+		c.logf("added tokens with ids %d..%d are beyond config.json's vocab_size %d: left out of the GGUF; text that holds them cannot be scored", n, len(c.tokens)-1, n)
+		for _, t := range c.tokens[n:] {
+			delete(c.ids, t)
+		}
+		c.tokens, c.types = c.tokens[:n], c.types[:n]
+		if c.scores != nil {
+			c.scores = c.scores[:n]
+		}
+		return nil
+	}
+	low := float32(0)
+	for _, s := range c.scores {
+		low = min(low, s)
+	}
+	first := len(c.tokens)
+	for id := first; id < n; id++ {
+		name := fmt.Sprintf("[PAD%d]", id-first)
+		if _, dup := c.ids[name]; dup {
+			return fmt.Errorf("padding token %q is already in the vocabulary", name)
+		}
+		if x, y, ok := c.buildable(name); ok {
+			return fmt.Errorf("padding token %q could be formed from %q and %q by llama.cpp's merges", name, x, y)
+		}
+		c.ids[name] = id
+		c.tokens = append(c.tokens, name)
+		c.types = append(c.types, typeUnused)
+		if c.scores != nil {
+			c.scores = append(c.scores, low-1)
+		}
+	}
+	c.logf("vocabulary padded from %d to config.json's vocab_size %d with unused tokens [PAD0]..[PAD%d] (never matched in text)", first, n, n-first-1)
+	return nil
+}
+
+// buildable reports whether llama.cpp could form text from two adjacent
+// symbols: for SentencePiece any two pieces (or single characters) whose
+// concatenation is a token; for BPE only listed merges, which padding is
+// never the result of.
+func (c *conv) buildable(text string) (string, string, bool) {
+	if c.scores == nil {
+		return "", "", false
+	}
+	for i := range text {
+		if i == 0 {
+			continue
+		}
+		x, y := text[:i], text[i:]
+		if c.symbol(x) && c.symbol(y) {
+			return x, y, true
+		}
+	}
+	return "", "", false
+}
+
+// symbol reports whether s can be a symbol of llama.cpp's SentencePiece
+// merging: a token, or a single character.
+func (c *conv) symbol(s string) bool {
+	if _, ok := c.ids[s]; ok {
+		return true
+	}
+	return len([]rune(s)) == 1
+}
+
+func (c *conv) isAdded(id int) bool {
+	for _, a := range c.added {
+		if a.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func exists(fsys fs.FS, name string) bool {
+	_, err := fs.Stat(fsys, name)
+	return err == nil
+}
+
+// sample lists up to n items.
+func sample(items []string, n int) string {
+	if len(items) > n {
+		return strings.Join(items[:n], ", ") + fmt.Sprintf(", ... %d more", len(items)-n)
+	}
+	return strings.Join(items, ", ")
+}
