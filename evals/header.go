@@ -29,7 +29,7 @@ type HeaderOptions struct {
 	Git           GitFlags
 	Sample        *runfile.Sample
 	Shard         *runfile.Shard
-	Exclude       *runfile.Exclusion
+	Contamination *runfile.Contamination
 
 	Getenv func(string) string // for GITHUB_* when Git leaves a field empty
 	Now    func() time.Time
@@ -102,12 +102,12 @@ func NewHeader(test string, info runner.Info, opt HeaderOptions) (runfile.Header
 			Engine:          runner.EngineVersion(),
 			Formulation:     opt.Formulation,
 		},
-		Runtime:   opt.Runtime,
-		Git:       GitFromEnv(opt.Git, opt.Getenv),
-		Sample:    opt.Sample,
-		Shard:     opt.Shard,
-		Exclude:   opt.Exclude,
-		StartedAt: started,
+		Runtime:       opt.Runtime,
+		Git:           GitFromEnv(opt.Git, opt.Getenv),
+		Sample:        opt.Sample,
+		Shard:         opt.Shard,
+		Contamination: opt.Contamination,
+		StartedAt:     started,
 	}
 	if err := h.Validate(); err != nil {
 		return runfile.Header{}, err

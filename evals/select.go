@@ -137,17 +137,18 @@ type Selection struct {
 	Sample *runfile.Sample // nil: every id
 	Shard  *runfile.Shard  // nil: one part
 	Limit  int             // 0: no limit; else the first Limit after the rest, in data order
-	// Exclude leaves out ids a contamination scan found. It applies after
-	// the sample, so runs with and without it still pair on the rest.
-	Exclude *runfile.Exclusion
+	// Contamination, when Excluded, leaves out the ids a scan found. It
+	// applies after the sample, so runs with and without it still pair on
+	// the rest.
+	Contamination *runfile.Contamination
 }
 
 // Select returns the indexes of keys a run scores, in data order: first the
-// sample (n, seed) if n > 0, then the exclusion, then the shard, then the
+// sample (n, seed) if n > 0, then the contamination exclusion, then the shard, then the
 // limit. The sample and shard it applied are set in the returned Selection
 // for the header.
-func Select(keys []Keyed, sampleN int, seed int64, shard *runfile.Shard, limit int, exclude *runfile.Exclusion) (Selection, []int, error) {
-	sel := Selection{Shard: shard, Limit: limit, Exclude: exclude}
+func Select(keys []Keyed, sampleN int, seed int64, shard *runfile.Shard, limit int, contamination *runfile.Contamination) (Selection, []int, error) {
+	sel := Selection{Shard: shard, Limit: limit, Contamination: contamination}
 	ids := make([]string, len(keys))
 	for i, k := range keys {
 		ids[i] = k.ID
@@ -160,9 +161,9 @@ func Select(keys []Keyed, sampleN int, seed int64, shard *runfile.Shard, limit i
 		sel.Sample = s
 		ids = s.IDs
 	}
-	if exclude != nil {
+	if contamination != nil && contamination.Excluded {
 		out := map[string]bool{}
-		for _, id := range exclude.IDs {
+		for _, id := range contamination.IDs {
 			out[id] = true
 		}
 		ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return out[id] })

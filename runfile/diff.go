@@ -65,7 +65,7 @@ var fields = []field{
 	{"gpu", false, func(h *Header) string { return h.Runtime.GPU }},
 	// Paired comparison uses the ids both runs scored, so an exclusion on
 	// one side narrows what is compared rather than changing a score.
-	{"exclude", false, func(h *Header) string { return ExcludeKey(h.Exclude) }},
+	{"contamination", false, func(h *Header) string { return ContaminationKey(h.Contamination) }},
 }
 
 // JudgedKeys are the settings that change results, in display order.
@@ -132,7 +132,7 @@ func ResumeMismatch(stored, asked Header) []Diff {
 	out = append(out, Mismatch(stored, asked)...)
 	add("sample", sampleKey(stored.Sample), sampleKey(asked.Sample))
 	add("shard", shardKey(stored.Shard), shardKey(asked.Shard))
-	add("exclude", ExcludeKey(stored.Exclude), ExcludeKey(asked.Exclude))
+	add("contamination", ContaminationKey(stored.Contamination), ContaminationKey(asked.Contamination))
 	return out
 }
 
@@ -143,13 +143,18 @@ func sampleKey(s *Sample) string {
 	return fmt.Sprintf("n=%d seed=%d", s.N, s.Seed)
 }
 
-// ExcludeKey says in a few words what a run left out: "3 ids (scan
-// 1a2b3c4d5e6f, 13-grams, above 0)"; "" when nothing.
-func ExcludeKey(x *Exclusion) string {
-	if x == nil {
+// ContaminationKey says in a few words what a scan found and what the run
+// did with it: "3 of 2000 found, left out (scan 1a2b3c4d5e6f, 13-grams)";
+// "" when no scan.
+func ContaminationKey(c *Contamination) string {
+	if c == nil {
 		return ""
 	}
-	return fmt.Sprintf("%d ids (scan %s, %d-grams, above %g)", len(x.IDs), x.SHA256[:min(12, len(x.SHA256))], x.N, x.MinFraction)
+	did := "scored"
+	if c.Excluded {
+		did = "left out"
+	}
+	return fmt.Sprintf("%d of %d found, %s (scan %s, %d-grams, above %g)", len(c.IDs), c.Checked, did, c.SHA256[:min(12, len(c.SHA256))], c.N, c.MinFraction)
 }
 
 func shardKey(s *Shard) string {

@@ -19,18 +19,18 @@ const (
 
 // Header is line 1 of a run file.
 type Header struct {
-	Schema    string     `json:"schema"`
-	ID        string     `json:"id"`
-	Test      string     `json:"test"`
-	Model     Model      `json:"model"`
-	Dataset   Dataset    `json:"dataset"`
-	Settings  Settings   `json:"settings"`
-	Runtime   Runtime    `json:"runtime"`
-	Git       Git        `json:"git"`
-	Sample    *Sample    `json:"sample,omitempty"`
-	Shard     *Shard     `json:"shard,omitempty"`
-	Exclude   *Exclusion `json:"exclude,omitempty"`
-	StartedAt time.Time  `json:"started_at"`
+	Schema        string         `json:"schema"`
+	ID            string         `json:"id"`
+	Test          string         `json:"test"`
+	Model         Model          `json:"model"`
+	Dataset       Dataset        `json:"dataset"`
+	Settings      Settings       `json:"settings"`
+	Runtime       Runtime        `json:"runtime"`
+	Git           Git            `json:"git"`
+	Sample        *Sample        `json:"sample,omitempty"`
+	Shard         *Shard         `json:"shard,omitempty"`
+	Contamination *Contamination `json:"contamination,omitempty"`
+	StartedAt     time.Time      `json:"started_at"`
 }
 
 // Model identifies the scored model.
@@ -101,14 +101,16 @@ type Sample struct {
 	IDs  []string `json:"ids"`
 }
 
-// Exclusion records the documents or items a run left out because a
-// contamination scan found them in the training data.
-type Exclusion struct {
+// Contamination records what a scan of the training data found among the
+// run's documents or items, and whether the run left them out.
+type Contamination struct {
 	Report      string   `json:"report"`       // the scan report's file name
 	SHA256      string   `json:"sha256"`       // of the report file
 	N           int      `json:"n"`            // its n-gram length
-	MinFraction float64  `json:"min_fraction"` // items above it were left out
-	IDs         []string `json:"ids"`          // sorted
+	MinFraction float64  `json:"min_fraction"` // found means: more than this fraction of n-grams
+	Checked     int      `json:"checked"`      // documents or items the scan checked
+	IDs         []string `json:"ids"`          // found, sorted
+	Excluded    bool     `json:"excluded"`     // the run did not score them
 }
 
 // Shard records which part of the data a run scored.

@@ -135,9 +135,24 @@ func TestScoreProbesExcludesWhatAScanFound(t *testing.T) {
 	if len(r.Items) != len(set.Items)-1 || slices.ContainsFunc(r.Items, func(it runfile.Item) bool { return it.ID == leaked.ID }) {
 		t.Errorf("scored %d of %d items; %s must be left out", len(r.Items), len(set.Items), leaked.ID)
 	}
-	if x := r.Header.Exclude; x == nil || !slices.Equal(x.IDs, []string{leaked.ID}) || x.Report != "scan.json" || x.N != 13 {
-		t.Errorf("header exclude %+v", r.Header.Exclude)
+	if x := r.Header.Contamination; x == nil || !slices.Equal(x.IDs, []string{leaked.ID}) || x.Report != "scan.json" || x.N != 13 || !x.Excluded || x.Checked != len(set.Items) {
+		t.Errorf("header contamination %+v", r.Header.Contamination)
 	}
+
+	// --contamination records and scores everything.
+	o.Exclude, o.Contamination, o.Out = "", report, filepath.Join(dir, "all.jsonl")
+	e, _, _ = freshTestEnv()
+	if err := scoreProbes(e, o); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = runfile.ReadFile(o.Out); err != nil {
+		t.Fatal(err)
+	}
+	if x := r.Header.Contamination; len(r.Items) != len(set.Items) || x == nil || x.Excluded || !slices.Equal(x.IDs, []string{leaked.ID}) {
+		t.Errorf("--contamination: %d items scored, header %+v", len(r.Items), x)
+	}
+	o.Contamination = ""
+	o.Exclude = report
 
 	// A report scanned against other items is refused.
 	o.Items, o.Out = "", filepath.Join(dir, "core.jsonl")

@@ -23,8 +23,9 @@ type runFlags struct {
 	Shard         string
 	JSON          bool
 	GPU           string
-	Exclude       string  // a contamination scan report
-	ExcludeAbove  float64 // leave out items with more than this fraction found
+	Contamination string  // a contamination scan report, recorded in the header
+	Exclude       string  // the same, and what it found is left out
+	ExcludeAbove  float64 // found means: more than this fraction of n-grams
 }
 
 // add registers the shared flags; unit names what is scored ("documents",
@@ -35,8 +36,9 @@ func (r *runFlags) add(fs *flag.FlagSet, unit, group string) {
 	fs.Int64Var(&r.Seed, "seed", 1, "seed of --sample")
 	fs.StringVar(&r.Shard, "shard", "", "score part i of n (i/n), for parallel runners; join with udgam-ci merge")
 	fs.BoolVar(&r.JSON, "json", false, "print the summary as one JSON object")
-	fs.StringVar(&r.Exclude, "exclude", "", "leave out the "+unit+" a contamination scan report (contamination scan --out) found in the training data")
-	fs.Float64Var(&r.ExcludeAbove, "exclude-above", 0, "with --exclude: leave out only "+unit+" with more than this fraction of their n-grams found")
+	fs.StringVar(&r.Contamination, "contamination", "", "record in the run header what a contamination scan report (contamination scan --out) found among the "+unit+" (all are scored)")
+	fs.StringVar(&r.Exclude, "exclude", "", "the same, and leave out the "+unit+" the scan found in the training data")
+	fs.Float64Var(&r.ExcludeAbove, "exclude-above", 0, "with --exclude or --contamination: count as found only "+unit+" with more than this fraction of their n-grams in the training data")
 	fs.StringVar(&r.GPU, "gpu", "auto", "auto: offload every layer to a GPU backend when one is present (Metal, CUDA); cpu: never")
 	fs.StringVar(&r.ModelName, "model-name", "", "model name for the run header (default: the GGUF's name)")
 	fs.StringVar(&r.ModelRevision, "model-revision", "", "model revision (commit) for the run header")
@@ -58,19 +60,29 @@ func (r *runFlags) shard() (*runfile.Shard, error) {
 	return s, nil
 }
 
-// exclusion reads --exclude for a run of test over dataset; nil when not
-// given.
-func (r *runFlags) exclusion(test string, dataset runfile.Dataset) (*runfile.Exclusion, error) {
-	if r.Exclude == "" {
-		if r.ExcludeAbove != 0 {
-			return nil, usageError{errors.New("--exclude-above needs --exclude")}
-		}
+// contamination reads --contamination or --exclude for a run of test over
+// dataset; nil when neither is given.
+func (r *runFlags) contamination(test string, dataset runfile.Dataset) (*runfile.Contamination, error) {
+	path := r.Contamination
+	switch {
+	case r.Contamination != "" && r.Exclude != "":
+		return nil, usageError{errors.New("--contamination and --exclude: give one (--exclude also records)")}
+	case r.Exclude != "":
+		path = r.Exclude
+	case path == "" && r.ExcludeAbove != 0:
+		return nil, usageError{errors.New("--exclude-above needs --exclude or --contamination")}
+	case path == "":
 		return nil, nil
 	}
 	if r.ExcludeAbove < 0 || r.ExcludeAbove >= 1 {
 		return nil, usageError{fmt.Errorf("--exclude-above %g: want 0 <= f < 1", r.ExcludeAbove)}
 	}
-	return contamination.Exclusion(r.Exclude, test, dataset, r.ExcludeAbove)
+	c, err := contamination.Check(path, test, dataset, r.ExcludeAbove)
+	if err != nil {
+		return nil, err
+	}
+	c.Excluded = r.Exclude != ""
+	return c, nil
 }
 
 // cpuOnly parses --gpu.

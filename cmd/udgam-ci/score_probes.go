@@ -62,7 +62,7 @@ func scoreProbes(e *env, o scoreProbesOptions) error {
 	if err != nil {
 		return err
 	}
-	exclude, err := o.exclusion(runfile.TestProbes, set.Dataset())
+	found, err := o.contamination(runfile.TestProbes, set.Dataset())
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func scoreProbes(e *env, o scoreProbesOptions) error {
 	}
 	sum, err := probes.Run(e.Ctx, m, probes.RunOptions{
 		Set: set, Out: o.Out, Resume: o.Resume, BOSMode: o.AddBOS, Batch: o.Batch,
-		SampleN: o.Sample, SampleSeed: o.Seed, Shard: shard, Exclude: exclude,
+		SampleN: o.Sample, SampleSeed: o.Seed, Shard: shard, Contamination: found,
 		Header:   o.header(e, o.Threads),
 		Progress: e.Stderr,
 		Terminal: evals.IsTerminal(e.Stderr),

@@ -194,10 +194,11 @@ func (r *Report) Contaminated(test string, minFraction float64) []string {
 	return out
 }
 
-// Exclusion reads the report at path and returns what a run of test over
-// dataset should leave out: the items found above minFraction. It refuses
-// a report scanned against other data, whose ids would mean nothing here.
-func Exclusion(path, test string, dataset runfile.Dataset, minFraction float64) (*runfile.Exclusion, error) {
+// Check reads the report at path and returns what it found for a run of
+// test over dataset: the items with more than minFraction of their n-grams
+// in the training data. It refuses a report scanned against other data,
+// whose ids would mean nothing here.
+func Check(path, test string, dataset runfile.Dataset, minFraction float64) (*runfile.Contamination, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read contamination report: %w", err)
@@ -214,6 +215,6 @@ func Exclusion(path, test string, dataset runfile.Dataset, minFraction float64) 
 		return nil, fmt.Errorf("contamination report %s was scanned against %s %s (sha256 %s), not the data being scored (%s, sha256 %s)", path, test, ts.Name, short(ts.SHA256), dataset.Name, short(dataset.SHA256))
 	}
 	sum := sha256.Sum256(b)
-	return &runfile.Exclusion{Report: filepath.Base(path), SHA256: hex.EncodeToString(sum[:]), N: r.N,
-		MinFraction: minFraction, IDs: r.Contaminated(test, minFraction)}, nil
+	return &runfile.Contamination{Report: filepath.Base(path), SHA256: hex.EncodeToString(sum[:]), N: r.N,
+		MinFraction: minFraction, Checked: r.Summary[test].Items, IDs: r.Contaminated(test, minFraction)}, nil
 }

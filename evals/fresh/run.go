@@ -22,12 +22,12 @@ type RunOptions struct {
 	Stride  int
 	// BatchTokens bounds the tokens sent to the engine per call; it does
 	// not change results.
-	BatchTokens int
-	SampleN     int   // 0: every document
-	Seed        int64 // of the sample
-	Shard       *runfile.Shard
-	Limit       int // 0: no limit
-	Exclude     *runfile.Exclusion
+	BatchTokens   int
+	SampleN       int   // 0: every document
+	Seed          int64 // of the sample
+	Shard         *runfile.Shard
+	Limit         int // 0: no limit
+	Contamination *runfile.Contamination
 	// Header carries the model name and revision, git fields, runtime,
 	// getenv, clock and randomness; the test's own fields are set here.
 	Header   evals.HeaderOptions
@@ -72,7 +72,7 @@ func Run(ctx context.Context, opt RunOptions) (*Result, error) {
 	for i, d := range docs {
 		keys[i] = evals.Keyed{ID: d.ID, Group: d.Source}
 	}
-	sel, idx, err := evals.Select(keys, opt.SampleN, opt.Seed, opt.Shard, opt.Limit, opt.Exclude)
+	sel, idx, err := evals.Select(keys, opt.SampleN, opt.Seed, opt.Shard, opt.Limit, opt.Contamination)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func Run(ctx context.Context, opt RunOptions) (*Result, error) {
 	ho.BOSMode = opt.BOSMode
 	ho.Window, ho.Stride = opt.Window, opt.Stride
 	ho.Formulation = Formulation(addBOS)
-	ho.Sample, ho.Shard, ho.Exclude = sel.Sample, sel.Shard, sel.Exclude
+	ho.Sample, ho.Shard, ho.Contamination = sel.Sample, sel.Shard, sel.Contamination
 	if ho.Now == nil {
 		ho.Now = now
 	}

@@ -19,10 +19,10 @@ type RunOptions struct {
 	BOSMode string // auto|yes|no
 	Batch   int    // items per Score call
 
-	SampleN    int // 0: every item
-	SampleSeed int64
-	Shard      *runfile.Shard
-	Exclude    *runfile.Exclusion
+	SampleN       int // 0: every item
+	SampleSeed    int64
+	Shard         *runfile.Shard
+	Contamination *runfile.Contamination
 
 	Header evals.HeaderOptions // model name/revision, git, runtime, clock; the rest is filled here
 
@@ -45,7 +45,7 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Summary, error) {
 	for i, it := range items {
 		keys[i] = evals.Keyed{ID: it.ID, Group: runfile.LevelKey(it.Type, it.Level)}
 	}
-	sel, idx, err := evals.Select(keys, opt.SampleN, opt.SampleSeed, opt.Shard, 0, opt.Exclude)
+	sel, idx, err := evals.Select(keys, opt.SampleN, opt.SampleSeed, opt.Shard, 0, opt.Contamination)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -53,7 +53,7 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Summary, error) {
 	ho.Dataset = opt.Set.Dataset()
 	ho.BOSMode = opt.BOSMode
 	ho.Formulation = Formulation
-	ho.Sample, ho.Shard, ho.Exclude = sel.Sample, sel.Shard, sel.Exclude
+	ho.Sample, ho.Shard, ho.Contamination = sel.Sample, sel.Shard, sel.Contamination
 	if ho.Now == nil {
 		ho.Now = now
 	}

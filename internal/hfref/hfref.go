@@ -68,25 +68,38 @@ func Dir(tb testing.TB, family string) string {
 // process encodes all the texts.
 func Encode(tb testing.TB, dir string, texts []string) [][]int32 {
 	tb.Helper()
+	return EncodeDirs(tb, []string{dir}, texts)[0]
+}
+
+// EncodeDirs is Encode for several tokenizer directories in one node
+// process: result[i] holds the ids for dirs[i].
+func EncodeDirs(tb testing.TB, dirs []string, texts []string) [][][]int32 {
+	tb.Helper()
 	root := installDir(tb)
 	in, err := json.Marshal(texts)
 	if err != nil {
 		tb.Fatalf("hfref: encode texts: %v", err)
 	}
-	cmd := exec.Command("node", filepath.Join(scriptsDir(tb), "encode.js"), root, dir)
+	args := append([]string{filepath.Join(scriptsDir(tb), "encode.js"), root}, dirs...)
+	cmd := exec.Command("node", args...)
 	cmd.Stdin = bytes.NewReader(in)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		tb.Fatalf("hfref: transformers.js on %s: %v\n%s", dir, err, stderr.String())
+		tb.Fatalf("hfref: transformers.js on %s: %v\n%s", strings.Join(dirs, ", "), err, stderr.String())
 	}
-	var ids [][]int32
+	var ids [][][]int32
 	if err := json.Unmarshal(out, &ids); err != nil {
-		tb.Fatalf("hfref: read transformers.js ids for %s: %v", dir, err)
+		tb.Fatalf("hfref: read transformers.js ids for %s: %v", strings.Join(dirs, ", "), err)
 	}
-	if len(ids) != len(texts) {
-		tb.Fatalf("hfref: transformers.js gave %d id lists for %d texts", len(ids), len(texts))
+	if len(ids) != len(dirs) {
+		tb.Fatalf("hfref: transformers.js gave ids for %d directories, want %d", len(ids), len(dirs))
+	}
+	for i, d := range ids {
+		if len(d) != len(texts) {
+			tb.Fatalf("hfref: transformers.js gave %d id lists for %d texts (%s)", len(d), len(texts), dirs[i])
+		}
 	}
 	return ids
 }

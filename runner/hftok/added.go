@@ -69,8 +69,7 @@ type addedVocab struct {
 func newAddedVocab(tokens []addedToken, m *bpe, n normalizer) (*addedVocab, error) {
 	v := &addedVocab{raw: newTrie(), norm: newTrie()}
 	seen := map[string]int32{}
-	var maxID int32 = -1
-	vocabSize := int32(len(m.vocab))
+	next := int32(len(m.vocab)) // the id tokenizers gives the next token not in the vocabulary
 	for _, a := range tokens {
 		if a.Content == "" {
 			continue // Hugging Face ignores empty added tokens
@@ -84,19 +83,12 @@ func newAddedVocab(tokens []addedToken, m *bpe, n normalizer) (*addedVocab, erro
 		// the two differ rather than guess which the model was trained with.
 		want, inVocab := m.vocab[a.Content]
 		if !inVocab {
-			switch {
-			case maxID < 0:
-				want = vocabSize
-			case maxID >= vocabSize || vocabSize == 0:
-				want = maxID + 1
-			default:
-				want = vocabSize
-			}
+			want = next
+			next++
 		}
 		if want != a.ID {
 			return nil, fmt.Errorf("added token %q has id %d, but Hugging Face's tokenizer gives it %d", a.Content, a.ID, want)
 		}
-		maxID = max(maxID, a.ID)
 		i := int32(len(v.tokens))
 		v.tokens = append(v.tokens, a)
 		if !a.Normalized {

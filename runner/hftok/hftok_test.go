@@ -51,6 +51,7 @@ func TestPreTokenizers(t *testing.T) {
 		{"punctuation", `{"type":"Punctuation"}`, "Hey friend, how are you?!", true, []string{"Hey friend", ",", " how are you", "?", "!"}},
 		{"punctuation contiguous", `{"type":"Punctuation","behavior":"Contiguous"}`, "you?!$", true, []string{"you", "?!$"}},
 		{"whitespace", `{"type":"Whitespace"}`, "Hey friend, how are you?!", true, []string{"Hey", "friend", ",", "how", "are", "you", "?!"}},
+		{"whitespace words are Unicode", `{"type":"Whitespace"}`, "café x_1 naïve—ok", true, []string{"café", "x_1", "naïve", "—", "ok"}},
 		{"whitespace split", `{"type":"WhitespaceSplit"}`, "Hey  friend,\thow\u3000x", true, []string{"Hey", "friend,", "how", "x"}},
 		{"bert", `{"type":"BertPreTokenizer"}`, "Hey friend, ok?", true, []string{"Hey", "friend", ",", "ok", "?"}},
 		{"char delimiter", `{"type":"CharDelimiterSplit","delimiter":"|"}`, "a|b||c", true, []string{"a", "b", "c"}},

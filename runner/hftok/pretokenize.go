@@ -396,11 +396,14 @@ func parseMetaspace(m json.RawMessage) (preTokenizer, error) {
 		return nil, fmt.Errorf("Metaspace: replacement %q is not one character", p.Replacement)
 	}
 	ms := metaspace{replacement: p.Replacement, prepend: p.PrependScheme, split: p.Split == nil || *p.Split}
-	if ms.prepend == "" { // files older than prepend_scheme
-		ms.prepend = "always"
-		if p.AddPrefixSpace != nil && !*p.AddPrefixSpace {
-			ms.prepend = "never"
+	if ms.prepend == "" {
+		ms.prepend = "always" // tokenizers' default
+	}
+	if p.AddPrefixSpace != nil && !*p.AddPrefixSpace { // files older than prepend_scheme
+		if p.PrependScheme != "" && p.PrependScheme != "never" {
+			return nil, fmt.Errorf("Metaspace: add_prefix_space false does not match prepend_scheme %q", p.PrependScheme)
 		}
+		ms.prepend = "never"
 	}
 	switch ms.prepend {
 	case "always", "first", "never":
