@@ -15,6 +15,7 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/action"
 	"github.com/udgamlabs/udgam-ci/action/actiontest"
+	"github.com/udgamlabs/udgam-ci/evals/contamination"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/convert"
@@ -44,6 +45,7 @@ type fakeScorer struct {
 	scores map[string]map[string]float64 // revision -> test -> score
 	engine string
 	calls  []string // "test@revision"
+	scans  []string // the contamination report each call was given
 }
 
 func (s *fakeScorer) Score(ctx context.Context, req action.ScoreRequest) (*runfile.Run, error) {
@@ -53,6 +55,7 @@ func (s *fakeScorer) Score(ctx context.Context, req action.ScoreRequest) (*runfi
 	}
 	s.mu.Lock()
 	s.calls = append(s.calls, req.Test+"@"+req.ModelRevision)
+	s.scans = append(s.scans, req.Contamination)
 	score := s.scores[req.ModelRevision][req.Test]
 	s.mu.Unlock()
 	if score == 0 {
@@ -109,6 +112,8 @@ type world struct {
 	// newServer connects to the report server; the fake unless a test
 	// swaps in the real client.
 	newServer func(url, token string) action.Server
+	// scan is the contamination scan the training-data input runs.
+	scan func(ctx context.Context, req action.ScanRequest) (*contamination.Report, error)
 }
 
 func newWorld(t *testing.T) *world {
@@ -174,6 +179,7 @@ func (w *world) run(event string, payload string, inputs map[string]string) outc
 		},
 		Scorer: w.scorer,
 		Server: w.newServer,
+		Scan:   w.scan,
 	}
 	res, err := action.Run(context.Background(), deps)
 	out, _ := os.ReadFile(files["output"])

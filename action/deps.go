@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/udgamlabs/udgam-ci/evals/contamination"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner/fetch"
 )
@@ -23,6 +24,18 @@ type ScoreRequest struct {
 	ModelName     string
 	ModelRevision string
 	Git           runfile.Git
+	// Contamination is a scan report whose findings the run header records.
+	Contamination string
+}
+
+// ScanRequest asks for a contamination scan of training data against the
+// test sets the Action scores.
+type ScanRequest struct {
+	Train      []string
+	Tests      []string
+	FreshData  string
+	ProbeItems string
+	Out        string // report to write
 }
 
 // Scorer runs a test and returns the run it wrote to req.Out. The command
@@ -61,6 +74,9 @@ type Deps struct {
 	Hub func(cacheDir string) fetch.Hub
 	// Scorer scores the tests.
 	Scorer Scorer
+	// Scan runs a contamination scan (the training-data input); nil
+	// refuses that input.
+	Scan func(ctx context.Context, req ScanRequest) (*contamination.Report, error)
 	// Server connects to a report server; nil disables uploads and the
 	// server baseline.
 	Server func(url, token string) Server

@@ -21,6 +21,9 @@ const (
 	FailOnRegression = "regression"
 	FailOnMismatch   = "settings-mismatch"
 	FailOnNever      = "never"
+	// FailOnContamination also fails when the training-data scan finds
+	// test items in the training data.
+	FailOnContamination = "contamination"
 )
 
 // Inputs are the step's `with:` values, validated.
@@ -50,6 +53,9 @@ type Inputs struct {
 	CacheDir      string // models and cached baseline runs
 	Resamples     int
 	PR            int // overrides the event's PR (workflow_run of a fork's PR names none)
+	// TrainingData is scanned for the test items before scoring: paths,
+	// folders, globs or hf:// datasets at a pinned commit.
+	TrainingData []string
 }
 
 // input describes one action.yml input: the reader and action.yml must agree
@@ -87,6 +93,7 @@ var inputList = []input{
 	{"cache-dir", ""},
 	{"resamples", "4000"},
 	{"pr", "0"},
+	{"training-data", ""},
 }
 
 // InputNames lists the inputs `udgam-ci action` reads, in action.yml order.
@@ -114,7 +121,7 @@ var (
 	validDtypes    = []string{"f32", "f16", "bf16", "q8_0"}
 	validAddBOS    = []string{"auto", "yes", "no"}
 	validGPU       = []string{"auto", "cpu", "metal", "cuda"}
-	validFailOn    = []string{FailOnRegression, FailOnMismatch, FailOnNever}
+	validFailOn    = []string{FailOnRegression, FailOnMismatch, FailOnContamination, FailOnNever}
 	validTestNames = []string{runfile.TestFresh, runfile.TestProbes}
 )
 
@@ -226,6 +233,11 @@ func ReadInputs(a *githubactions.Action, isLocal func(path string) bool) (Inputs
 		bad("input tests: %v", err)
 	}
 	in.Tests = tests
+	for _, t := range strings.FieldsFunc(get("training-data"), func(r rune) bool { return r == ',' || r == '\n' }) {
+		if t = strings.TrimSpace(t); t != "" {
+			in.TrainingData = append(in.TrainingData, t)
+		}
+	}
 
 	switch {
 	case in.Model == "":

@@ -88,8 +88,18 @@ func worse(a, b string) string {
 // gate turns the findings into the exit code fail-on asks for, with an
 // error annotation naming each reason.
 func (r *actionRun) gate(res Result) int {
-	failOnRegression := r.in.FailOn == FailOnRegression || r.in.FailOn == FailOnMismatch
+	failOnRegression := r.in.FailOn != FailOnNever
 	code := 0
+	if r.found() {
+		msg := "contamination: " + r.scanReport.Line() + " (see " + r.scanPath + ")"
+		title := map[string]string{"title": "udgam-ci: test items in the training data"}
+		if r.in.FailOn == FailOnContamination {
+			r.a.WithFieldsMap(title).Errorf("%s", msg)
+			code = 1
+		} else {
+			r.a.WithFieldsMap(title).Warningf("%s", msg)
+		}
+	}
 	for _, c := range res.Regressions {
 		unit := ""
 		if c.Metric == report.MetricAccuracy {

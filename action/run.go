@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/sethvargo/go-githubactions"
+	"github.com/udgamlabs/udgam-ci/evals/contamination"
 	"github.com/udgamlabs/udgam-ci/report"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
@@ -40,6 +41,10 @@ type actionRun struct {
 	srv   Server
 	hub   fetch.Hub
 	notes []string // warnings also shown in the summary
+
+	scanReport *contamination.Report // the training-data scan; nil without one
+	scanPath   string
+	bases      map[string]*runfile.Run // by test, for the comparisons made
 }
 
 // Run is `udgam-ci action`: it reads inputs and the event, scores, compares,
@@ -97,6 +102,9 @@ func defaultCacheDir(getenv func(string) string) string {
 func (r *actionRun) run(ctx context.Context) (Result, error) {
 	var res Result
 	r.a.Infof("udgam-ci %s: %s %s on %s (event %s, PR %d)", runner.Version, r.in.ModelName, r.in.Revision, r.ev.Repo, r.ev.Kind, r.ev.PR)
+	if err := r.scan(ctx); err != nil {
+		return res, err
+	}
 	if err := r.scoreHeads(ctx, &res); err != nil {
 		return res, err
 	}
@@ -171,17 +179,16 @@ func (r *actionRun) compare(ctx context.Context, res *Result) error {
 			r.warn("no baseline", "no %s baseline for %s (baseline: %s); scores are reported without a comparison", test, in.ModelName, in.Baseline)
 			continue
 		}
-		c, err := report.Compare(bases[i], head, report.Options{
-			Resamples:             in.Resamples,
-			MinEffectBPB:          minEffect(in.MinEffectBPB),
-			MinEffectAccuracy:     minEffect(in.MinEffectAcc),
-			AllowSettingsMismatch: true, // compared, and flagged loudly
-		})
+		c, err := report.Compare(bases[i], head, r.compareOptions())
 		if err != nil {
 			r.warn("no comparison", "%s: %v", test, err)
 			continue
 		}
 		res.Comparisons = append(res.Comparisons, c)
+		if r.bases == nil {
+			r.bases = map[string]*runfile.Run{}
+		}
+		r.bases[test] = bases[i]
 		if c.Mismatch {
 			res.Mismatch = true
 		}
@@ -192,13 +199,31 @@ func (r *actionRun) compare(ctx context.Context, res *Result) error {
 	return nil
 }
 
+func (r *actionRun) compareOptions() report.Options {
+	return report.Options{
+		Resamples:             r.in.Resamples,
+		MinEffectBPB:          minEffect(r.in.MinEffectBPB),
+		MinEffectAccuracy:     minEffect(r.in.MinEffectAcc),
+		AllowSettingsMismatch: true, // compared, and flagged loudly
+	}
+}
+
 // publish writes the job summary and, on a pull request, the PR comment.
 func (r *actionRun) publish(ctx context.Context, res *Result, links []report.Link, flags []string) error {
 	if len(res.Comparisons) == 0 {
-		r.summary(scoresMarkdown(r.in.ModelName, res.Heads, links, r.notes))
+		notes := r.notes
+		if r.scanReport != nil {
+			notes = append(slices.Clone(notes), "Contamination: "+r.scanReport.Line())
+		}
+		r.summary(scoresMarkdown(r.in.ModelName, res.Heads, links, notes))
 		return nil
 	}
-	c := report.Comment{Model: r.in.ModelName, Tests: res.Comparisons, RunURLs: links, ServerFlags: flags}
+	heads := map[string]*runfile.Run{}
+	for _, h := range res.Heads {
+		heads[h.Header.Test] = h
+	}
+	c := report.Comment{Model: r.in.ModelName, Tests: res.Comparisons, RunURLs: links, ServerFlags: flags,
+		Contamination: r.contaminationView(res.Comparisons, r.bases, heads)}
 	var body strings.Builder
 	if err := report.RenderSummary(&body, c); err != nil {
 		return err
@@ -284,7 +309,7 @@ func (r *actionRun) score(ctx context.Context, test string, m fetch.Model, out s
 		Test: test, Model: m.Path, Out: out, Data: data, AddBOS: in.AddBOS,
 		Window: in.Window, Stride: in.Stride, Threads: in.Threads, GPU: in.GPU,
 		ModelName: m.Model.Name, ModelRevision: m.Model.Revision,
-		Git: git,
+		Git: git, Contamination: r.scanPath,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("score %s of %s: %w", test, in.ModelName, err)

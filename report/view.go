@@ -20,6 +20,17 @@ type Comment struct {
 	// ServerFlags optionally carries the report server's warnings about
 	// the runs' settings; they are shown at the top.
 	ServerFlags []string
+	// Contamination optionally carries what a scan of the training data
+	// found among the test items.
+	Contamination *Contamination
+}
+
+// Contamination is shown under the headline: one line, the items found
+// (folded), and each affected test compared again without them.
+type Contamination struct {
+	Line  string        // "0 of 2,000 probe items, ... share a 13-gram with the training data"
+	Items []string      // one line per item found
+	Clean []*Comparison // per test with items found: the comparison on the others
 }
 
 // Link is a labelled URL.
@@ -203,6 +214,12 @@ func newView(cm Comment, s style) view {
 		}
 	}
 	v.Flags = cm.ServerFlags
+	if x := cm.Contamination; x != nil {
+		v.Paired = append(v.Paired, s.bold("Contamination:")+" "+x.Line)
+		if len(x.Items) > 0 || len(x.Clean) > 0 {
+			v.Sections = append(v.Sections, contaminationSection(x, s))
+		}
+	}
 	// Settings that change results and differ come first, expanded.
 	if set := settingsSection(cm.Tests, s); set.Open {
 		v.Sections = append([]section{set}, v.Sections...)
@@ -211,6 +228,22 @@ func newView(cm Comment, s style) view {
 	}
 	v.Footer = footer(cm.Tests, s)
 	return v
+}
+
+func contaminationSection(x *Contamination, s style) section {
+	sec := section{Summary: "Contamination: the test items found in the training data"}
+	for _, it := range x.Items {
+		sec.Lines = append(sec.Lines, "- "+s.cell(it))
+	}
+	if len(x.Clean) > 0 {
+		t := table{Title: "Without the items found", Head: []string{"Test", "Base", "Head", s.delta(), ciLabel(x.Clean[0].Confidence), "Verdict"},
+			Right: []bool{false, true, true, true, true, false}}
+		for _, c := range x.Clean {
+			t.Rows = append(t.Rows, append([]string{testTitle(c) + " (" + metricTitle(c, s) + ", " + recordNoun(c, c.N) + ")"}, resultCells(&c.Result, c.Mismatch, s)...))
+		}
+		sec.Tables = append(sec.Tables, t)
+	}
+	return sec
 }
 
 func ciLabel(conf float64) string {

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/udgamlabs/udgam-ci/action"
+	"github.com/udgamlabs/udgam-ci/evals/contamination"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner/fetch"
 	"github.com/udgamlabs/udgam-ci/runner/hub"
@@ -34,6 +36,7 @@ func runAction(e *env, args []string) error {
 			return c
 		},
 		Scorer: cliScorer{e: e},
+		Scan:   cliScan(e),
 		Server: func(url, token string) action.Server { return action.NewServer(url, token, nil) },
 	})
 	if err != nil {
@@ -72,6 +75,9 @@ func (s cliScorer) Score(ctx context.Context, req action.ScoreRequest) (*runfile
 	if req.Git.PR != nil {
 		args = append(args, "--pr", strconv.Itoa(*req.Git.PR))
 	}
+	if req.Contamination != "" {
+		args = append(args, "--contamination", req.Contamination)
+	}
 	switch req.Test {
 	case runfile.TestFresh:
 		args = append(args, "--window", strconv.Itoa(req.Window), "--stride", strconv.Itoa(req.Stride))
@@ -89,4 +95,21 @@ func (s cliScorer) Score(ctx context.Context, req action.ScoreRequest) (*runfile
 		return nil, err
 	}
 	return runfile.ReadFile(req.Out)
+}
+
+// cliScan runs `udgam-ci contamination scan` in this process, as the
+// training-data input asks.
+func cliScan(e *env) func(ctx context.Context, req action.ScanRequest) (*contamination.Report, error) {
+	return func(ctx context.Context, req action.ScanRequest) (*contamination.Report, error) {
+		se := *e
+		se.Ctx = ctx
+		err := contaminationScan(&se, contaminationScanOptions{
+			Train: req.Train, Tests: strings.Join(req.Tests, ","), Data: req.FreshData, Items: req.ProbeItems,
+			N: contamination.DefaultN, Out: req.Out, TextField: "text", Force: true, Fetch: fetchFromHub(&se),
+		})
+		if err != nil {
+			return nil, err
+		}
+		return contamination.ReadReport(req.Out)
+	}
 }

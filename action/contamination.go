@@ -1,0 +1,101 @@
+package action
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/udgamlabs/udgam-ci/evals/contamination"
+	"github.com/udgamlabs/udgam-ci/report"
+	"github.com/udgamlabs/udgam-ci/runfile"
+)
+
+// maxListed bounds the items the comment lists; the report has them all.
+const maxListed = 50
+
+// scan runs the training-data scan before scoring, so that every run
+// header records what it found.
+func (r *actionRun) scan(ctx context.Context) error {
+	in := r.in
+	if len(in.TrainingData) == 0 {
+		return nil
+	}
+	if r.d.Scan == nil {
+		return errors.New("input training-data: this build cannot scan training data")
+	}
+	r.a.Group("Contamination scan of the training data")
+	defer r.a.EndGroup()
+	if err := os.MkdirAll(in.WorkDir, 0o755); err != nil {
+		return err
+	}
+	out := filepath.Join(in.WorkDir, "contamination.json")
+	rep, err := r.d.Scan(ctx, ScanRequest{Train: in.TrainingData, Tests: in.Tests, FreshData: in.FreshData, ProbeItems: in.ProbeItems, Out: out})
+	if err != nil {
+		return fmt.Errorf("contamination scan: %w", err)
+	}
+	r.scanReport, r.scanPath = rep, out
+	r.a.Infof("contamination: %s", rep.Line())
+	return nil
+}
+
+// found reports whether the scan found any test item.
+func (r *actionRun) found() bool {
+	if r.scanReport == nil {
+		return false
+	}
+	for _, s := range r.scanReport.Summary {
+		if s.Contaminated > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// contaminationView is what the comment shows of the scan: the line, the
+// items, and each comparison again on the items not found.
+func (r *actionRun) contaminationView(comparisons []*report.Comparison, bases map[string]*runfile.Run, heads map[string]*runfile.Run) *report.Contamination {
+	rep := r.scanReport
+	if rep == nil {
+		return nil
+	}
+	x := &report.Contamination{Line: rep.Line()}
+	for i, it := range rep.Items {
+		if i == maxListed {
+			x.Items = append(x.Items, fmt.Sprintf("… and %d more (the report, %s, lists them all)", len(rep.Items)-maxListed, filepath.Base(r.scanPath)))
+			break
+		}
+		x.Items = append(x.Items, fmt.Sprintf("%s %s: %d of %d %d-grams, first at %s: %q", it.Test, it.ID, it.Matched, it.NGrams, rep.N, where(it.First), it.First.Text))
+	}
+	for _, c := range comparisons {
+		ids := rep.Contaminated(c.Test, rep.MinFraction)
+		if len(ids) == 0 {
+			continue
+		}
+		clean, err := report.Compare(without(bases[c.Test], ids), without(heads[c.Test], ids), r.compareOptions())
+		if err != nil {
+			r.warn("no clean comparison", "%s without the %d items found: %v", c.Test, len(ids), err)
+			continue
+		}
+		x.Clean = append(x.Clean, clean)
+	}
+	return x
+}
+
+func where(l contamination.Location) string {
+	if l.Row > 0 {
+		return fmt.Sprintf("%s row %d", l.File, l.Row)
+	}
+	return fmt.Sprintf("%s line %d", l.File, l.Line)
+}
+
+// without returns a copy of run holding none of the records ids names.
+func without(run *runfile.Run, ids []string) *runfile.Run {
+	drop := func(id string) bool { _, ok := slices.BinarySearch(ids, id); return ok }
+	out := *run
+	out.Docs = slices.DeleteFunc(slices.Clone(run.Docs), func(d runfile.Doc) bool { return drop(d.ID) })
+	out.Items = slices.DeleteFunc(slices.Clone(run.Items), func(it runfile.Item) bool { return drop(it.ID) })
+	return &out
+}
