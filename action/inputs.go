@@ -31,6 +31,7 @@ type Inputs struct {
 	Model         string   // hub id OWNER/NAME, a .gguf path or a safetensors directory
 	ModelName     string   // display name; defaults to Model
 	Revision      string   // commit sha of a hub model
+	Subfolder     string   // the checkpoint's directory in the repository (or local directory)
 	AllowUnpinned bool     // accept a branch or tag for Revision
 	Baseline      string   // "server", "revision:SHA", "none" or run files separated by commas
 	Tests         []string // fresh, probes
@@ -71,6 +72,7 @@ var inputList = []input{
 	{"model", ""},
 	{"model-name", ""},
 	{"revision", ""},
+	{"subfolder", ""},
 	{"allow-unpinned", "false"},
 	{"baseline", "server"},
 	{"tests", "fresh,probes"},
@@ -203,6 +205,7 @@ func ReadInputs(a *githubactions.Action, isLocal func(path string) bool) (Inputs
 		Model:         get("model"),
 		ModelName:     get("model-name"),
 		Revision:      get("revision"),
+		Subfolder:     get("subfolder"),
 		AllowUnpinned: boolean("allow-unpinned"),
 		Baseline:      get("baseline"),
 		FreshData:     get("fresh-data"),

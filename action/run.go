@@ -258,7 +258,7 @@ func (r *actionRun) model(ctx context.Context, revision string) (fetch.Model, er
 			File: filepath.Base(in.Model), Conversion: conv}}, nil
 	case isLocal(in.Model):
 		out := filepath.Join(in.WorkDir, "model-"+in.Dtype+".gguf")
-		res, err := convert.Dir(in.Model, out, convert.Options{Dtype: in.Dtype})
+		res, err := convert.Dir(in.Model, out, convert.Options{Dtype: in.Dtype, Subfolder: in.Subfolder})
 		if err != nil {
 			return fetch.Model{}, err
 		}
@@ -272,7 +272,7 @@ func (r *actionRun) model(ctx context.Context, revision string) (fetch.Model, er
 	}
 	m, err := fetch.Fetch(ctx, r.hub, fetch.Options{
 		Repo: in.Model, Revision: revision, AllowUnpinned: in.AllowUnpinned, Dtype: in.Dtype,
-		CacheDir: filepath.Join(in.CacheDir, "models"),
+		CacheDir: filepath.Join(in.CacheDir, "models"), Subfolder: in.Subfolder,
 	})
 	if err != nil {
 		return m, err

@@ -47,6 +47,7 @@ func commands() map[string]command {
 		"fresh build":         {"build a Fresh Text set from Wikipedia and arXiv", runFreshBuild},
 		"model fetch":         {"fetch a model from the Hugging Face hub as GGUF", runModelFetch},
 		"model info":          {"print a GGUF model's metadata", runModelInfo},
+		"model convert":       {"convert a local Hugging Face checkpoint to GGUF", runModelConvert},
 		"contamination scan":  {"find test items that training data contains", runContaminationScan},
 		"contamination merge": {"join the reports of a scan's shards", runContaminationMerge},
 		"serve":               {"run the report server", runServe},

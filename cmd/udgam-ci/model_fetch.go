@@ -16,17 +16,19 @@ type modelFetchOptions struct {
 	Dtype         string
 	Out           string
 	CacheDir      string
+	Subfolder     string
 }
 
 func runModelFetch(e *env, args []string) error {
 	var o modelFetchOptions
 	fs := newFlags(e, "model fetch",
-		"download a model from the Hugging Face hub at a pinned commit as GGUF: a GGUF of the type when the repository has one, else its safetensors checkpoint converted (cached by repository, commit and type; HF_TOKEN and HF_ENDPOINT are honoured)",
+		"download a model from the Hugging Face hub at a pinned commit as GGUF: a GGUF of the type when the repository has one, else its checkpoint (safetensors or pytorch_model.bin, refused before download when the architecture is not supported) converted (cached by repository, commit and type; HF_TOKEN and HF_ENDPOINT are honoured)",
 		"udgam-ci model fetch HuggingFaceTB/SmolLM2-135M --revision <commit-sha> --dtype f32 --out smollm2-135m.gguf")
 	fs.StringVar(&o.Revision, "revision", "", "commit sha (40 hex) of the model repository")
 	fs.BoolVar(&o.AllowUnpinned, "allow-unpinned", false, "accept a branch or tag for --revision and resolve it to its commit")
 	fs.StringVar(&o.Dtype, "dtype", "f32", "tensor type: f32, f16, bf16 or q8_0")
 	fs.StringVar(&o.Out, "out", "", "where to write the GGUF")
+	fs.StringVar(&o.Subfolder, "subfolder", "", "the checkpoint's directory in the repository, when it is not at the top level")
 	fs.StringVar(&o.CacheDir, "cache-dir", "", "cache of converted models (default: under the hub cache, UDGAM_CI_CACHE)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -52,7 +54,7 @@ func modelFetch(e *env, o modelFetchOptions) error {
 		o.CacheDir = filepath.Join(client.CacheDir, "converted")
 	}
 	m, err := fetch.Fetch(e.Ctx, client, fetch.Options{
-		Repo: o.Repo, Revision: o.Revision, AllowUnpinned: o.AllowUnpinned, Dtype: o.Dtype, CacheDir: o.CacheDir,
+		Repo: o.Repo, Revision: o.Revision, AllowUnpinned: o.AllowUnpinned, Dtype: o.Dtype, CacheDir: o.CacheDir, Subfolder: o.Subfolder,
 	})
 	if err != nil {
 		return err

@@ -16,7 +16,7 @@ type modelInfoOptions struct {
 
 func runModelInfo(e *env, args []string) error {
 	var o modelInfoOptions
-	fs := newFlags(e, "model info", "print a GGUF model's metadata: architecture, size, dtype, tokenizer, BOS, hashes",
+	fs := newFlags(e, "model info", "print a GGUF model's metadata: architecture, family (transformer, recurrent, hybrid) and layer pattern, size, dtype, tokenizer, BOS, hashes",
 		"udgam-ci model info models/smollm2-135m-f32.gguf")
 	fs.BoolVar(&o.JSON, "json", false, "print JSON")
 	pos, err := parseFlags(fs, args)
@@ -35,16 +35,25 @@ func modelInfo(e *env, o modelInfoOptions) error {
 	if err != nil {
 		return err
 	}
+	layout, err := runner.ReadLayout(o.Path)
+	if err != nil {
+		return err
+	}
 	if o.JSON {
 		enc := json.NewEncoder(e.Stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(info)
+		return enc.Encode(struct {
+			runner.Info
+			Layout runner.Layout `json:"layout"`
+		}{info, layout})
 	}
 	w := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "file\t%s\n", info.Path)
 	fmt.Fprintf(w, "sha256\t%s\n", info.SHA256)
 	fmt.Fprintf(w, "name\t%s\n", info.Name)
 	fmt.Fprintf(w, "architecture\t%s\n", info.Arch)
+	fmt.Fprintf(w, "family\t%s\n", layout.Family)
+	fmt.Fprintf(w, "layers\t%s\n", layout)
 	fmt.Fprintf(w, "parameters\t%d\n", info.Params)
 	fmt.Fprintf(w, "dtype\t%s\n", info.Dtype)
 	for _, k := range runfile.SortedKeys(info.TensorTypes) {

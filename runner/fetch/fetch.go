@@ -1,7 +1,10 @@
 // Package fetch gets a model from the Hugging Face hub as a GGUF file: at a
 // pinned commit it downloads a GGUF of the requested type when the repository
-// has one, and otherwise downloads the safetensors checkpoint and converts
-// it. Results are cached by repository, commit and type.
+// has one, and otherwise downloads the checkpoint (safetensors or
+// pytorch_model.bin, at the top level or in a subfolder) and converts it.
+// config.json is read first: an architecture the converter does not take is
+// refused before any weights are downloaded. Results are cached by
+// repository, commit, subfolder and type.
 package fetch
 
 import (
@@ -12,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -38,6 +42,9 @@ type Options struct {
 	AllowUnpinned bool
 	Dtype         string // f32 (default), f16, bf16, q8_0
 	CacheDir      string // converted GGUFs live under CacheDir/gguf
+	// Subfolder is the checkpoint's directory in the repository, for
+	// repositories that keep it below the top level.
+	Subfolder string
 }
 
 // Model is a fetched model: its GGUF and what a run header records of it.
@@ -69,7 +76,14 @@ func Fetch(ctx context.Context, h Hub, opts Options) (Model, error) {
 			return Model{}, err
 		}
 	}
+	sub, err := cleanSubfolder(opts.Subfolder)
+	if err != nil {
+		return Model{}, fmt.Errorf("fetch %s: %w", opts.Repo, err)
+	}
 	dir := filepath.Join(opts.CacheDir, "gguf", filepath.FromSlash(opts.Repo), sha)
+	if sub != "" {
+		dir = filepath.Join(dir, "subfolder", filepath.FromSlash(sub))
+	}
 	out := filepath.Join(dir, opts.Dtype+".gguf")
 	if m, ok := readRecord(out); ok {
 		return m, nil
@@ -80,7 +94,7 @@ func Fetch(ctx context.Context, h Hub, opts Options) (Model, error) {
 		return Model{}, err
 	}
 	base := runfile.Model{Name: opts.Repo, Revision: sha, Dtype: opts.Dtype}
-	if f, ok := pickGGUF(files, opts.Dtype); ok {
+	if f, ok := pickGGUF(files, sub, opts.Dtype); ok {
 		local, err := h.Download(ctx, hub.Model, opts.Repo, sha, f)
 		if err != nil {
 			return Model{}, err
@@ -96,22 +110,27 @@ func Fetch(ctx context.Context, h Hub, opts Options) (Model, error) {
 		return m, writeRecord(out, m)
 	}
 
-	ckpt, err := checkpointFiles(files)
+	ckpt, err := checkpointFiles(files, sub)
 	if err != nil {
 		return Model{}, fmt.Errorf("fetch %s@%s: %w", opts.Repo, sha, err)
 	}
 	// Link the downloaded files into one directory: the converter reads a
 	// checkpoint directory, the hub cache keeps each file where it likes.
 	link := filepath.Join(opts.CacheDir, "checkpoints", filepath.FromSlash(opts.Repo), sha)
+	if sub != "" {
+		link = filepath.Join(link, "subfolder", filepath.FromSlash(sub))
+	}
 	if err := os.MkdirAll(link, 0o755); err != nil {
 		return Model{}, err
 	}
-	for _, f := range ckpt {
+	// config.json comes first, and says whether the converter takes the
+	// architecture, before any weights are downloaded.
+	for i, f := range ckpt {
 		local, err := h.Download(ctx, hub.Model, opts.Repo, sha, f)
 		if err != nil {
 			return Model{}, err
 		}
-		dst := filepath.Join(link, f.Path)
+		dst := filepath.Join(link, path.Base(f.Path))
 		os.Remove(dst)
 		abs, err := filepath.Abs(local)
 		if err != nil {
@@ -120,8 +139,17 @@ func Fetch(ctx context.Context, h Hub, opts Options) (Model, error) {
 		if err := os.Symlink(abs, dst); err != nil {
 			return Model{}, fmt.Errorf("link %s: %w", dst, err)
 		}
+		if i == 0 {
+			if _, err := convert.Check(os.DirFS(link)); err != nil {
+				return Model{}, fmt.Errorf("fetch %s@%s: %w", opts.Repo, sha, err)
+			}
+		}
 	}
-	res, err := convert.Dir(link, out, convert.Options{Dtype: opts.Dtype, Source: opts.Repo + "@" + sha})
+	source := opts.Repo + "@" + sha
+	if sub != "" {
+		source += " subfolder " + sub
+	}
+	res, err := convert.Dir(link, out, convert.Options{Dtype: opts.Dtype, Source: source})
 	if err != nil {
 		return Model{}, fmt.Errorf("fetch %s@%s: %w", opts.Repo, sha, err)
 	}
@@ -134,13 +162,17 @@ func Fetch(ctx context.Context, h Hub, opts Options) (Model, error) {
 	return m, writeRecord(out, m)
 }
 
-// pickGGUF finds a GGUF whose name carries the dtype as a word, such as
-// model-f16.gguf or SmolLM2-135M.Q8_0.gguf; the shortest path wins.
-func pickGGUF(files []hub.File, dtype string) (hub.File, bool) {
+// pickGGUF finds a GGUF (in the subfolder, when one is given) whose name
+// carries the dtype as a word, such as model-f16.gguf or
+// SmolLM2-135M.Q8_0.gguf; the shortest path wins.
+func pickGGUF(files []hub.File, sub, dtype string) (hub.File, bool) {
 	re := regexp.MustCompile(`(^|[^a-z0-9])` + regexp.QuoteMeta(dtype) + `([^a-z0-9]|$)`)
 	var best hub.File
 	found := false
 	for _, f := range files {
+		if sub != "" && !strings.HasPrefix(f.Path, sub+"/") {
+			continue
+		}
 		name := strings.ToLower(path.Base(f.Path))
 		if !strings.HasSuffix(name, ".gguf") || !re.MatchString(strings.TrimSuffix(name, ".gguf")) {
 			continue
@@ -153,34 +185,70 @@ func pickGGUF(files []hub.File, dtype string) (hub.File, bool) {
 }
 
 // checkpointFiles picks what conversion needs from the repository's top
-// level: config, tokenizer and every safetensors shard.
-func checkpointFiles(files []hub.File) ([]hub.File, error) {
-	var out []hub.File
-	have := map[string]bool{}
+// level, or its subfolder: config.json first, the tokenizer files, and the
+// weights of one format (safetensors when present, as transformers prefers,
+// else pytorch_model.bin), with their shard index.
+func checkpointFiles(files []hub.File, sub string) ([]hub.File, error) {
+	prefix := ""
+	if sub != "" {
+		prefix = sub + "/"
+	}
+	var config, tok, st, bin []hub.File
 	for _, f := range files {
-		if strings.Contains(f.Path, "/") {
+		name, ok := strings.CutPrefix(f.Path, prefix)
+		if !ok || strings.Contains(name, "/") {
 			continue
 		}
 		switch {
-		case f.Path == "config.json", f.Path == "tokenizer.json", f.Path == "tokenizer_config.json",
-			f.Path == "generation_config.json", strings.HasSuffix(f.Path, ".safetensors"):
-			out = append(out, f)
-			have[f.Path] = true
-			if strings.HasSuffix(f.Path, ".safetensors") {
-				have["*.safetensors"] = true
-			}
+		case name == "config.json":
+			config = append(config, f)
+		case slices.Contains(tokenizerFiles, name):
+			tok = append(tok, f)
+		case strings.HasSuffix(name, ".safetensors"), name == "model.safetensors.index.json":
+			st = append(st, f)
+		case name == "pytorch_model.bin", name == "pytorch_model.bin.index.json",
+			strings.HasPrefix(name, "pytorch_model-") && strings.HasSuffix(name, ".bin"):
+			bin = append(bin, f)
 		}
+	}
+	weights := st
+	if len(weights) == 0 {
+		weights = bin
 	}
 	var missing []string
-	for _, need := range []string{"config.json", "tokenizer.json", "*.safetensors"} {
-		if !have[need] {
-			missing = append(missing, need)
-		}
+	if len(config) == 0 {
+		missing = append(missing, "config.json")
+	}
+	if len(tok) == 0 {
+		missing = append(missing, "a tokenizer (tokenizer.json, tokenizer.model or vocab.json)")
+	}
+	if len(weights) == 0 {
+		missing = append(missing, "weights (*.safetensors or pytorch_model.bin)")
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("no GGUF for the dtype and no safetensors checkpoint: missing %s", strings.Join(missing, ", "))
+		where := "the repository's top level"
+		if sub != "" {
+			where = "subfolder " + sub
+		}
+		return nil, fmt.Errorf("no GGUF for the dtype and no checkpoint in %s: missing %s", where, strings.Join(missing, ", "))
 	}
-	return out, nil
+	return append(append(config, tok...), weights...), nil
+}
+
+// tokenizerFiles are the files a tokenizer may be converted from.
+var tokenizerFiles = []string{"tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json", "merges.txt",
+	"special_tokens_map.json", "added_tokens.json", "generation_config.json"}
+
+// cleanSubfolder checks a subfolder: a relative path inside the repository.
+func cleanSubfolder(sub string) (string, error) {
+	if sub == "" {
+		return "", nil
+	}
+	c := path.Clean(strings.Trim(sub, "/"))
+	if !fs.ValidPath(c) || c == "." || strings.HasPrefix(sub, "/") {
+		return "", fmt.Errorf("subfolder %q is not a relative path inside the repository", sub)
+	}
+	return c, nil
 }
 
 // The record next to a cached GGUF says what it is, so a cache hit needs no

@@ -101,7 +101,7 @@ func TestFetchPrefersMatchingGGUF(t *testing.T) {
 	}{
 		{"f16", "model-f16.gguf", ""},
 		{"bf16", "model-bf16.gguf", ""},
-		{"q8_0", "", "missing config.json, tokenizer.json, *.safetensors"},
+		{"q8_0", "", "missing config.json, a tokenizer (tokenizer.json, tokenizer.model or vocab.json), weights"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.dtype, func(t *testing.T) {
@@ -140,5 +140,78 @@ func TestFetchRevisionPinning(t *testing.T) {
 	}
 	if m.Model.Revision != sha {
 		t.Errorf("revision %q, want the resolved %s", m.Model.Revision, sha)
+	}
+}
+
+// publish adds the files of a checkpoint directory to the fake hub under
+// prefix (a subfolder, or "").
+func publish(t *testing.T, fh *hubtest.Hub, repo, dir, prefix string, extra map[string][]byte) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	for k, v := range extra {
+		files[k] = v
+	}
+	var lfs []string
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[prefix+e.Name()] = b
+		if !strings.HasSuffix(e.Name(), ".json") {
+			lfs = append(lfs, prefix+e.Name())
+		}
+	}
+	fh.Add(repo, sha, files, lfs...)
+}
+
+func TestFetchRefusesUnsupportedArchitectureBeforeWeights(t *testing.T) {
+	fh := hubtest.New(t)
+	src := t.TempDir()
+	c := converttest.Small.Checkpoint()
+	c.Config["architectures"] = []string{"BloomForCausalLM"}
+	if err := c.Write(src, converttest.Safetensors); err != nil {
+		t.Fatal(err)
+	}
+	publish(t, fh, "acme/bloom", src, "", nil)
+	_, err := Fetch(context.Background(), newClient(t, fh), Options{Repo: "acme/bloom", Revision: sha, CacheDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "BloomForCausalLM is not supported") || !strings.Contains(err.Error(), "supported: LlamaForCausalLM") {
+		t.Fatalf("error %v, want the architecture refused with the supported list", err)
+	}
+	for _, r := range fh.Requests() {
+		if strings.Contains(r, "model.safetensors") {
+			t.Errorf("weights were requested before the refusal: %s", r)
+		}
+	}
+}
+
+func TestFetchSubfolderWithTorchWeights(t *testing.T) {
+	fh := hubtest.New(t)
+	src := t.TempDir()
+	if err := converttest.Small.Checkpoint().Write(src, converttest.ShardedTorch); err != nil {
+		t.Fatal(err)
+	}
+	publish(t, fh, "acme/ckpts", src, "step-100/", map[string][]byte{"README.md": []byte("checkpoints by step")})
+	client := newClient(t, fh)
+	opts := Options{Repo: "acme/ckpts", Revision: sha, CacheDir: t.TempDir(), Subfolder: "step-100"}
+	m, err := Fetch(context.Background(), client, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := m.Model.Conversion; c == nil || c.From != "pytorch" || c.Source != "acme/ckpts@"+sha+" subfolder step-100" {
+		t.Errorf("conversion %+v", m.Model.Conversion)
+	}
+	// Without the subfolder the top level has no checkpoint.
+	opts.Subfolder = ""
+	if _, err := Fetch(context.Background(), client, opts); err == nil || !strings.Contains(err.Error(), "top level: missing config.json") {
+		t.Errorf("top level: %v", err)
+	}
+	opts.Subfolder = "../x"
+	if _, err := Fetch(context.Background(), client, opts); err == nil || !strings.Contains(err.Error(), "not a relative path") {
+		t.Errorf("bad subfolder: %v", err)
 	}
 }

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/udgamlabs/udgam-ci/runner/convert"
+)
+
+type modelConvertOptions struct {
+	Dir       string
+	Out       string
+	Dtype     string
+	Subfolder string
+}
+
+func runModelConvert(e *env, args []string) error {
+	var o modelConvertOptions
+	fs := newFlags(e, "model convert",
+		"convert a local Hugging Face checkpoint (config.json, tokenizer, safetensors or pytorch_model.bin weights) to GGUF; supported: "+strings.Join(convert.SupportedClasses(), ", "),
+		"udgam-ci model convert ./checkpoint --out model.gguf --dtype f32")
+	fs.StringVar(&o.Out, "out", "", "where to write the GGUF")
+	fs.StringVar(&o.Dtype, "dtype", "f32", "tensor type: "+strings.Join(convert.Dtypes, ", "))
+	fs.StringVar(&o.Subfolder, "subfolder", "", "the checkpoint's directory inside DIR")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageError{errors.New("give one checkpoint directory")}
+	}
+	o.Dir = pos[0]
+	if o.Out == "" {
+		return usageError{errors.New("--out is required")}
+	}
+	return modelConvert(e, o)
+}
+
+func modelConvert(e *env, o modelConvertOptions) error {
+	res, err := convert.Dir(o.Dir, o.Out, convert.Options{Dtype: o.Dtype, Subfolder: o.Subfolder})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.Stdout, "%s -> %s (%s %s, %d tensors, sha256 %s; from %s)\n", o.Dir, o.Out, res.Arch, o.Dtype, res.Tensors, res.SHA256, res.Conversion.From)
+	return nil
+}
