@@ -74,6 +74,9 @@ func Read(r io.Reader, name string) (*Run, error) {
 			id = it.ID
 			run.Items = append(run.Items, it)
 		}
+		if run.Len() > MaxRecords {
+			return nil, fmt.Errorf("%s line %d: over %d records, the most one run may hold", name, line, MaxRecords)
+		}
 		if prev, ok := seen[id]; ok {
 			return nil, fmt.Errorf("%s line %d: record %q repeats line %d", name, line, id, prev)
 		}
@@ -105,46 +108,3 @@ func decodeStrict(b []byte, v any, refuseUnknown bool) error {
 	return nil
 }
 
-// Validate checks what every reader relies on.
-func (h *Header) Validate() error {
-	if h.Schema != Schema {
-		return fmt.Errorf("schema is %q, want %q", h.Schema, Schema)
-	}
-	if h.ID == "" {
-		return errors.New("header has no run id")
-	}
-	if h.Test != TestFresh && h.Test != TestProbes {
-		return fmt.Errorf("test is %q, want %q or %q", h.Test, TestFresh, TestProbes)
-	}
-	return nil
-}
-
-// Validate checks one document record.
-func (d *Doc) Validate() error {
-	switch {
-	case d.ID == "":
-		return errors.New("document record has no id")
-	case d.Bytes < 0 || d.Tokens < 0 || d.Windows < 0:
-		return fmt.Errorf("document %s: negative count", d.ID)
-	case d.Bits < 0 || d.Bits != d.Bits:
-		return fmt.Errorf("document %s: bits %v is not a non-negative number", d.ID, d.Bits)
-	}
-	return nil
-}
-
-// Validate checks one item record.
-func (it *Item) Validate() error {
-	switch {
-	case it.ID == "":
-		return errors.New("item record has no id")
-	case len(it.Logprobs) < 2:
-		return fmt.Errorf("item %s: %d choices, want at least 2", it.ID, len(it.Logprobs))
-	case it.Pred < 0 || it.Pred >= len(it.Logprobs):
-		return fmt.Errorf("item %s: pred %d out of range", it.ID, it.Pred)
-	case it.Answer < 0 || it.Answer >= len(it.Logprobs):
-		return fmt.Errorf("item %s: answer %d out of range", it.ID, it.Answer)
-	case it.Correct != (it.Pred == it.Answer):
-		return fmt.Errorf("item %s: correct=%v disagrees with pred %d and answer %d", it.ID, it.Correct, it.Pred, it.Answer)
-	}
-	return nil
-}

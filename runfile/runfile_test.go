@@ -1,7 +1,9 @@
 package runfile
 
 import (
+	"bytes"
 	"errors"
+	"math"
 	"io"
 	"os"
 	"path/filepath"
@@ -91,7 +93,7 @@ func TestReadErrorsNameTheLine(t *testing.T) {
 		{"glued records", h + "\n{\"id\":\"a\",\"bytes\":1,\"tokens\":1,\"bits\":1}{\"id\":\"b\"}", "line 2"},
 		{"item in a fresh run", h + "\n{\"id\":\"a\",\"type\":\"add\",\"logprobs\":[1,2]}", "line 2: not a fresh record"},
 		{"negative bits", h + "\n{\"id\":\"a\",\"bytes\":1,\"tokens\":1,\"bits\":-1}", "line 2"},
-		{"repeat", h + "\n{\"id\":\"a\",\"bytes\":1}\n{\"id\":\"a\",\"bytes\":1}", "line 3: record \"a\" repeats line 2"},
+		{"repeat", h + "\n{\"id\":\"a\",\"bytes\":1,\"tokens\":1,\"bits\":1}\n{\"id\":\"a\",\"bytes\":1,\"tokens\":1,\"bits\":1}", "line 3: record \"a\" repeats line 2"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -166,5 +168,98 @@ func TestWriteAtomicLeavesNoPartialFile(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Fatalf("left %d files behind", len(entries))
+	}
+}
+
+// TestRecordRules: every meaningless record is refused by Validate, the
+// one check every reader (server, compare, push) goes through.
+func TestRecordRules(t *testing.T) {
+	okDocs := []Doc{
+		{ID: "d", Bytes: 10, Tokens: 3, Bits: 7, Windows: 1},
+		{ID: "one-unscored-token", FirstUnscored: true, TextBytes: 4, Windows: 1},
+		{ID: "certain", Bytes: 10, Tokens: 3, Bits: 0},
+	}
+	for _, d := range okDocs {
+		if err := d.Validate(); err != nil {
+			t.Errorf("%s: %v", d.ID, err)
+		}
+	}
+	for name, d := range map[string]Doc{
+		"bits over no bytes":      {ID: "d", Bytes: 0, Tokens: 1, Bits: 3},
+		"bytes with no tokens":    {ID: "d", Bytes: 500, Tokens: 0, Bits: 0},
+		"bits with no tokens":     {ID: "d", Bytes: 0, Tokens: 0, Bits: 1},
+		"negative bytes":          {ID: "d", Bytes: -1, Tokens: 1, Bits: 1},
+		"negative tokens":         {ID: "d", Bytes: 1, Tokens: -1, Bits: 1},
+		"negative bits":           {ID: "d", Bytes: 1, Tokens: 1, Bits: -1},
+		"NaN bits":                {ID: "d", Bytes: 1, Tokens: 1, Bits: math.NaN()},
+		"infinite bits":           {ID: "d", Bytes: 1, Tokens: 1, Bits: math.Inf(1)},
+		"bits that overflow sums": {ID: "d", Bytes: 1, Tokens: 1, Bits: 1e308},
+		"bytes that overflow":     {ID: "d", Bytes: math.MaxInt64 / 2, Tokens: 1, Bits: 1},
+		"more bytes than text":    {ID: "d", Bytes: 9, Tokens: 1, Bits: 1, TextBytes: 8},
+	} {
+		if err := d.Validate(); err == nil || !strings.Contains(err.Error(), "document d") {
+			t.Errorf("%s: %v, want an error naming document d", name, err)
+		}
+	}
+	for name, it := range map[string]Item{
+		"pred not the argmax": {ID: "i", Logprobs: []float64{-1, -2}, Pred: 1, Answer: 1, Correct: true},
+		"tie not marked":      {ID: "i", Logprobs: []float64{-1, -1}, Pred: 0, Answer: 0, Correct: true},
+		"tie invented":        {ID: "i", Logprobs: []float64{-1, -2}, Answer: 0, Correct: true, Tie: true},
+		"positive logprob":    {ID: "i", Logprobs: []float64{5, -2}, Answer: 0, Correct: true},
+		"NaN logprob":         {ID: "i", Logprobs: []float64{-1, math.NaN()}, Answer: 0, Correct: true},
+		"huge logprob":        {ID: "i", Logprobs: []float64{-1, -1e300}, Answer: 0, Correct: true},
+		"norm of other size":  {ID: "i", Logprobs: []float64{-1, -2}, Norm: []float64{-1}, Answer: 0, Correct: true},
+		"negative tokens":     {ID: "i", Logprobs: []float64{-1, -2}, Answer: 0, Correct: true, Tokens: -3},
+	} {
+		if err := it.Validate(); err == nil || !strings.Contains(err.Error(), "item i") {
+			t.Errorf("%s: %v, want an error naming item i", name, err)
+		}
+	}
+}
+
+func TestCheckStarted(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		at time.Time
+		ok bool
+	}{
+		{now, true},
+		{MinStartedAt, true},
+		{now.Add(MaxClockSkew), true},
+		{time.Date(1000, 1, 1, 0, 0, 0, 0, time.UTC), false}, // wrapped to 2169 as Unix nanoseconds
+		{time.Date(1999, 12, 31, 23, 0, 0, 0, time.UTC), false},
+		{now.Add(MaxClockSkew + time.Second), false},
+		{time.Time{}, false},
+	} {
+		h := header(TestFresh)
+		h.StartedAt = tc.at
+		if err := h.CheckStarted(now); (err == nil) != tc.ok {
+			t.Errorf("started %v: %v", tc.at, err)
+		}
+	}
+}
+
+// TestMarshalKeepsHTML: '<' stays one byte, so a re-encoded run is never
+// larger than the file read, and it reads back the same.
+func TestMarshalKeepsHTML(t *testing.T) {
+	h := header(TestFresh)
+	h.Dataset.Name = strings.Repeat("<&>", 1000)
+	b, err := Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "<&>") || bytes.HasSuffix(b, []byte("\n")) {
+		t.Fatalf("Marshal escaped HTML or kept a newline: %.80s", b)
+	}
+	var enc bytes.Buffer
+	if err := Encode(&enc, &Run{Header: h, Docs: []Doc{{ID: "a<b", Bytes: 1, Tokens: 1, Bits: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	if enc.Len() > len(b)+100 {
+		t.Fatalf("Encode wrote %d bytes for a %d-byte header", enc.Len(), len(b))
+	}
+	r, err := Read(&enc, "x")
+	if err != nil || r.Header.Dataset.Name != h.Dataset.Name || r.Docs[0].ID != "a<b" {
+		t.Fatalf("read back: %v", err)
 	}
 }

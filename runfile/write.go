@@ -81,7 +81,7 @@ func Resume(path string, h Header) (*Writer, *Run, error) {
 
 // Append writes one record (or the header) as one line and syncs it.
 func (w *Writer) Append(v any) error {
-	b, err := json.Marshal(v)
+	b, err := Marshal(v)
 	if err != nil {
 		return fmt.Errorf("write run %s: %w", w.path, err)
 	}
@@ -138,9 +138,23 @@ func WriteAtomic(path string, write func(io.Writer) error) error {
 	return nil
 }
 
-// Encode writes r as JSON Lines.
+// Marshal encodes one line of a run file (without its newline). HTML
+// characters are kept as they are: json.Marshal would write '<' as six
+// bytes, so a stored or re-encoded run could outgrow MaxLine.
+func Marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
+}
+
+// Encode writes r as JSON Lines, encoded as Marshal does.
 func Encode(w io.Writer, r *Run) error {
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
 	if err := enc.Encode(r.Header); err != nil {
 		return err
 	}

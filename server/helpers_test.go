@@ -52,8 +52,14 @@ func (s *syncBuffer) String() string {
 
 func startServer(t testing.TB, cfg server.Config) *testServer {
 	t.Helper()
+	return startServerWith(t, cfg, store.Options{})
+}
+
+// startServerWith is startServer with store options (a clock).
+func startServerWith(t testing.TB, cfg server.Config, opt store.Options) *testServer {
+	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"), store.Options{})
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"), opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,13 @@ type Config struct {
 	// CompareResamples is the bootstrap size of /compare; 0 means the
 	// report package's default.
 	CompareResamples int
+	// BodyTimeout bounds how long an authenticated upload may take to
+	// send its body; 0 means DefaultBodyTimeout.
+	BodyTimeout time.Duration
 }
+
+// DefaultBodyTimeout lets a DefaultMaxBody upload arrive at about 0.5 MB/s.
+const DefaultBodyTimeout = 2 * time.Minute
 
 // Server serves the API and pages.
 type Server struct {
@@ -73,6 +79,9 @@ func New(cfg Config) (*Server, error) {
 	cfg.PublicURL = strings.TrimSuffix(cfg.PublicURL, "/")
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 30 * time.Second
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
 	}
 	p, err := loadPages()
 	if err != nil {
@@ -206,6 +215,12 @@ func (s *Server) handleError(err error, c echo.Context) {
 		s.log.Error("request failed", "path", c.Request().URL.Path, "err", err.Error())
 		msg = "internal error"
 	}
+	if m := c.Request().Method; m != http.MethodGet && m != http.MethodHead {
+		// Answer at once and hang up: otherwise net/http first reads what
+		// is left of the body (up to 256 KiB) to keep the connection, and
+		// a client trickling it holds the connection for the read timeout.
+		c.Response().Header().Set("Connection", "close")
+	}
 	if code == http.StatusUnauthorized && s.cfg.Private && !isAPI(c) {
 		// Lets a browser ask for the token (as the password).
 		c.Response().Header().Set("WWW-Authenticate", `Basic realm="udgam-ci"`)
@@ -237,6 +252,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusNotFound, err.Error()
 	case errors.Is(err, store.ErrConflict):
 		return http.StatusConflict, err.Error()
+	case errors.Is(err, store.ErrUnreadable):
+		return http.StatusUnprocessableEntity, err.Error()
 	case errors.As(err, &bb):
 		return http.StatusBadRequest, err.Error()
 	}

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -36,9 +38,14 @@ type UploadResult struct {
 // transaction, so a refused upload leaves the database as it was.
 func (s *Server) upload(c echo.Context) error {
 	ctx := c.Request().Context()
+	// The token comes from the headers: checked before a byte of the body
+	// is read, and the body then has BodyTimeout to arrive.
 	tok, err := s.bearer(c)
 	if err != nil {
 		return err
+	}
+	if err := http.NewResponseController(c.Response()).SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout)); err != nil {
+		return fmt.Errorf("upload: set read deadline: %w", err)
 	}
 	body, err := s.readBody(c)
 	if err != nil {
@@ -48,7 +55,7 @@ func (s *Server) upload(c echo.Context) error {
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
-	if err := store.CheckRun(run); err != nil {
+	if err := s.store.CheckRun(run); err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
 	if run.Header.Git.Repo != tok.Repo {
@@ -96,6 +103,9 @@ func (s *Server) readBody(c echo.Context) ([]byte, error) {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return nil, tooBig
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, echo.NewHTTPError(http.StatusRequestTimeout, fmt.Sprintf("upload body not received within %s", s.cfg.BodyTimeout))
 		}
 		return nil, badRequest("read upload: %v", err)
 	}

@@ -139,22 +139,8 @@ func record(it *Item, r request, res runner.Result) (runfile.Item, error) {
 		rec.Logprobs[b] = sum
 		rec.Norm[b] = sum / float64(r.choiceLens[b])
 	}
-	rec.Pred, rec.Tie = argmax(rec.Logprobs)
+	rec.Pred, rec.Tie = runfile.Pick(rec.Logprobs)
 	rec.Correct = rec.Pred == rec.Answer
 	return rec, nil
 }
 
-// argmax returns the first index of the largest value and whether another
-// index holds the same value.
-func argmax(xs []float64) (int, bool) {
-	best, tie := 0, false
-	for i := 1; i < len(xs); i++ {
-		switch {
-		case xs[i] > xs[best]:
-			best, tie = i, false
-		case xs[i] == xs[best]:
-			tie = true
-		}
-	}
-	return best, tie
-}

@@ -189,8 +189,8 @@ func TestTies(t *testing.T) {
 		{[]float64{-1, -1, 0}, 2, false},
 	}
 	for _, tc := range tests {
-		if pred, tie := argmax(tc.xs); pred != tc.pred || tie != tc.tie {
-			t.Errorf("argmax(%v) = %d, %v; want %d, %v", tc.xs, pred, tie, tc.pred, tc.tie)
+		if pred, tie := runfile.Pick(tc.xs); pred != tc.pred || tie != tc.tie {
+			t.Errorf("runfile.Pick(%v) = %d, %v; want %d, %v", tc.xs, pred, tie, tc.pred, tc.tie)
 		}
 	}
 	// Two identical choices cannot be loaded, but the same bytes after

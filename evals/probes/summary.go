@@ -61,7 +61,7 @@ func AccNorm(items []runfile.Item) float64 {
 	right := 0
 	for i := range items {
 		if n := items[i].Norm; len(n) > 0 {
-			if pred, _ := argmax(n); pred == items[i].Answer {
+			if pred, _ := runfile.Pick(n); pred == items[i].Answer {
 				right++
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -35,6 +36,10 @@ type Run struct {
 	Flags      []runfile.Diff  `json:"flags"`
 	Header     runfile.Header  `json:"header"`
 	Summary    json.RawMessage `json:"summary"`
+	// Invalid says why a stored run cannot be scored (a row stored before
+	// uploads were checked); its Score is then zero. Empty for every run
+	// stored now.
+	Invalid string `json:"invalid,omitempty"`
 }
 
 // Flagged reports whether the run's judged settings differ from its baseline's.
@@ -69,24 +74,39 @@ type encoded struct {
 	sum     string
 }
 
+// encode turns a run into its stored lines and reads those lines back as
+// every later reader will (runfile.Read, with its line limit), so a run is
+// stored only in a form that can be served; the score and summary are
+// computed from what was read back.
 func encode(r *runfile.Run) (*encoded, error) {
 	e := &encoded{}
+	var canon bytes.Buffer
+	h := sha256.New()
+	line := func(what string, v any) ([]byte, error) {
+		b, err := runfile.Marshal(v)
+		if err != nil {
+			return nil, invalidf("%s: %v", what, err)
+		}
+		if len(b) >= runfile.MaxLine {
+			return nil, invalidf("%s: %d bytes as stored, over the line limit of %d", what, len(b), runfile.MaxLine)
+		}
+		canon.Write(b)
+		canon.WriteByte('\n')
+		h.Write(b)
+		h.Write([]byte{'\n'})
+		return b, nil
+	}
 	var err error
-	if e.header, err = json.Marshal(r.Header); err != nil {
+	if e.header, err = line("header", r.Header); err != nil {
 		return nil, err
 	}
-	h := sha256.New()
-	h.Write(e.header)
-	h.Write([]byte{'\n'})
 	add := func(id string, v any) error {
-		b, err := json.Marshal(v)
+		b, err := line("record "+id, v)
 		if err != nil {
-			return fmt.Errorf("record %s: %w", id, err)
+			return err
 		}
 		e.records = append(e.records, b)
 		e.ids = append(e.ids, id)
-		h.Write(b)
-		h.Write([]byte{'\n'})
 		return nil
 	}
 	for i := range r.Docs {
@@ -100,15 +120,22 @@ func encode(r *runfile.Run) (*encoded, error) {
 		}
 	}
 	e.sum = hex.EncodeToString(h.Sum(nil))
-	if r.Header.Test == runfile.TestFresh {
-		e.summary, err = json.Marshal(runfile.SummarizeFresh(r.Docs))
-	} else {
-		e.summary, err = json.Marshal(runfile.SummarizeProbes(r.Items))
-	}
+	back, err := runfile.Read(&canon, "run "+r.Header.ID+" as stored")
 	if err != nil {
-		return nil, err
+		return nil, invalidf("%v", err)
 	}
-	e.score = ScoreRun(r)
+	if back.Header.Test == runfile.TestFresh {
+		e.summary, err = runfile.Marshal(runfile.SummarizeFresh(back.Docs))
+	} else {
+		e.summary, err = runfile.Marshal(runfile.SummarizeProbes(back.Items))
+	}
+	if err != nil { // a sum that is not a finite number
+		return nil, invalidf("run %s summary: %v", r.Header.ID, err)
+	}
+	e.score = ScoreRun(back)
+	if !e.score.finite() {
+		return nil, invalidf("run %s: its score %v [%v, %v] is not a finite number", r.Header.ID, e.score.Value, e.score.Lo, e.score.Hi)
+	}
 	return e, nil
 }
 
@@ -116,7 +143,7 @@ func encode(r *runfile.Run) (*encoded, error) {
 // same run again (same id, same content) is a no-op that returns the stored
 // run; another run under a stored id is ErrConflict.
 func (s *Store) PutRun(ctx context.Context, r *runfile.Run, opt PutOptions) (PutResult, error) {
-	if err := CheckRun(r); err != nil {
+	if err := s.CheckRun(r); err != nil {
 		return PutResult{}, err
 	}
 	if opt.BaseRef == "" {
@@ -126,6 +153,10 @@ func (s *Store) PutRun(ctx context.Context, r *runfile.Run, opt PutOptions) (Put
 	if err != nil {
 		return PutResult{}, fmt.Errorf("store run %s: %w", r.Header.ID, err)
 	}
+	started, err := unixNanos(r.Header.StartedAt)
+	if err != nil {
+		return PutResult{}, err
+	}
 	h := &r.Header
 	var res PutResult
 	err = s.tx(ctx, func(tx *sql.Tx) error {
@@ -133,7 +164,7 @@ func (s *Store) PutRun(ctx context.Context, r *runfile.Run, opt PutOptions) (Put
 		err := tx.QueryRowContext(ctx, `SELECT content_sha256 FROM runs WHERE id = ?`, h.ID).Scan(&sum)
 		switch {
 		case err == nil && sum == e.sum:
-			return nil // already stored whole; read it back below
+			return res.readBack(ctx, tx, h.ID) // already stored whole
 		case err == nil:
 			return fmt.Errorf("run %s: %w: another run with this id is stored", h.ID, ErrConflict)
 		case !errors.Is(err, sql.ErrNoRows):
@@ -161,7 +192,7 @@ func (s *Store) PutRun(ctx context.Context, r *runfile.Run, opt PutOptions) (Put
 			started_at, uploaded_at, n_records, metric, score, ci_lo, ci_hi, baseline_id, flags, header,
 			summary, content_sha256) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			h.ID, h.Test, h.Model.Name, h.Model.Revision, h.Git.Repo, h.Git.SHA, h.Git.Ref, pr,
-			h.StartedAt.UnixNano(), s.now().UnixNano(), len(e.records), e.score.Metric, e.score.Value,
+			started, s.now().UnixNano(), len(e.records), e.score.Metric, e.score.Value,
 			e.score.Lo, e.score.Hi, baseID, string(flagJSON), string(e.header), string(e.summary), e.sum)
 		if err != nil {
 			return err
@@ -170,22 +201,32 @@ func (s *Store) PutRun(ctx context.Context, r *runfile.Run, opt PutOptions) (Put
 			return err
 		}
 		res.Created = true
-		return nil
+		return res.readBack(ctx, tx, h.ID)
 	})
 	if err != nil {
 		var bb *BadBaselineError
-		if errors.Is(err, ErrConflict) || errors.As(err, &bb) {
+		var inv *InvalidError
+		if errors.Is(err, ErrConflict) || errors.As(err, &bb) || errors.As(err, &inv) {
 			return PutResult{}, err
 		}
 		return PutResult{}, fmt.Errorf("store run %s: %w", h.ID, err)
 	}
-	// Read from the writer so the row just committed is certainly seen.
-	run, err := getRun(ctx, s.w, h.ID)
+	return res, nil
+}
+
+// readBack reads the stored row inside the write transaction and checks it
+// is what every page will serve, so a run that cannot be shown is rolled
+// back rather than acknowledged.
+func (res *PutResult) readBack(ctx context.Context, tx *sql.Tx, id string) error {
+	run, err := getRun(ctx, tx, id)
 	if err != nil {
-		return PutResult{}, fmt.Errorf("store run %s: read back: %w", h.ID, err)
+		return fmt.Errorf("read back: %w", err)
+	}
+	if run.Invalid != "" {
+		return invalidf("run %s as stored: %s", id, run.Invalid)
 	}
 	res.Run = *run
-	return res, nil
+	return nil
 }
 
 // recordBatch rows go in one INSERT: far fewer statements for a 2,000-item
@@ -253,10 +294,11 @@ func pickBaseline(ctx context.Context, tx *sql.Tx, r *runfile.Run, opt PutOption
 			return nil, &BadBaselineError{Msg: fmt.Sprintf("baseline run %s is not stored", opt.BaselineID)}
 		}
 	} else {
+		started, _ := unixNanos(h.StartedAt) // checked by PutRun
 		err = tx.QueryRowContext(ctx, `SELECT header FROM runs
-			WHERE model = ? AND test = ? AND ref = ? AND id != ? AND started_at <= ?
+			WHERE model = ? AND test = ? AND ref = ? AND id != ? AND started_at <= ? AND `+finiteScore+`
 			ORDER BY started_at DESC, id DESC LIMIT 1`,
-			h.Model.Name, h.Test, opt.BaseRef, h.ID, h.StartedAt.UnixNano()).Scan(&raw)
+			h.Model.Name, h.Test, opt.BaseRef, h.ID, started).Scan(&raw)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, nil
 		}
@@ -281,6 +323,36 @@ const (
 	// briefColumns leave out the header and summary, the bulk of a row,
 	// for lists that show neither (the history page of 1,000 runs).
 	briefColumns = baseColumns + `, '', 'null'`
+	// finiteScore keeps rows whose score is a number out of baselines:
+	// rows stored before uploads were checked may hold an infinite one.
+	finiteScore = `abs(score) <= 1e308 AND abs(ci_lo) <= 1e308 AND abs(ci_hi) <= 1e308`
+)
+
+// unixNanos is t as stored. Every stored time is inside the window
+// runfile.CheckStarted allows, far inside int64 nanoseconds; a time outside
+// int64's range is refused here, never wrapped.
+func unixNanos(t time.Time) (int64, error) {
+	if t.Before(minNanosTime) || t.After(maxNanosTime) {
+		return 0, invalidf("time %s is outside the years 1678 to 2262 that can be stored", t.UTC().Format(time.RFC3339))
+	}
+	return t.UnixNano(), nil
+}
+
+// clampNanos is a query bound as stored: times beyond int64 nanoseconds
+// become its ends, which select the same rows.
+func clampNanos(t time.Time) int64 {
+	switch {
+	case t.Before(minNanosTime):
+		return math.MinInt64
+	case t.After(maxNanosTime):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
+}
+
+var (
+	minNanosTime = time.Unix(0, math.MinInt64)
+	maxNanosTime = time.Unix(0, math.MaxInt64)
 )
 
 type scanner interface{ Scan(...any) error }
@@ -299,6 +371,12 @@ func scanRun(sc scanner) (*Run, error) {
 	if pr.Valid {
 		n := int(pr.Int64)
 		r.PR = &n
+	}
+	if !r.Score.finite() {
+		// A row stored before uploads were checked: shown, flagged, never
+		// a baseline, and its numbers zeroed so JSON can carry it.
+		r.Invalid = fmt.Sprintf("its stored score %v [%v, %v] is not a finite number", r.Score.Value, r.Score.Lo, r.Score.Hi)
+		r.Score.Value, r.Score.Lo, r.Score.Hi = 0, 0, 0
 	}
 	r.StartedAt = time.Unix(0, started).UTC()
 	r.UploadedAt = time.Unix(0, uploaded).UTC()
@@ -386,7 +464,7 @@ func (s *Store) LoadRun(ctx context.Context, id string) (*runfile.Run, error) {
 	}
 	r, err := runfile.Read(&buf, "stored run "+id)
 	if err != nil {
-		return nil, fmt.Errorf("load run %s: %w", id, err)
+		return nil, fmt.Errorf("load run %s: %w: %v", id, ErrUnreadable, err)
 	}
 	return r, nil
 }
@@ -447,7 +525,7 @@ func (s *Store) ModelRuns(ctx context.Context, model string, f Filter) (Page, er
 	}
 	if !f.Since.IsZero() {
 		q += ` AND started_at >= ?`
-		args = append(args, f.Since.UnixNano())
+		args = append(args, clampNanos(f.Since))
 	}
 	if f.Cursor != "" {
 		ns, id, err := parseCursor(f.Cursor)
@@ -493,7 +571,7 @@ func (s *Store) Baseline(ctx context.Context, model, ref, test string) (*Run, er
 		}
 	}
 	r, err := scanRun(s.r.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs
-		WHERE model = ? AND ref = ? AND test = ? ORDER BY started_at DESC, id DESC LIMIT 1`, model, ref, test))
+		WHERE model = ? AND ref = ? AND test = ? AND `+finiteScore+` ORDER BY started_at DESC, id DESC LIMIT 1`, model, ref, test))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("no %s run of %s on %s: %w", test, model, ref, ErrNotFound)
 	}

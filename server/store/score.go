@@ -28,6 +28,15 @@ type Score struct {
 	Hi     float64 `json:"hi"`
 }
 
+func (s Score) finite() bool {
+	for _, v := range []float64{s.Value, s.Lo, s.Hi} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}
+
 // ScoreRun recomputes the score from the records and bootstraps its 95%
 // interval over them: bpb as a ratio of sums in every resample, seeded by
 // the run id so the same run always gets the same interval; accuracy

@@ -27,6 +27,9 @@ var migrationFS embed.FS
 var (
 	ErrNotFound = errors.New("not found")
 	ErrConflict = errors.New("conflict")
+	// ErrUnreadable is a stored run that no longer passes the checks of
+	// runfile.Read (stored before they existed).
+	ErrUnreadable = errors.New("stored run fails today's checks")
 )
 
 // Store is an open database.

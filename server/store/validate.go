@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
@@ -61,8 +62,11 @@ func ValidTest(s string) error {
 }
 
 // CheckRun refuses a run the store cannot keep whole and meaningful: what
-// runfile.Read accepts, plus the names the pages and queries rely on.
-func CheckRun(r *runfile.Run) error {
+// runfile.Read accepts (every record's numbers), plus the names the pages
+// and queries rely on and a start time within the store clock's window.
+func (s *Store) CheckRun(r *runfile.Run) error { return checkRun(r, s.now()) }
+
+func checkRun(r *runfile.Run, now time.Time) error {
 	h := &r.Header
 	if err := ValidID(h.ID); err != nil {
 		return fmt.Errorf("header: %w", err)
@@ -90,8 +94,8 @@ func CheckRun(r *runfile.Run) error {
 	if h.Git.PR != nil && *h.Git.PR <= 0 {
 		return invalidf("header: git.pr %d: want a positive number or null", *h.Git.PR)
 	}
-	if h.StartedAt.IsZero() {
-		return invalidf("header: started_at is missing")
+	if err := h.CheckStarted(now); err != nil {
+		return invalidf("header: %v", err)
 	}
 	if h.Shard != nil {
 		return invalidf("header: run %s is shard %d/%d: merge the shards (udgam-ci merge) and upload the whole run", h.ID, h.Shard.Index, h.Shard.Count)
@@ -101,6 +105,22 @@ func CheckRun(r *runfile.Run) error {
 	}
 	if h.Test == runfile.TestFresh && len(r.Items) > 0 || h.Test == runfile.TestProbes && len(r.Docs) > 0 {
 		return invalidf("run %s: records of another test", h.ID)
+	}
+	if r.Len() > runfile.MaxRecords {
+		return invalidf("run %s: %d records, over the limit of %d", h.ID, r.Len(), runfile.MaxRecords)
+	}
+	for i := range r.Docs {
+		if err := r.Docs[i].Validate(); err != nil {
+			return invalidf("run %s: %v", h.ID, err)
+		}
+	}
+	for i := range r.Items {
+		if err := r.Items[i].Validate(); err != nil {
+			return invalidf("run %s: %v", h.ID, err)
+		}
+	}
+	if h.Test == runfile.TestFresh && runfile.SummarizeFresh(r.Docs).Bytes == 0 {
+		return invalidf("run %s scores no bytes: bits per byte is undefined", h.ID)
 	}
 	return nil
 }

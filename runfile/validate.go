@@ -1,0 +1,133 @@
+package runfile
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Limits on what a run may hold. Together they keep every sum over a run,
+// and over any bootstrap resample of it (up to MaxRecords copies of its
+// largest record), exact in int64 and finite in float64: 2^22 records of
+// at most 2^40 bytes sum below 2^63.
+const (
+	MaxRecords = 1 << 22 // records in one run
+	MaxCount   = 1 << 40 // bytes, tokens or windows of one document or item
+	MaxBits    = 1 << 50 // bits of one document: over 1,000 bits per byte of a GiB
+	// MaxLogprob bounds the magnitude of one choice's log-probability.
+	MaxLogprob = 1e12
+	// LogprobSlack is how far above 0 a summed log-probability may be:
+	// float rounding in a log-softmax leaves tiny positive values.
+	LogprobSlack = 1e-3
+)
+
+// Dates a run may have started at, checked where a clock is at hand (the
+// report server): udgam-ci runs did not exist before MinStartedAt, and a
+// start more than MaxClockSkew ahead of now is a wrong clock.
+var MinStartedAt = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// MaxClockSkew is how far in the future a run's start may be.
+const MaxClockSkew = 24 * time.Hour
+
+// Validate checks what every reader relies on.
+func (h *Header) Validate() error {
+	if h.Schema != Schema {
+		return fmt.Errorf("schema is %q, want %q", h.Schema, Schema)
+	}
+	if h.ID == "" {
+		return errors.New("header has no run id")
+	}
+	if h.Test != TestFresh && h.Test != TestProbes {
+		return fmt.Errorf("test is %q, want %q or %q", h.Test, TestFresh, TestProbes)
+	}
+	return nil
+}
+
+// CheckStarted refuses a start time outside [MinStartedAt, now+MaxClockSkew].
+func (h *Header) CheckStarted(now time.Time) error {
+	latest := now.Add(MaxClockSkew)
+	switch {
+	case h.StartedAt.IsZero():
+		return fmt.Errorf("run %s: started_at is missing", h.ID)
+	case h.StartedAt.Before(MinStartedAt) || h.StartedAt.After(latest):
+		return fmt.Errorf("run %s: started_at %s is outside %s to %s (a wrong clock?)", h.ID,
+			h.StartedAt.UTC().Format(time.RFC3339), MinStartedAt.Format(time.DateOnly), latest.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// Validate checks one document record: counts within MaxCount, bits a
+// finite number within MaxBits, and bits counted only over scored tokens
+// and bytes (a document whose one token went unscored has all three 0).
+func (d *Doc) Validate() error {
+	switch {
+	case d.ID == "":
+		return errors.New("document record has no id")
+	case d.Bytes < 0 || d.Tokens < 0 || d.Windows < 0 || d.TextBytes < 0:
+		return fmt.Errorf("document %s: negative count", d.ID)
+	case d.Bytes > MaxCount || d.Tokens > MaxCount || d.Windows > MaxCount || d.TextBytes > MaxCount:
+		return fmt.Errorf("document %s: a count is over %d", d.ID, int64(MaxCount))
+	case math.IsNaN(d.Bits) || d.Bits < 0 || d.Bits > MaxBits:
+		return fmt.Errorf("document %s: bits %v is not a number from 0 to %g", d.ID, d.Bits, float64(MaxBits))
+	case (d.Bytes == 0) != (d.Tokens == 0):
+		return fmt.Errorf("document %s: %d tokens scored over %d bytes: both or neither must be 0", d.ID, d.Tokens, d.Bytes)
+	case d.Tokens == 0 && d.Bits != 0:
+		return fmt.Errorf("document %s: %v bits with no token scored", d.ID, d.Bits)
+	case d.TextBytes != 0 && d.TextBytes < d.Bytes:
+		return fmt.Errorf("document %s: %d bytes scored of a %d-byte text", d.ID, d.Bytes, d.TextBytes)
+	}
+	return nil
+}
+
+// Validate checks one item record: finite log-probabilities at most
+// LogprobSlack above 0, indexes in range, and a prediction that is what
+// Pick makes of the log-probabilities, so a stored verdict always follows
+// from the stored scores.
+func (it *Item) Validate() error {
+	switch {
+	case it.ID == "":
+		return errors.New("item record has no id")
+	case len(it.Logprobs) < 2:
+		return fmt.Errorf("item %s: %d choices, want at least 2", it.ID, len(it.Logprobs))
+	case it.Pred < 0 || it.Pred >= len(it.Logprobs):
+		return fmt.Errorf("item %s: pred %d out of range", it.ID, it.Pred)
+	case it.Answer < 0 || it.Answer >= len(it.Logprobs):
+		return fmt.Errorf("item %s: answer %d out of range", it.ID, it.Answer)
+	case it.Correct != (it.Pred == it.Answer):
+		return fmt.Errorf("item %s: correct=%v disagrees with pred %d and answer %d", it.ID, it.Correct, it.Pred, it.Answer)
+	case len(it.Norm) != 0 && len(it.Norm) != len(it.Logprobs):
+		return fmt.Errorf("item %s: %d per-byte scores for %d choices", it.ID, len(it.Norm), len(it.Logprobs))
+	case it.Tokens < 0 || it.Tokens > MaxCount:
+		return fmt.Errorf("item %s: tokens %d out of range", it.ID, it.Tokens)
+	}
+	for i, lp := range it.Logprobs {
+		if math.IsNaN(lp) || lp > LogprobSlack || lp < -MaxLogprob {
+			return fmt.Errorf("item %s: choice %d log-probability %v is not a number from %g to 0", it.ID, i, lp, -MaxLogprob)
+		}
+	}
+	for i, v := range it.Norm {
+		if math.IsNaN(v) || v > LogprobSlack || v < -MaxLogprob {
+			return fmt.Errorf("item %s: choice %d per-byte log-probability %v is not a number from %g to 0", it.ID, i, v, -MaxLogprob)
+		}
+	}
+	if pred, tie := Pick(it.Logprobs); pred != it.Pred || tie != it.Tie {
+		return fmt.Errorf("item %s: pred %d (tie %v) is not what its log-probabilities pick (%d, tie %v)", it.ID, it.Pred, it.Tie, pred, tie)
+	}
+	return nil
+}
+
+// Pick is the choice a probe item's log-probabilities make: the first
+// index of the largest, and whether another index holds the same value.
+func Pick(logprobs []float64) (int, bool) {
+	best, tie := 0, false
+	for i := 1; i < len(logprobs); i++ {
+		switch {
+		case logprobs[i] > logprobs[best]:
+			best, tie = i, false
+		case logprobs[i] == logprobs[best]:
+			tie = true
+		}
+	}
+	return best, tie
+}
