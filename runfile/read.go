@@ -107,4 +107,3 @@ func decodeStrict(b []byte, v any, refuseUnknown bool) error {
 	}
 	return nil
 }
-

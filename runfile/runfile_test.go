@@ -3,8 +3,8 @@ package runfile
 import (
 	"bytes"
 	"errors"
-	"math"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"

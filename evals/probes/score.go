@@ -143,4 +143,3 @@ func record(it *Item, r request, res runner.Result) (runfile.Item, error) {
 	rec.Correct = rec.Pred == rec.Answer
 	return rec, nil
 }
-
