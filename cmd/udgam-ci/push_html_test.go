@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -76,8 +77,15 @@ func TestBigHTMLHeaderRoundTrips(t *testing.T) {
 		served = append(served, path)
 	}
 	e, out, errb := serverTestEnv(bg, nil)
-	if code := run(e, []string{"compare", served[0], served[1], "--json", "--resamples", "200"}); code != 0 || !strings.Contains(out.String(), `"metric":"accuracy"`) {
-		t.Fatalf("compare: exit %d: %s %s", code, errb.String(), out.String())
+	if code := run(e, []string{"compare", served[0], served[1], "--json", "--resamples", "200"}); code != 0 {
+		t.Fatalf("compare: exit %d: %s", code, errb.String())
+	}
+	var cmp struct {
+		Metric string `json:"metric"`
+		N      int    `json:"n"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &cmp); err != nil || cmp.Metric != "accuracy" || cmp.N != 40 {
+		t.Fatalf("compare --json: %v %+v", err, cmp)
 	}
 	for _, path := range []string{"/api/v1/compare?base=html-base&head=html-head", "/compare?base=html-base&head=html-head"} {
 		resp, err := http.Get(hs.URL + path)
