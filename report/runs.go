@@ -151,6 +151,9 @@ func runsTable(test string, runs []*runfile.Run, s style) runsView {
 		runRow{"dtype", []string{"dtype"}, func(r *runfile.Run) string { return s.cell(orDash(r.Header.Settings.Dtype)) }},
 		runRow{"Engine", []string{"engine"}, func(r *runfile.Run) string { return s.cell(orDash(r.Header.Settings.Engine)) }},
 		runRow{"Tokenizer", []string{"tokenizer_sha256"}, func(r *runfile.Run) string { return s.code(short(r.Header.Settings.TokenizerSHA256)) }},
+		runRow{"Contamination", []string{"contamination"}, func(r *runfile.Run) string {
+			return s.cell(orDash(runfile.ContaminationKey(r.Header.Contamination)))
+		}},
 	)
 	if test == runfile.TestFresh {
 		rows = append(rows, runRow{"Window / stride", []string{"window", "stride"}, func(r *runfile.Run) string {
