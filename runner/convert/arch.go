@@ -108,6 +108,9 @@ var architectures = []*Architecture{
 	Llama,
 	Qwen2,
 	Qwen3,
+	FalconH1,
+	Mamba2,
+	Mamba,
 }
 
 // Lookup returns the architecture converting a config.json's class, or an

@@ -155,7 +155,7 @@ func TestWeightErrors(t *testing.T) {
 		}, "checkpoint has no weights"},
 		{"unsupported architecture", converttest.Safetensors, func(t *testing.T, dir string) {
 			editConfig(t, dir, func(m map[string]any) { m["architectures"] = []string{"BloomForCausalLM"} })
-		}, "architecture BloomForCausalLM is not supported by the converter; supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM"},
+		}, "architecture BloomForCausalLM is not supported by the converter; supported: " + strings.Join(SupportedClasses(), ", ")},
 		{"rope scaling", converttest.Safetensors, func(t *testing.T, dir string) {
 			editConfig(t, dir, func(m map[string]any) { m["rope_scaling"] = map[string]any{"type": "linear", "factor": 2} })
 		}, `rope_scaling = {"factor":2,"type":"linear"} is not supported`},

@@ -36,6 +36,9 @@ type Checkpoint struct {
 	// Tokenizer, when set, is a directory whose tokenizer files
 	// (TokenizerFiles) are copied in place of the tiny test tokenizer.
 	Tokenizer string
+	// NoBOS leaves BOS out of tokenizer_config.json, as Falcon-H1-Tiny's
+	// tokenizer has none; otherwise <|endoftext|> is BOS as well as EOS.
+	NoBOS bool
 }
 
 // TokenizerFiles are the tokenizer files a checkpoint may carry.
@@ -59,6 +62,9 @@ func (c Checkpoint) Write(dir string, format Format) error {
 		return err
 	}
 	tc := map[string]any{"bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>", "add_bos_token": false}
+	if c.NoBOS {
+		tc["bos_token"] = nil
+	}
 	if err := writeJSON(filepath.Join(dir, "tokenizer_config.json"), tc); err != nil {
 		return err
 	}

@@ -1,0 +1,102 @@
+package convert
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Mamba is MambaForCausalLM (Mamba-1): pre-norm residual blocks of one
+// selective-scan mixer each, llama.cpp's mamba.
+var Mamba = &Architecture{
+	Classes: []string{"MambaForCausalLM"},
+	GGUF:    "mamba",
+	Kind:    "recurrent",
+	Convert: convertMamba,
+}
+
+func convertMamba(cfg Config, w Weights) (KV, []Tensor, error) {
+	r := cfg.Reader()
+	hidden := r.Int("hidden_size")
+	layers := r.Int("num_hidden_layers")
+	vocab := r.Int("vocab_size")
+	state := r.IntOr("state_size", 16)
+	kernel := r.IntOr("conv_kernel", 4)
+	expand := r.IntOr("expand", 2)
+	inner := r.IntOr("intermediate_size", expand*hidden)
+	eps := r.FloatOr("layer_norm_epsilon", 1e-5)
+	tied := r.BoolOr("tie_word_embeddings", true)
+	convBias := r.BoolOr("use_conv_bias", true)
+	r.Refuse("use_bias", "false") // llama.cpp's mamba has no in_proj or out_proj bias
+	r.Refuse("hidden_act", `"silu"`, `"swish"`)
+	r.Refuse("quantization_config")
+	if err := r.Err(); err != nil {
+		return nil, nil, err
+	}
+	rank := (hidden + 15) / 16 // "auto": ceil(hidden_size / 16)
+	if raw := r.Raw("time_step_rank"); raw != nil && string(raw) != `"auto"` {
+		if err := json.Unmarshal(raw, &rank); err != nil || rank <= 0 {
+			return nil, nil, fmt.Errorf("config.json: time_step_rank = %s; want a positive integer or \"auto\"", raw)
+		}
+	}
+	// llama.cpp's mamba loader takes only an inner size of twice the
+	// embedding length.
+	if inner != 2*hidden {
+		return nil, nil, fmt.Errorf("config.json: intermediate_size %d is not 2 * hidden_size %d; llama.cpp's mamba takes only expand = 2", inner, hidden)
+	}
+	if kernel < 1 || state < 1 {
+		return nil, nil, fmt.Errorf("config.json: conv_kernel %d and state_size %d must be positive", kernel, state)
+	}
+
+	var err error
+	take := takeAll(w, &err)
+	h, v, di, ds := uint64(hidden), uint64(vocab), uint64(inner), uint64(state)
+	f32 := func(t Tensor) Tensor { t.F32 = true; return t }
+	ts := []Tensor{
+		take("backbone.embeddings.weight", "token_embd.weight", v, h),
+		f32(take("backbone.norm_f.weight", "output_norm.weight", h)),
+	}
+	out, oerr := outputMatrix(w, tied, "lm_head.weight", "backbone.embeddings.weight", v, h)
+	if oerr != nil {
+		return nil, nil, oerr
+	}
+	if out != nil {
+		ts = append(ts, *out)
+	}
+	for l := range layers {
+		p, b := fmt.Sprintf("backbone.layers.%d.mixer.", l), fmt.Sprintf("blk.%d.", l)
+		conv := take(p+"conv1d.weight", b+"ssm_conv1d.weight", di, 1, uint64(kernel))
+		conv.Shape = []uint64{di, uint64(kernel)} // squeeze the depthwise axis
+		bias := zeros(b+"ssm_conv1d.bias", di)
+		if convBias {
+			bias = take(p+"conv1d.bias", b+"ssm_conv1d.bias", di)
+		}
+		ts = append(ts,
+			f32(take(fmt.Sprintf("backbone.layers.%d.norm.weight", l), b+"attn_norm.weight", h)),
+			take(p+"in_proj.weight", b+"ssm_in.weight", 2*di, h),
+			f32(conv), f32(bias),
+			take(p+"x_proj.weight", b+"ssm_x.weight", uint64(rank)+2*ds, di),
+			take(p+"dt_proj.weight", b+"ssm_dt.weight", di, uint64(rank)),
+			f32(take(p+"dt_proj.bias", b+"ssm_dt.bias", di)),
+			f32(take(p+"A_log", b+"ssm_a", di, ds).Map(negExp)),
+			f32(take(p+"D", b+"ssm_d", di)),
+			take(p+"out_proj.weight", b+"ssm_out.weight", h, di),
+		)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return KV{
+		"mamba.vocab_size":                       uint32(vocab),
+		"mamba.context_length":                   uint32(1 << 20), // no positions: any length
+		"mamba.embedding_length":                 uint32(hidden),
+		"mamba.block_count":                      uint32(layers),
+		"mamba.feed_forward_length":              uint32(0),
+		"mamba.attention.head_count":             uint32(0),
+		"mamba.attention.layer_norm_rms_epsilon": float32(eps),
+		"mamba.ssm.conv_kernel":                  uint32(kernel),
+		"mamba.ssm.inner_size":                   uint32(inner),
+		"mamba.ssm.state_size":                   uint32(state),
+		"mamba.ssm.time_step_rank":               uint32(rank),
+		"mamba.ssm.dt_b_c_rms":                   false,
+	}, ts, nil
+}
