@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/udgamlabs/udgam-ci/evals/fresh"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
 )
 
@@ -95,5 +96,31 @@ func BenchmarkScan(b *testing.B) {
 				b.ReportMetric(float64(words)/cpu, "words/cpu-s")
 			})
 		}
+	}
+}
+
+// BenchmarkIndex reports the memory the index of a full-size test set
+// takes: the 2,000 core probe items and 1,670 documents of the mixed
+// benchmark set (the reference's size), which bounds the scan's memory.
+func BenchmarkIndex(b *testing.B) {
+	core, err := probes.Core()
+	if err != nil {
+		b.Fatal(err)
+	}
+	items := ProbeItems(core)
+	items = append(items, FreshItems(&fresh.Data{Docs: fresh.MixedBenchDocs(1670)})...)
+	var ms0, ms1 runtime.MemStats
+	for b.Loop() {
+		runtime.GC()
+		runtime.ReadMemStats(&ms0)
+		ix, err := NewIndex(items, DefaultN)
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&ms1)
+		b.ReportMetric(float64(ms1.HeapAlloc-ms0.HeapAlloc)/(1<<20), "MiB")
+		b.ReportMetric(float64(len(ix.grams)), "ngrams")
+		runtime.KeepAlive(ix)
 	}
 }
