@@ -66,10 +66,10 @@ type addedVocab struct {
 	raw, norm trie
 }
 
-func newAddedVocab(tokens []addedToken, m *bpe, n normalizer) (*addedVocab, error) {
+func newAddedVocab(tokens []addedToken, m model, n normalizer) (*addedVocab, error) {
 	v := &addedVocab{raw: newTrie(), norm: newTrie()}
 	seen := map[string]int32{}
-	next := int32(len(m.vocab)) // the id tokenizers gives the next token not in the vocabulary
+	next := int32(m.size()) // the id tokenizers gives the next token not in the vocabulary
 	for _, a := range tokens {
 		if a.Content == "" {
 			continue // Hugging Face ignores empty added tokens
@@ -81,7 +81,7 @@ func newAddedVocab(tokens []addedToken, m *bpe, n normalizer) (*addedVocab, erro
 		// Hugging Face gives an added token the model's id for its content,
 		// or the next free id, whatever the file says; refuse a file where
 		// the two differ rather than guess which the model was trained with.
-		want, inVocab := m.vocab[a.Content]
+		want, inVocab := m.id(a.Content)
 		if !inVocab {
 			want = next
 			next++

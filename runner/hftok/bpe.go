@@ -9,6 +9,27 @@ import (
 	"unicode/utf8"
 )
 
+// model is a tokenizer.json model: it turns one pre-token into ids.
+type model interface {
+	tokenize(w string, out []int32) ([]int32, error)
+	id(token string) (int32, bool) // the vocabulary's id for a token
+	size() int                     // the vocabulary's size, as tokenizers counts it
+}
+
+func parseModel(m json.RawMessage) (model, error) {
+	typ, err := typeOf(m)
+	if err != nil {
+		return nil, err
+	}
+	switch typ {
+	case "BPE":
+		return parseBPE(m)
+	case "Unigram":
+		return parseUnigram(m)
+	}
+	return nil, fmt.Errorf("type %q is not implemented (BPE and Unigram are)", typ)
+}
+
 // bpe is tokenizers' BPE model.
 type bpe struct {
 	vocab       map[string]int32
@@ -38,14 +59,14 @@ type bpeJSON struct {
 	Merges       json.RawMessage  `json:"merges"`
 }
 
-func parseModel(m json.RawMessage) (*bpe, error) {
-	typ, err := typeOf(m)
-	if err != nil {
-		return nil, err
-	}
-	if typ != "BPE" {
-		return nil, fmt.Errorf("type %q is not implemented (only BPE)", typ)
-	}
+func (b *bpe) id(token string) (int32, bool) {
+	id, ok := b.vocab[token]
+	return id, ok
+}
+
+func (b *bpe) size() int { return len(b.vocab) }
+
+func parseBPE(m json.RawMessage) (*bpe, error) {
 	var j bpeJSON
 	if err := json.Unmarshal(m, &j); err != nil {
 		return nil, fmt.Errorf("BPE: %w", err)

@@ -340,6 +340,45 @@ func TestBPE(t *testing.T) {
 	}
 }
 
+func TestUnigram(t *testing.T) {
+	vocab := `[["<unk>",0],["a",-1],["b",-1.5],["ab",-2],["abc",-4.5],["c",-2],["<0xC3>",-3],["<0xA9>",-3],["bc",-2.2]]`
+	cases := []struct {
+		name, vocab string
+		unk         string
+		byteFall    bool
+		text        string
+		want        []int32
+		err         string
+	}{
+		{"best total score", vocab, "0", false, "abc", []int32{1, 8}, ""},          // a+bc -3.2 beats ab+c -4 and abc -4.5
+		{"unknown characters fused", vocab, "0", false, "xyab", []int32{0, 3}, ""}, // one unk for "xy"
+		{"byte fallback", vocab, "0", true, "aé", []int32{1, 6, 7}, ""},            // é has no piece: its bytes
+		{"byte fallback missing", vocab, "0", true, "a€", []int32{1, 0}, ""},       // no <0xE2>: unk
+		{"no unk id", vocab, "null", false, "ax", nil, `"x" is not in the Unigram vocabulary`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := parseModel(json.RawMessage(fmt.Sprintf(`{"type":"Unigram","unk_id":%s,"vocab":%s,"byte_fallback":%v}`, c.unk, c.vocab, c.byteFall)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := m.tokenize(c.text, nil)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Errorf("got %v, want an error with %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("%q: got %v, want %v", c.text, got, c.want)
+			}
+		})
+	}
+}
+
 // TestRefusals: what hftok does not implement is an error naming it.
 func TestRefusals(t *testing.T) {
 	base := func(mod func(m map[string]any)) []byte {
@@ -356,7 +395,8 @@ func TestRefusals(t *testing.T) {
 		mod  func(m map[string]any)
 		want string
 	}{
-		{"unigram", func(m map[string]any) { m["model"] = raw(`{"type":"Unigram","unk_id":0,"vocab":[["a",0]]}`) }, `"Unigram" is not implemented`},
+		{"unigram entry", func(m map[string]any) { m["model"] = raw(`{"type":"Unigram","unk_id":0,"vocab":[["a"]]}`) }, `vocab entry 0 is not [piece, score]`},
+		{"unigram unk", func(m map[string]any) { m["model"] = raw(`{"type":"Unigram","unk_id":3,"vocab":[["a",0]]}`) }, `unk_id 3 is outside`},
 		{"wordpiece", func(m map[string]any) { m["model"] = raw(`{"type":"WordPiece","vocab":{"a":0}}`) }, `"WordPiece" is not implemented`},
 		{"dropout", func(m map[string]any) { m["model"].(map[string]any)["dropout"] = 0.1 }, "dropout 0.1"},
 		{"precompiled normalizer", func(m map[string]any) { m["normalizer"] = raw(`{"type":"Precompiled","precompiled_charsmap":""}`) }, `normalizer: type "Precompiled"`},

@@ -22,8 +22,17 @@
 // Segments runs steps 1-3 and returns what a second engine must tokenize:
 // the added tokens' ids and normalized text for steps 4.
 //
-// Post-processors and decoders do not change ids when no special tokens
-// are added, so known ones are accepted and not run.
+// Implemented: models BPE (merges as strings or pairs, ignore_merges,
+// byte_fallback, unk and fuse_unk, subword prefix/suffix) and Unigram
+// (SentencePiece's optimized Viterbi, fused unk, byte_fallback);
+// normalizers NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Replace,
+// Prepend, Strip, BertNormalizer, Sequence; pre-tokenizers ByteLevel,
+// Split, Digits, Metaspace, Punctuation, Whitespace, WhitespaceSplit,
+// BertPreTokenizer, CharDelimiterSplit, Sequence. Refused by name:
+// WordPiece and WordLevel models, the Precompiled, Nmt and ByteLevel
+// normalizers, UnicodeScripts and other pre-tokenizers, BPE dropout,
+// truncation and padding. Post-processors and decoders do not change ids
+// when no special tokens are added, so known ones are accepted and not run.
 package hftok
 
 import (
@@ -40,7 +49,7 @@ type Tokenizer struct {
 	added *addedVocab
 	norm  normalizer   // nil: none
 	pre   preTokenizer // nil: none
-	model *bpe
+	model model
 }
 
 // Load parses DIR/tokenizer.json.
