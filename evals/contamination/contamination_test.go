@@ -518,14 +518,16 @@ func TestJSONFieldAgreesWithEncodingJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &want); err != nil {
 			t.Fatal(err)
 		}
-		got, ok, err := jsonField([]byte(line), "text")
+		var scratch []byte
+		gotb, ok, err := jsonField([]byte(line), "text", &scratch)
+		got := string(gotb)
 		w, wok := want["text"].(string)
 		if err != nil || ok != wok || got != w {
 			t.Errorf("jsonField(%s) = %q, %v, %v; want %q, %v", line, got, ok, err, w, wok)
 		}
 	}
 	for _, bad := range []string{`[1]`, `{"text": 3}`, `{"text": "open`, `{"a" 1}`, `not json`} {
-		if _, _, err := jsonField([]byte(bad), "text"); err == nil {
+		if _, _, err := jsonField([]byte(bad), "text", new([]byte)); err == nil {
 			t.Errorf("jsonField(%s): no error", bad)
 		}
 	}

@@ -191,59 +191,61 @@ func lines(r io.Reader, name string, fn func(n int, line []byte) error) error {
 
 // jsonField extracts the string value of a top-level key from one JSON
 // object without decoding the rest of the line, which is where the time of
-// a scan would otherwise go. Other values are skipped by their structure
+// a scan would otherwise go. The value is a view into line, or into
+// *scratch when it holds escapes: valid until either is reused. Other values are skipped by their structure
 // (strings, brackets), not validated. ok is false when the key is absent.
-func jsonField(line []byte, key string) (string, bool, error) {
+func jsonField(line []byte, key string, scratch *[]byte) ([]byte, bool, error) {
 	i := skipSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
-		return "", false, errors.New("not a JSON object")
+		return nil, false, errors.New("not a JSON object")
 	}
 	i = skipSpace(line, i+1)
 	if i < len(line) && line[i] == '}' {
-		return "", false, nil
+		return nil, false, nil
 	}
 	for {
 		if i >= len(line) || line[i] != '"' {
-			return "", false, fmt.Errorf("malformed JSON at byte %d", i)
+			return nil, false, fmt.Errorf("malformed JSON at byte %d", i)
 		}
 		end, escaped := stringEnd(line, i)
 		if end < 0 {
-			return "", false, errors.New("malformed JSON: unterminated string")
+			return nil, false, errors.New("malformed JSON: unterminated string")
 		}
 		k := line[i+1 : end]
 		match := string(k) == key
 		if escaped { // rare: compare the decoded key
 			var dk string
 			if err := json.Unmarshal(line[i:end+1], &dk); err != nil {
-				return "", false, err
+				return nil, false, err
 			}
 			match = dk == key
 		}
 		i = skipSpace(line, end+1)
 		if i >= len(line) || line[i] != ':' {
-			return "", false, fmt.Errorf("malformed JSON at byte %d: want ':'", i)
+			return nil, false, fmt.Errorf("malformed JSON at byte %d: want ':'", i)
 		}
 		i = skipSpace(line, i+1)
 		if match {
 			if i >= len(line) || line[i] != '"' {
-				return "", false, fmt.Errorf("field %q is not a string", key)
+				return nil, false, fmt.Errorf("field %q is not a string", key)
 			}
 			end, escaped := stringEnd(line, i)
 			if end < 0 {
-				return "", false, errors.New("malformed JSON: unterminated string")
+				return nil, false, errors.New("malformed JSON: unterminated string")
 			}
 			if !escaped {
-				return string(line[i+1 : end]), true, nil
+				return line[i+1 : end], true, nil
 			}
-			v, err := unescape(line[i+1 : end])
+			v, err := unescape((*scratch)[:0], line[i+1:end])
+			*scratch = v
 			if err != nil {
-				return "", false, fmt.Errorf("field %q: %w", key, err)
+				return nil, false, fmt.Errorf("field %q: %w", key, err)
 			}
 			return v, true, nil
 		}
 		var err error
 		if i, err = skipValue(line, i); err != nil {
-			return "", false, err
+			return nil, false, err
 		}
 		i = skipSpace(line, i)
 		if i < len(line) && line[i] == ',' {
@@ -251,16 +253,15 @@ func jsonField(line []byte, key string) (string, bool, error) {
 			continue
 		}
 		if i < len(line) && line[i] == '}' {
-			return "", false, nil
+			return nil, false, nil
 		}
-		return "", false, fmt.Errorf("malformed JSON at byte %d: want ',' or '}'", i)
+		return nil, false, fmt.Errorf("malformed JSON at byte %d: want ',' or '}'", i)
 	}
 }
 
-// unescape decodes the inside of a JSON string, as encoding/json does
-// (invalid surrogates become U+FFFD).
-func unescape(b []byte) (string, error) {
-	out := make([]byte, 0, len(b))
+// unescape appends the decoded inside of a JSON string to out, as
+// encoding/json decodes it (invalid surrogates become U+FFFD).
+func unescape(out, b []byte) ([]byte, error) {
 	for i := 0; i < len(b); i++ {
 		c := b[i]
 		if c != '\\' {
@@ -269,7 +270,7 @@ func unescape(b []byte) (string, error) {
 		}
 		i++
 		if i >= len(b) {
-			return "", errors.New("malformed JSON: escape at end of string")
+			return out, errors.New("malformed JSON: escape at end of string")
 		}
 		switch b[i] {
 		case '"', '\\', '/':
@@ -287,7 +288,7 @@ func unescape(b []byte) (string, error) {
 		case 'u':
 			r, ok := hex4(b[i+1:])
 			if !ok {
-				return "", errors.New(`malformed JSON: bad \u escape`)
+				return out, errors.New(`malformed JSON: bad \u escape`)
 			}
 			i += 4
 			if utf16.IsSurrogate(r) {
@@ -304,10 +305,10 @@ func unescape(b []byte) (string, error) {
 			}
 			out = utf8.AppendRune(out, r)
 		default:
-			return "", fmt.Errorf("malformed JSON: bad escape \\%c", b[i])
+			return out, fmt.Errorf("malformed JSON: bad escape \\%c", b[i])
 		}
 	}
-	return string(out), nil
+	return out, nil
 }
 
 func hex4(b []byte) (rune, bool) {

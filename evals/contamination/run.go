@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/udgamlabs/udgam-ci/evals"
 )
@@ -194,6 +195,7 @@ func scanInput(ctx context.Context, m *matcher, in *Input, index int, field stri
 		}
 		defer closeFn()
 		m.reset()
+		var scratch []byte
 		err = lines(r, in.Path, func(n int, line []byte) error {
 			if n%4096 == 0 && ctx.Err() != nil {
 				return ctx.Err()
@@ -207,7 +209,7 @@ func scanInput(ctx context.Context, m *matcher, in *Input, index int, field stri
 				tf.Records--
 				return nil
 			}
-			text, ok, err := jsonField(line, field)
+			text, ok, err := jsonField(line, field, &scratch)
 			if err != nil {
 				return fmt.Errorf("%s line %d: %w", in.Path, n, err)
 			}
@@ -215,8 +217,11 @@ func scanInput(ctx context.Context, m *matcher, in *Input, index int, field stri
 				tf.NoText++
 				return nil
 			}
+			// The text is read where it lies, without a copy: a record's
+			// words are looked at only while it is scanned (reset above),
+			// and what a report keeps is cloned (matcher.record).
 			m.reset()
-			m.scan(src, n, text)
+			m.scan(src, n, unsafe.String(unsafe.SliceData(text), len(text)))
 			return nil
 		})
 	}

@@ -159,6 +159,7 @@ func (m *matcher) record(src *source, item, pos int32, first ringWord, w int, te
 	if len(loc.Text) > maxSnippet {
 		loc.Text = strings.ToValidUTF8(loc.Text[:maxSnippet], "") + "…"
 	}
+	loc.Text = strings.Clone(loc.Text) // the text may be a view into a reused buffer
 	if h == nil {
 		h = &hit{positions: map[int32]bool{}}
 		m.hits[item] = h
