@@ -28,32 +28,35 @@ const (
 
 // Inputs are the step's `with:` values, validated.
 type Inputs struct {
-	Model         string   // hub id OWNER/NAME, a .gguf path or a safetensors directory
-	ModelName     string   // display name; defaults to Model
-	Revision      string   // commit sha of a hub model
-	Subfolder     string   // the checkpoint's directory in the repository (or local directory)
-	AllowUnpinned bool     // accept a branch or tag for Revision
-	Baseline      string   // "server", "revision:SHA", "none" or run files separated by commas
-	Tests         []string // fresh, probes
-	FreshData     string
-	ProbeItems    string
-	Dtype         string
-	AddBOS        string
-	Window        int
-	Stride        int
-	Threads       int
-	GPU           string
-	ServerURL     string
-	ServerToken   string
-	GitHubToken   string
-	Comment       bool
-	FailOn        string
-	MinEffectBPB  float64
-	MinEffectAcc  float64
-	WorkDir       string // where run files are written
-	CacheDir      string // models and cached baseline runs
-	Resamples     int
-	PR            int // overrides the event's PR (workflow_run of a fork's PR names none)
+	Model         string // hub id OWNER/NAME, a .gguf path or a safetensors directory
+	ModelName     string // display name; defaults to Model
+	Revision      string // commit sha of a hub model
+	Subfolder     string // the checkpoint's directory in the repository (or local directory)
+	AllowUnpinned bool   // accept a branch or tag for Revision
+	// AllowUnverifiedTokenizer converts a tokenizer whose equality with the
+	// Hugging Face tokenizer is not established; runs say so.
+	AllowUnverifiedTokenizer bool
+	Baseline                 string   // "server", "revision:SHA", "none" or run files separated by commas
+	Tests                    []string // fresh, probes
+	FreshData                string
+	ProbeItems               string
+	Dtype                    string
+	AddBOS                   string
+	Window                   int
+	Stride                   int
+	Threads                  int
+	GPU                      string
+	ServerURL                string
+	ServerToken              string
+	GitHubToken              string
+	Comment                  bool
+	FailOn                   string
+	MinEffectBPB             float64
+	MinEffectAcc             float64
+	WorkDir                  string // where run files are written
+	CacheDir                 string // models and cached baseline runs
+	Resamples                int
+	PR                       int // overrides the event's PR (workflow_run of a fork's PR names none)
 	// TrainingData is scanned for the test items before scoring: paths,
 	// folders, globs or hf:// datasets at a pinned commit.
 	TrainingData []string
@@ -74,6 +77,7 @@ var inputList = []input{
 	{"revision", ""},
 	{"subfolder", ""},
 	{"allow-unpinned", "false"},
+	{"allow-unverified-tokenizer", "false"},
 	{"baseline", "server"},
 	{"tests", "fresh,probes"},
 	{"fresh-data", ""},
@@ -202,31 +206,32 @@ func ReadInputs(a *githubactions.Action, isLocal func(path string) bool) (Inputs
 	}
 
 	in := Inputs{
-		Model:         get("model"),
-		ModelName:     get("model-name"),
-		Revision:      get("revision"),
-		Subfolder:     get("subfolder"),
-		AllowUnpinned: boolean("allow-unpinned"),
-		Baseline:      get("baseline"),
-		FreshData:     get("fresh-data"),
-		ProbeItems:    get("probe-items"),
-		Dtype:         oneOf("dtype", validDtypes),
-		AddBOS:        oneOf("add-bos", validAddBOS),
-		Window:        integer("window", 1),
-		Stride:        integer("stride", 1),
-		Threads:       integer("threads", 0),
-		GPU:           oneOf("gpu", validGPU),
-		ServerURL:     strings.TrimRight(get("server-url"), "/"),
-		ServerToken:   get("server-token"),
-		GitHubToken:   get("github-token"),
-		Comment:       boolean("comment"),
-		FailOn:        oneOf("fail-on", validFailOn),
-		MinEffectBPB:  number("min-effect-bpb"),
-		MinEffectAcc:  number("min-effect-accuracy"),
-		WorkDir:       get("work-dir"),
-		CacheDir:      get("cache-dir"),
-		Resamples:     integer("resamples", 100),
-		PR:            integer("pr", 0),
+		Model:                    get("model"),
+		ModelName:                get("model-name"),
+		Revision:                 get("revision"),
+		Subfolder:                get("subfolder"),
+		AllowUnpinned:            boolean("allow-unpinned"),
+		AllowUnverifiedTokenizer: boolean("allow-unverified-tokenizer"),
+		Baseline:                 get("baseline"),
+		FreshData:                get("fresh-data"),
+		ProbeItems:               get("probe-items"),
+		Dtype:                    oneOf("dtype", validDtypes),
+		AddBOS:                   oneOf("add-bos", validAddBOS),
+		Window:                   integer("window", 1),
+		Stride:                   integer("stride", 1),
+		Threads:                  integer("threads", 0),
+		GPU:                      oneOf("gpu", validGPU),
+		ServerURL:                strings.TrimRight(get("server-url"), "/"),
+		ServerToken:              get("server-token"),
+		GitHubToken:              get("github-token"),
+		Comment:                  boolean("comment"),
+		FailOn:                   oneOf("fail-on", validFailOn),
+		MinEffectBPB:             number("min-effect-bpb"),
+		MinEffectAcc:             number("min-effect-accuracy"),
+		WorkDir:                  get("work-dir"),
+		CacheDir:                 get("cache-dir"),
+		Resamples:                integer("resamples", 100),
+		PR:                       integer("pr", 0),
 	}
 	if in.Stride > in.Window {
 		bad("input stride: %d is larger than window %d", in.Stride, in.Window)

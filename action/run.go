@@ -258,21 +258,23 @@ func (r *actionRun) model(ctx context.Context, revision string) (fetch.Model, er
 			File: filepath.Base(in.Model), Conversion: conv}}, nil
 	case isLocal(in.Model):
 		out := filepath.Join(in.WorkDir, "model-"+in.Dtype+".gguf")
-		res, err := convert.Dir(in.Model, out, convert.Options{Dtype: in.Dtype, Subfolder: in.Subfolder})
+		m, res, err := fetch.Convert(in.Model, out, convert.Options{Dtype: in.Dtype, Subfolder: in.Subfolder, AllowUnverifiedTokenizer: in.AllowUnverifiedTokenizer})
 		if err != nil {
 			return fetch.Model{}, err
 		}
 		r.a.Infof("converted %s to %s (%s, sha256 %s)", in.Model, out, in.Dtype, res.SHA256)
-		conv := res.Conversion
-		return fetch.Model{Path: out, Model: runfile.Model{Name: in.ModelName, Revision: revision, File: filepath.Base(out),
-			SHA256: res.SHA256, Arch: res.Arch, Dtype: in.Dtype, Conversion: &conv}}, nil
+		for _, line := range res.Tokenizer.Report {
+			r.a.Infof("  %s", line)
+		}
+		m.Model.Name, m.Model.Revision = in.ModelName, revision
+		return m, nil
 	}
 	if r.hub == nil {
 		return fetch.Model{}, errors.New("no hub client to fetch " + in.Model)
 	}
 	m, err := fetch.Fetch(ctx, r.hub, fetch.Options{
 		Repo: in.Model, Revision: revision, AllowUnpinned: in.AllowUnpinned, Dtype: in.Dtype,
-		CacheDir: filepath.Join(in.CacheDir, "models"), Subfolder: in.Subfolder,
+		CacheDir: filepath.Join(in.CacheDir, "models"), Subfolder: in.Subfolder, AllowUnverifiedTokenizer: in.AllowUnverifiedTokenizer,
 	})
 	if err != nil {
 		return m, err

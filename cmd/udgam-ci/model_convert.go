@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/udgamlabs/udgam-ci/runner/convert"
+	"github.com/udgamlabs/udgam-ci/runner/fetch"
 )
 
 type modelConvertOptions struct {
@@ -13,6 +14,9 @@ type modelConvertOptions struct {
 	Out       string
 	Dtype     string
 	Subfolder string
+	// AllowUnverifiedTokenizer converts a tokenizer udgam-ci cannot show to
+	// equal the Hugging Face tokenizer; runs of the model say so.
+	AllowUnverifiedTokenizer bool
 }
 
 func runModelConvert(e *env, args []string) error {
@@ -23,6 +27,7 @@ func runModelConvert(e *env, args []string) error {
 	fs.StringVar(&o.Out, "out", "", "where to write the GGUF")
 	fs.StringVar(&o.Dtype, "dtype", "f32", "tensor type: "+strings.Join(convert.Dtypes, ", "))
 	fs.StringVar(&o.Subfolder, "subfolder", "", "the checkpoint's directory inside DIR")
+	fs.BoolVar(&o.AllowUnverifiedTokenizer, "allow-unverified-tokenizer", false, "convert a tokenizer udgam-ci cannot show to equal the Hugging Face tokenizer, marking every run of the model as unverified")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -38,10 +43,14 @@ func runModelConvert(e *env, args []string) error {
 }
 
 func modelConvert(e *env, o modelConvertOptions) error {
-	res, err := convert.Dir(o.Dir, o.Out, convert.Options{Dtype: o.Dtype, Subfolder: o.Subfolder})
+	// The conversion of model fetch and the action (fetch.Convert).
+	_, res, err := fetch.Convert(o.Dir, o.Out, convert.Options{Dtype: o.Dtype, Subfolder: o.Subfolder, AllowUnverifiedTokenizer: o.AllowUnverifiedTokenizer})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(e.Stdout, "%s -> %s (%s %s, %d tensors, sha256 %s; from %s)\n", o.Dir, o.Out, res.Arch, o.Dtype, res.Tensors, res.SHA256, res.Conversion.From)
+	for _, line := range res.Tokenizer.Report {
+		fmt.Fprintf(e.Stdout, "  %s\n", line)
+	}
 	return nil
 }

@@ -17,6 +17,8 @@ type modelFetchOptions struct {
 	Out           string
 	CacheDir      string
 	Subfolder     string
+	// AllowUnverifiedTokenizer: see model convert.
+	AllowUnverifiedTokenizer bool
 }
 
 func runModelFetch(e *env, args []string) error {
@@ -28,6 +30,7 @@ func runModelFetch(e *env, args []string) error {
 	fs.BoolVar(&o.AllowUnpinned, "allow-unpinned", false, "accept a branch or tag for --revision and resolve it to its commit")
 	fs.StringVar(&o.Dtype, "dtype", "f32", "tensor type: f32, f16, bf16 or q8_0")
 	fs.StringVar(&o.Out, "out", "", "where to write the GGUF")
+	fs.BoolVar(&o.AllowUnverifiedTokenizer, "allow-unverified-tokenizer", false, "convert a tokenizer udgam-ci cannot show to equal the Hugging Face tokenizer, marking every run of the model as unverified")
 	fs.StringVar(&o.Subfolder, "subfolder", "", "the checkpoint's directory in the repository, when it is not at the top level")
 	fs.StringVar(&o.CacheDir, "cache-dir", "", "cache of converted models (default: under the hub cache, UDGAM_CI_CACHE)")
 	pos, err := parseFlags(fs, args)
@@ -55,6 +58,7 @@ func modelFetch(e *env, o modelFetchOptions) error {
 	}
 	m, err := fetch.Fetch(e.Ctx, client, fetch.Options{
 		Repo: o.Repo, Revision: o.Revision, AllowUnpinned: o.AllowUnpinned, Dtype: o.Dtype, CacheDir: o.CacheDir, Subfolder: o.Subfolder,
+		AllowUnverifiedTokenizer: o.AllowUnverifiedTokenizer,
 	})
 	if err != nil {
 		return err

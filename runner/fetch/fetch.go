@@ -45,6 +45,9 @@ type Options struct {
 	// Subfolder is the checkpoint's directory in the repository, for
 	// repositories that keep it below the top level.
 	Subfolder string
+	// AllowUnverifiedTokenizer converts a tokenizer whose equality with the
+	// Hugging Face tokenizer is not established (recorded in the GGUF).
+	AllowUnverifiedTokenizer bool
 }
 
 // Model is a fetched model: its GGUF and what a run header records of it.
@@ -84,7 +87,12 @@ func Fetch(ctx context.Context, h Hub, opts Options) (Model, error) {
 	if sub != "" {
 		dir = filepath.Join(dir, "subfolder", filepath.FromSlash(sub))
 	}
-	out := filepath.Join(dir, opts.Dtype+".gguf")
+	name := opts.Dtype
+	if opts.AllowUnverifiedTokenizer {
+		// Never served to a fetch that did not allow it.
+		name += "-unverified-tokenizer"
+	}
+	out := filepath.Join(dir, name+".gguf")
 	if m, ok := readRecord(out); ok {
 		return m, nil
 	}
@@ -149,17 +157,27 @@ func Fetch(ctx context.Context, h Hub, opts Options) (Model, error) {
 	if sub != "" {
 		source += " subfolder " + sub
 	}
-	res, err := convert.Dir(link, out, convert.Options{Dtype: opts.Dtype, Source: source})
+	m, _, err := Convert(link, out, convert.Options{Dtype: opts.Dtype, Source: source, AllowUnverifiedTokenizer: opts.AllowUnverifiedTokenizer})
 	if err != nil {
 		return Model{}, fmt.Errorf("fetch %s@%s: %w", opts.Repo, sha, err)
 	}
-	base.File = filepath.Base(out)
-	base.SHA256 = res.SHA256
-	base.Arch = res.Arch
-	conv := res.Conversion
-	base.Conversion = &conv
-	m := Model{Path: out, Model: base}
+	m.Model.Name, m.Model.Revision = base.Name, base.Revision
 	return m, writeRecord(out, m)
+}
+
+// Convert converts the checkpoint in directory dir to out: what Fetch does
+// with a downloaded checkpoint, and what `udgam-ci model convert` and the
+// action do with a local one. The result says what the conversion decided
+// (the tokenizer's report).
+func Convert(dir, out string, opts convert.Options) (Model, convert.Result, error) {
+	res, err := convert.Dir(dir, out, opts)
+	if err != nil {
+		return Model{}, res, err
+	}
+	conv := res.Conversion
+	m := Model{Path: out, Model: runfile.Model{File: filepath.Base(out), SHA256: res.SHA256, Arch: res.Arch,
+		Dtype: conv.Dtype, Conversion: &conv}}
+	return m, res, nil
 }
 
 // pickGGUF finds a GGUF (in the subfolder, when one is given) whose name

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ollama/ollama/convert/sentencepiece"
+
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/runner/hub"
@@ -85,6 +87,44 @@ func TestFetchConvertsSafetensorsAndCaches(t *testing.T) {
 	}
 	if info, err := runner.ReadInfo(out); err != nil || info.SHA256 != m.Model.SHA256 {
 		t.Errorf("copied file: %v, sha %s", err, info.SHA256)
+	}
+}
+
+// TestFetchSentencePiece: a repository with tokenizer.model (and no
+// tokenizer.json) is fetched with it and converted from it.
+func TestFetchSentencePiece(t *testing.T) {
+	fh := hubtest.New(t)
+	src := t.TempDir()
+	if _, err := converttest.Small.Write(src); err != nil {
+		t.Fatal(err)
+	}
+	spm, err := converttest.SentencePieceModel(sentencepiece.TrainerSpec_BPE, "a", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(src, "tokenizer.json"))
+	if err := os.WriteFile(filepath.Join(src, "tokenizer.model"), spm, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "tokenizer_config.json"), []byte(`{"bos_token": "<s>", "eos_token": "</s>"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := fh.AddDir("acme/spm", sha, src); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Fetch(context.Background(), newClient(t, fh), Options{Repo: "acme/spm", Revision: sha, Dtype: "f32", CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := runner.ReadInfo(m.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.TokenizerModel != "llama" || info.BOS != 1 || info.VocabSize != converttest.Vocab {
+		t.Errorf("tokenizer %s, BOS %d, %d tokens", info.TokenizerModel, info.BOS, info.VocabSize)
+	}
+	if fh.Count("GET /acme/spm/resolve/"+sha+"/tokenizer.model") == 0 {
+		t.Errorf("tokenizer.model was not downloaded: %v", fh.Requests())
 	}
 }
 

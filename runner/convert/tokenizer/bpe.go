@@ -186,6 +186,7 @@ func (c *conv) byteLevelVocab(src string, byID map[int]string, n int, pairs [][2
 	if err := c.setVocab(src, byID, n); err != nil {
 		return err
 	}
+	c.logf("tokenizer: byte-level BPE from %s, %d tokens, %d merges -> llama.cpp gpt2", src, n, len(pairs))
 	c.types = make([]int32, n)
 	for i := range c.types {
 		c.types[i] = typeNormal
@@ -209,7 +210,6 @@ func (c *conv) byteLevelVocab(src string, byID map[int]string, n int, pairs [][2
 	}
 	c.spec.GGUF = "gpt2"
 	c.kv["tokenizer.ggml.model"] = "gpt2"
-	c.logf("tokenizer: byte-level BPE from %s, %d tokens, %d merges -> llama.cpp gpt2", src, n, len(pairs))
 	return nil
 }
 

@@ -147,7 +147,11 @@ func steps(raw json.RawMessage, what string) ([]step, error) {
 		return []step{s}, nil
 	}
 	var out []step
-	for _, m := range append(s.PreTokenizers, s.Normalizers...) {
+	var decoders struct {
+		Decoders []json.RawMessage `json:"decoders"`
+	}
+	_ = json.Unmarshal(raw, &decoders) // a decoder Sequence, for isByteLevel
+	for _, m := range append(append(s.PreTokenizers, s.Normalizers...), decoders.Decoders...) {
 		sub, err := steps(m, what)
 		if err != nil {
 			return nil, err
@@ -229,15 +233,17 @@ func describeAll(ss []step) string {
 }
 
 // isByteLevel reports whether the tokenizer maps bytes to GPT-2's printable
-// characters (a ByteLevel pre-tokenizer).
+// characters (a ByteLevel pre-tokenizer or decoder).
 func (tj *tokenizerJSON) isByteLevel() bool {
-	ss, err := steps(tj.PreTokenizer, "pre_tokenizer")
-	if err != nil {
-		return false
-	}
-	for _, s := range ss {
-		if s.Type == "ByteLevel" {
-			return true
+	for _, stage := range []json.RawMessage{tj.PreTokenizer, tj.Decoder} {
+		ss, err := steps(stage, "")
+		if err != nil {
+			continue
+		}
+		for _, s := range ss {
+			if s.Type == "ByteLevel" {
+				return true
+			}
 		}
 	}
 	return false

@@ -52,6 +52,7 @@ func (c *conv) sentencePieceJSON() error {
 	if err := c.setVocab("tokenizer.json", byID, n); err != nil {
 		return err
 	}
+	c.logf("tokenizer: SentencePiece BPE with byte fallback from tokenizer.json, %d tokens, scores from %d merges -> llama.cpp llama", n, len(pairs))
 	c.types = make([]int32, n)
 	for i := range c.types {
 		c.types[i] = typeNormal
@@ -71,7 +72,6 @@ func (c *conv) sentencePieceJSON() error {
 	c.spec.Source, c.spec.Model, c.spec.GGUF, c.spec.Pre = "tokenizer.json", "BPE", "llama", "default"
 	c.kv["tokenizer.ggml.model"] = "llama"
 	c.kv["tokenizer.ggml.pre"] = "default"
-	c.logf("tokenizer: SentencePiece BPE with byte fallback from tokenizer.json, %d tokens, scores from %d merges -> llama.cpp llama", n, len(pairs))
 	return c.spmWhitespace()
 }
 

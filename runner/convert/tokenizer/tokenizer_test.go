@@ -14,9 +14,9 @@ import (
 	"testing/fstest"
 
 	"github.com/ollama/ollama/convert/sentencepiece"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/udgamlabs/udgam-ci/internal/hfref"
+	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
 )
 
 // llamaVocabCpp is the vendored llama.cpp's llama-vocab.cpp.
@@ -286,25 +286,11 @@ func TestVocabMerges(t *testing.T) {
 	}
 }
 
-// TestSentencePieceModel: a tokenizer.model gives its pieces, scores and
-// types; a Unigram model is refused.
+// TestSentencePieceModel: a tokenizer.model gives its pieces, scores,
+// types and dummy prefix; a Unigram model is refused.
 func TestSentencePieceModel(t *testing.T) {
-	piece := func(p string, score float32, typ sentencepiece.ModelProto_SentencePiece_Type) *sentencepiece.ModelProto_SentencePiece {
-		return &sentencepiece.ModelProto_SentencePiece{Piece: &p, Score: &score, Type: &typ}
-	}
 	model := func(mt sentencepiece.TrainerSpec_ModelType) []byte {
-		m := &sentencepiece.ModelProto{
-			TrainerSpec:    &sentencepiece.TrainerSpec{ModelType: &mt, ByteFallback: proto.Bool(true)},
-			NormalizerSpec: &sentencepiece.NormalizerSpec{Name: proto.String("identity"), AddDummyPrefix: proto.Bool(false), RemoveExtraWhitespaces: proto.Bool(false)},
-		}
-		m.Pieces = append(m.Pieces, piece("<unk>", 0, sentencepiece.ModelProto_SentencePiece_UNKNOWN),
-			piece("<s>", 0, sentencepiece.ModelProto_SentencePiece_CONTROL), piece("</s>", 0, sentencepiece.ModelProto_SentencePiece_CONTROL))
-		for b := range 256 {
-			m.Pieces = append(m.Pieces, piece(fmt.Sprintf("<0x%02X>", b), 0, sentencepiece.ModelProto_SentencePiece_BYTE))
-		}
-		m.Pieces = append(m.Pieces, piece("▁", -1, sentencepiece.ModelProto_SentencePiece_NORMAL),
-			piece("<tool>", 0, sentencepiece.ModelProto_SentencePiece_USER_DEFINED))
-		b, err := proto.Marshal(m)
+		b, err := converttest.SentencePieceModel(mt, "<tool>")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -318,11 +304,11 @@ func TestSentencePieceModel(t *testing.T) {
 	tokens := res.KV["tokenizer.ggml.tokens"].([]string)
 	types := res.KV["tokenizer.ggml.token_type"].([]int32)
 	scores := res.KV["tokenizer.ggml.scores"].([]float32)
-	if len(tokens) != 261 || tokens[259] != "▁" || scores[259] != -1 || types[3] != typeByte || types[260] != typeControl || types[0] != typeUnknown {
-		t.Errorf("tokens %d, ▁ %q score %v, types %v %v %v", len(tokens), tokens[259], scores[259], types[3], types[260], types[0])
+	if len(tokens) != 261 || tokens[259] != "▁" || scores[259] != -1 || scores[260] != -2 || types[3] != typeByte || types[260] != typeNormal || types[1] != typeControl || types[0] != typeUnknown {
+		t.Errorf("tokens %d, ▁ %q scores %v %v, types %v %v %v %v", len(tokens), tokens[259], scores[259], scores[260], types[3], types[260], types[1], types[0])
 	}
-	if res.KV["tokenizer.ggml.add_space_prefix"] != false || !strings.Contains(string(res.Spec.AddedTokens), `"content":"\u003ctool\u003e"`) {
-		t.Errorf("add_space_prefix %v, added %s", res.KV["tokenizer.ggml.add_space_prefix"], res.Spec.AddedTokens)
+	if res.KV["tokenizer.ggml.add_space_prefix"] != true || res.Spec.Source != "tokenizer.model" {
+		t.Errorf("add_space_prefix %v, source %s", res.KV["tokenizer.ggml.add_space_prefix"], res.Spec.Source)
 	}
 	_, err = Convert(fstest.MapFS{"tokenizer.model": {Data: model(sentencepiece.TrainerSpec_UNIGRAM)}}, Options{})
 	if err == nil || !strings.Contains(err.Error(), "SentencePiece model type UNIGRAM is not supported") {

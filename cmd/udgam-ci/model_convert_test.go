@@ -1,0 +1,68 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
+)
+
+func TestModelConvertCommand(t *testing.T) {
+	src := t.TempDir()
+	if _, err := converttest.Small.Write(src); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "m.gguf")
+	e, stdout, stderr := actionTestEnv(nil)
+	if code := run(e, []string{"model", "convert", src, "--out", out, "--dtype", "f16"}); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	info, err := runner.ReadInfo(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{info.SHA256, "llama f16", "tokenizer: byte-level BPE from tokenizer.json", `-> llama.cpp "smollm"`,
+		"normalizer applied in Go: none", `bos_token: "<|endoftext|>" id 261`, "reference adds BOS with special tokens: false",
+		`added tokens matched in text (in Go, as Hugging Face does): 1 ("<|endoftext|>")`} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("stdout does not say %q:\n%s", want, stdout)
+		}
+	}
+
+	// An unknown pre-tokenizer is refused, and converted when allowed.
+	var tj map[string]any
+	b, _ := os.ReadFile(filepath.Join(src, "tokenizer.json"))
+	if err := json.Unmarshal(b, &tj); err != nil {
+		t.Fatal(err)
+	}
+	tj["pre_tokenizer"] = map[string]any{"type": "Whitespace"}
+	b, _ = json.Marshal(tj)
+	if err := os.WriteFile(filepath.Join(src, "tokenizer.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, _, stderr = actionTestEnv(nil)
+	if code := run(e, []string{"model", "convert", src, "--out", out}); code != 1 || !strings.Contains(stderr.String(), "pre-tokenizer Whitespace (model ignore_merges=false) matches none") {
+		t.Errorf("unknown pre-tokenizer: exit %d, stderr %q", code, stderr)
+	}
+	e, stdout, stderr = actionTestEnv(nil)
+	if code := run(e, []string{"model", "convert", src, "--out", out, "--allow-unverified-tokenizer"}); code != 0 || !strings.Contains(stdout.String(), "UNVERIFIED: pre-tokenizer") {
+		t.Errorf("allowed: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"model", "convert", src}, "--out is required"},
+		{[]string{"model", "convert", "--out", out}, "give one checkpoint directory"},
+	} {
+		e, _, stderr := actionTestEnv(nil)
+		if code := run(e, tt.args); code != 2 || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("%v: exit %d, stderr %q", tt.args, code, stderr)
+		}
+	}
+}
