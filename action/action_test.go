@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/udgamlabs/udgam-ci/action"
 	"github.com/udgamlabs/udgam-ci/action/actiontest"
@@ -514,6 +515,21 @@ func TestActionWithReportServer(t *testing.T) {
 	}
 	if !strings.HasPrefix(o.outputs["run-url"], hs.URL+"/runs/") {
 		t.Errorf("run-url %q", o.outputs["run-url"])
+	}
+
+	// Another repository's token uploads runs named like acme's model, on
+	// main and newer: they are evil/repo's own model, never acme's baseline.
+	evil, _, err := st.CreateToken(ctx, "evil/repo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ec := &server.Client{BaseURL: hs.URL, Token: evil}
+	for _, test := range []string{"fresh", "probes"} {
+		sp := servertest.Spec{ID: "evil-" + test, Test: test, Model: model, Repo: "evil/repo", Records: 140,
+			Started: time.Now().Add(time.Hour), Engine: "evil engine"}
+		if _, err := ec.Upload(ctx, bytes.NewReader(sp.Body())); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.95, "probes": 30}

@@ -31,7 +31,7 @@ func (s reportServer) Upload(ctx context.Context, run *runfile.Run, baseRef stri
 }
 
 func (s reportServer) Baseline(ctx context.Context, repo, model, test, ref string) (*runfile.Run, error) {
-	run, err := s.c.Baseline(ctx, model, ref, test)
+	run, err := s.c.Baseline(ctx, repo, model, ref, test)
 	if errors.Is(err, server.ErrNotFound) {
 		return nil, nil // no baseline yet: the first run on a new model
 	}

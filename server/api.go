@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -28,14 +27,31 @@ func comparePath(base, head string) string {
 	return "/compare?" + url.Values{"base": {base}, "head": {head}}.Encode()
 }
 
-// modelPath is a model's page. Model names keep their slash in URLs
-// (/models/HuggingFaceTB/SmolLM2-135M), each segment escaped on its own.
-func modelPath(model string) string {
-	segs := strings.Split(model, "/")
-	for i, s := range segs {
-		segs[i] = url.PathEscape(s)
+// modelRef names a model as the server keys it: its repository (the
+// training repo, OWNER/NAME) plus its name.
+type modelRef struct {
+	Repo, Model string
+}
+
+// modelPath is a model's page: /repos/OWNER/NAME/models/MODEL, with each
+// segment escaped on its own so the model name keeps its slashes
+// (/repos/acme/train/models/HuggingFaceTB/SmolLM2-135M). A repository is
+// exactly two segments and "models" follows it, so the split is never
+// ambiguous. Runs stored without a repository get the legacy /models/MODEL.
+func modelPath(repo, model string) string {
+	p := "/models/" + escapeSegments(model)
+	if repo != "" {
+		p = "/repos/" + escapeSegments(repo) + p
 	}
-	return "/models/" + strings.Join(segs, "/")
+	return p
+}
+
+func escapeSegments(s string) string {
+	segs := strings.Split(s, "/")
+	for i, seg := range segs {
+		segs[i] = url.PathEscape(seg)
+	}
+	return strings.Join(segs, "/")
 }
 
 // modelName takes the model name from a decoded request path after
@@ -46,6 +62,70 @@ func modelName(path, prefix string) (string, error) {
 		return "", echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
 	return name, nil
+}
+
+// repoModelName reads OWNER/NAME/models/MODEL from a decoded request path
+// after prefix.
+func repoModelName(path, prefix string) (modelRef, error) {
+	parts := strings.SplitN(strings.TrimPrefix(path, prefix), "/", 4)
+	if len(parts) != 4 || parts[2] != "models" {
+		return modelRef{}, echo.NewHTTPError(http.StatusNotFound, "no such page: want "+prefix+"OWNER/NAME/models/MODEL")
+	}
+	ref := modelRef{Repo: parts[0] + "/" + parts[1], Model: parts[3]}
+	for _, err := range []error{store.ValidRepo(ref.Repo), store.ValidModel(ref.Model)} {
+		if err != nil {
+			return modelRef{}, echo.NewHTTPError(http.StatusBadRequest, err.Error())
+		}
+	}
+	return ref, nil
+}
+
+// modelOf finds the model a request names: /repos/OWNER/NAME/models/MODEL,
+// or the legacy /models/MODEL, which stands for the one repository that
+// has runs of MODEL (the reader's own on a private server) and is refused
+// as ambiguous when several do.
+func (s *Server) modelOf(c echo.Context, path, api string) (modelRef, error) {
+	if rest, ok := strings.CutPrefix(path, api+"/repos/"); ok {
+		ref, err := repoModelName(rest, "")
+		if err != nil {
+			return ref, err
+		}
+		if scope := s.scope(c); scope != "" && scope != ref.Repo {
+			return ref, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("no runs of model %s in %s", ref.Model, ref.Repo))
+		}
+		return ref, nil
+	}
+	model, err := modelName(path, api+"/models/")
+	if err != nil {
+		return modelRef{}, err
+	}
+	if scope := s.scope(c); scope != "" {
+		return modelRef{Repo: scope, Model: model}, nil
+	}
+	repos, err := s.store.ModelRepos(c.Request().Context(), model)
+	if err != nil {
+		return modelRef{}, err
+	}
+	switch len(repos) {
+	case 0:
+		return modelRef{}, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("no runs of model %s", model))
+	case 1:
+		return modelRef{Repo: repos[0], Model: model}, nil
+	}
+	paths := make([]string, len(repos))
+	for i, r := range repos {
+		paths[i] = api + modelPath(r, model)
+	}
+	return modelRef{}, echo.NewHTTPError(http.StatusConflict, fmt.Sprintf("model %s has runs in %d repositories; name one: %s", model, len(repos), strings.Join(paths, ", ")))
+}
+
+// visible hides another repository's runs from a private server's reader
+// (as not found: their ids are not the reader's to learn).
+func (s *Server) visible(c echo.Context, r *store.Run) error {
+	if scope := s.scope(c); scope != "" && r.Repo != scope {
+		return fmt.Errorf("run %s: %w", r.ID, store.ErrNotFound)
+	}
+	return nil
 }
 
 func runID(c echo.Context) (string, error) {
@@ -69,6 +149,9 @@ func (s *Server) apiRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.visible(c, r); err != nil {
+		return err
+	}
 	return c.JSON(http.StatusOK, r)
 }
 
@@ -78,6 +161,15 @@ func (s *Server) apiRecords(c echo.Context) error {
 	id, err := runID(c)
 	if err != nil {
 		return err
+	}
+	if s.scope(c) != "" {
+		r, err := s.store.GetRun(c.Request().Context(), id)
+		if err != nil {
+			return err
+		}
+		if err := s.visible(c, r); err != nil {
+			return err
+		}
 	}
 	// Build it whole first, so an error still gets a proper status.
 	var b strings.Builder
@@ -89,7 +181,7 @@ func (s *Server) apiRecords(c echo.Context) error {
 
 // apiModels is GET /api/v1/models.
 func (s *Server) apiModels(c echo.Context) error {
-	ms, err := s.store.Models(c.Request().Context(), s.cfg.BaseRef, 0)
+	ms, err := s.store.Models(c.Request().Context(), s.scope(c), s.cfg.BaseRef, 0)
 	if err != nil {
 		return err
 	}
@@ -99,23 +191,27 @@ func (s *Server) apiModels(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"models": ms})
 }
 
-// apiModel serves /api/v1/models/{model}/runs and /api/v1/models/{model}/baseline.
+// apiModel serves /api/v1/repos/OWNER/NAME/models/{model}/runs and
+// .../baseline, and the same under the legacy /api/v1/models/{model}/.
 func (s *Server) apiModel(c echo.Context) error {
 	p := c.Request().URL.Path
+	var serve func(echo.Context, modelRef) error
 	switch {
 	case strings.HasSuffix(p, "/runs"):
-		return s.apiModelRuns(c, strings.TrimSuffix(p, "/runs"))
+		p, serve = strings.TrimSuffix(p, "/runs"), s.apiModelRuns
 	case strings.HasSuffix(p, "/baseline"):
-		return s.apiBaseline(c, strings.TrimSuffix(p, "/baseline"))
+		p, serve = strings.TrimSuffix(p, "/baseline"), s.apiBaseline
+	default:
+		return echo.NewHTTPError(http.StatusNotFound, "no such endpoint: want /api/v1/repos/OWNER/NAME/models/{model}/runs or .../baseline")
 	}
-	return echo.NewHTTPError(http.StatusNotFound, "no such endpoint: want /api/v1/models/{model}/runs or /api/v1/models/{model}/baseline")
-}
-
-func (s *Server) apiModelRuns(c echo.Context, p string) error {
-	model, err := modelName(p, "/api/v1/models/")
+	ref, err := s.modelOf(c, p, "/api/v1")
 	if err != nil {
 		return err
 	}
+	return serve(c, ref)
+}
+
+func (s *Server) apiModelRuns(c echo.Context, ref modelRef) error {
 	f, err := filterOf(c)
 	if err != nil {
 		return err
@@ -129,7 +225,7 @@ func (s *Server) apiModelRuns(c echo.Context, p string) error {
 		f.Limit = n
 	}
 	f.Cursor = c.QueryParam("cursor")
-	page, err := s.store.ModelRuns(c.Request().Context(), model, f)
+	page, err := s.store.ModelRuns(c.Request().Context(), ref.Repo, ref.Model, f)
 	if err != nil {
 		return err
 	}
@@ -165,13 +261,9 @@ func filterOf(c echo.Context) (store.Filter, error) {
 	return f, nil
 }
 
-// apiBaseline is the newest run of a model and test on a ref, with its
-// settings in its header.
-func (s *Server) apiBaseline(c echo.Context, p string) error {
-	model, err := modelName(p, "/api/v1/models/")
-	if err != nil {
-		return err
-	}
+// apiBaseline is the newest run of a repository's model and test on a
+// ref, with its settings in its header.
+func (s *Server) apiBaseline(c echo.Context, m modelRef) error {
 	ref := c.QueryParam("ref")
 	if ref == "" {
 		ref = s.cfg.BaseRef
@@ -185,7 +277,7 @@ func (s *Server) apiBaseline(c echo.Context, p string) error {
 			return badRequest("%v", err)
 		}
 	}
-	r, err := s.store.Baseline(c.Request().Context(), model, ref, test)
+	r, err := s.store.Baseline(c.Request().Context(), m.Repo, m.Model, ref, test)
 	if err != nil {
 		return err
 	}
@@ -195,7 +287,8 @@ func (s *Server) apiBaseline(c echo.Context, p string) error {
 // compare loads two stored runs and compares them by paired bootstrap.
 // Runs whose judged settings differ are compared anyway: the comparison
 // carries the mismatch, and every view shows it first.
-func (s *Server) compare(ctx context.Context, baseID, headID string) (*report.Comparison, *store.Run, *store.Run, error) {
+func (s *Server) compare(c echo.Context, baseID, headID string) (*report.Comparison, *store.Run, *store.Run, error) {
+	ctx := c.Request().Context()
 	for _, id := range []string{baseID, headID} {
 		if err := store.ValidID(id); err != nil {
 			return nil, nil, nil, badRequest("compare needs ?base=ID&head=ID: %v", err)
@@ -206,6 +299,9 @@ func (s *Server) compare(ctx context.Context, baseID, headID string) (*report.Co
 	for i, id := range []string{baseID, headID} {
 		m, err := s.store.GetRun(ctx, id)
 		if err != nil {
+			return nil, nil, nil, err
+		}
+		if err := s.visible(c, m); err != nil {
 			return nil, nil, nil, err
 		}
 		r, err := s.store.LoadRun(ctx, id)
@@ -225,7 +321,7 @@ func (s *Server) compare(ctx context.Context, baseID, headID string) (*report.Co
 
 // apiCompare is GET /api/v1/compare?base=ID&head=ID: the compare --json output.
 func (s *Server) apiCompare(c echo.Context) error {
-	cmp, _, _, err := s.compare(c.Request().Context(), c.QueryParam("base"), c.QueryParam("head"))
+	cmp, _, _, err := s.compare(c, c.QueryParam("base"), c.QueryParam("head"))
 	if err != nil {
 		return err
 	}

@@ -123,14 +123,14 @@ func TestModelRoutesWithSlash(t *testing.T) {
 			t.Errorf("runs%s = %q, want %q", q, got, want)
 		}
 	}
-	base, err := ts.client.Baseline(ctx, model, "main", runfile.TestProbes)
+	base, err := ts.client.Baseline(ctx, testRepo, model, "main", runfile.TestProbes)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if base.Header.ID != "probes-4" || len(base.Items) != 30 {
 		t.Fatalf("baseline %s with %d items, want probes-4 with 30", base.Header.ID, len(base.Items))
 	}
-	if _, err := ts.client.Baseline(ctx, model, "main", runfile.TestFresh); !errors.Is(err, server.ErrNotFound) {
+	if _, err := ts.client.Baseline(ctx, testRepo, model, "main", runfile.TestFresh); !errors.Is(err, server.ErrNotFound) {
 		t.Fatalf("baseline of a test with no runs: %v, want ErrNotFound", err)
 	}
 	code, body := ts.get("/api/v1/models")

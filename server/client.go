@@ -92,18 +92,20 @@ func (c *Client) RunFile(ctx context.Context, id string) (*runfile.Run, error) {
 	return r, nil
 }
 
-// Baseline fetches the newest run of model and test on ref, records and
-// all. It returns an error wrapping ErrNotFound when there is none.
-func (c *Client) Baseline(ctx context.Context, model, ref, test string) (*runfile.Run, error) {
+// Baseline fetches the newest run of a repository's model and test on ref,
+// records and all. It returns an error wrapping ErrNotFound when there is
+// none.
+func (c *Client) Baseline(ctx context.Context, repo, model, ref, test string) (*runfile.Run, error) {
+	if err := store.ValidRepo(repo); err != nil {
+		return nil, fmt.Errorf("baseline of %s: %w", model, err)
+	}
 	var r store.Run
-	u := modelPathAPI(model) + "/baseline?" + url.Values{"ref": {ref}, "test": {test}}.Encode()
+	u := "/api/v1" + modelPath(repo, model) + "/baseline?" + url.Values{"ref": {ref}, "test": {test}}.Encode()
 	if err := c.getJSON(ctx, u, &r); err != nil {
-		return nil, fmt.Errorf("baseline of %s (%s on %s): %w", model, test, ref, err)
+		return nil, fmt.Errorf("baseline of %s in %s (%s on %s): %w", model, repo, test, ref, err)
 	}
 	return c.RunFile(ctx, r.ID)
 }
-
-func modelPathAPI(model string) string { return "/api/v1" + modelPath(model) }
 
 func (c *Client) getJSON(ctx context.Context, path string, v any) error {
 	resp, err := c.do(ctx, http.MethodGet, path, nil)

@@ -142,13 +142,13 @@ func (ts *testServer) state() string {
 	if err != nil {
 		ts.t.Fatal(err)
 	}
-	ms, err := ts.st.Models(context.Background(), "main", 0)
+	ms, err := ts.st.Models(context.Background(), "", "main", 0)
 	if err != nil {
 		ts.t.Fatal(err)
 	}
 	var names []string
 	for _, m := range ms {
-		names = append(names, m.Model+"/"+m.Test)
+		names = append(names, m.Repo+":"+m.Model+"/"+m.Test)
 	}
 	return fmt.Sprintf("%d runs, %d records, %s", runs, records, strings.Join(names, " "))
 }

@@ -119,7 +119,7 @@ type indexRow struct {
 }
 
 func (s *Server) indexPage(c echo.Context) error {
-	ms, err := s.store.Models(c.Request().Context(), s.cfg.BaseRef, 30)
+	ms, err := s.store.Models(c.Request().Context(), s.scope(c), s.cfg.BaseRef, 30)
 	if err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func (s *Server) indexPage(c echo.Context) error {
 		for j, r := range m.Recent {
 			vals[j] = r.Score.Value
 		}
-		rows[i] = indexRow{ModelTest: m, Trend: sparkline(vals, fmt.Sprintf("%s %s on %s: last %d runs", m.Model, m.Test, s.cfg.BaseRef, len(vals)))}
+		rows[i] = indexRow{ModelTest: m, Trend: sparkline(vals, fmt.Sprintf("%s (%s) %s on %s: last %d runs", m.Model, m.Repo, m.Test, s.cfg.BaseRef, len(vals)))}
 	}
 	return s.render(c, http.StatusOK, "index", map[string]any{"Rows": rows, "BaseRef": s.cfg.BaseRef})
 }
@@ -158,6 +158,7 @@ type historySection struct {
 }
 
 type modelPage struct {
+	Repo     string
 	Model    string
 	BaseRef  string
 	Ref      string
@@ -167,8 +168,9 @@ type modelPage struct {
 	Total    int
 }
 
+// modelPage is /repos/OWNER/NAME/models/MODEL, or the legacy /models/MODEL.
 func (s *Server) modelPage(c echo.Context) error {
-	model, err := modelName(c.Request().URL.Path, "/models/")
+	ref, err := s.modelOf(c, c.Request().URL.Path, "")
 	if err != nil {
 		return err
 	}
@@ -176,21 +178,22 @@ func (s *Server) modelPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	data, err := s.history(c, model, f)
+	data, err := s.history(c, ref, f)
 	if err != nil {
 		return err
 	}
 	return s.render(c, http.StatusOK, "model", data)
 }
 
-func (s *Server) history(c echo.Context, model string, f store.Filter) (*modelPage, error) {
+func (s *Server) history(c echo.Context, m modelRef, f store.Filter) (*modelPage, error) {
 	ctx := c.Request().Context()
-	all, err := s.store.ModelRuns(ctx, model, store.Filter{Test: f.Test, Since: f.Since, Brief: true})
+	model := m.Model
+	all, err := s.store.ModelRuns(ctx, m.Repo, model, store.Filter{Test: f.Test, Since: f.Since, Brief: true})
 	if err != nil {
 		return nil, err
 	}
 	if len(all.Runs) == 0 {
-		return nil, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("no runs of model %s", model))
+		return nil, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("no runs of model %s in %s", model, m.Repo))
 	}
 	refs := map[string]bool{}
 	byTest := map[string][]store.Run{}
@@ -199,7 +202,7 @@ func (s *Server) history(c echo.Context, model string, f store.Filter) (*modelPa
 		refs[r.Ref] = true
 		byTest[r.Test] = append(byTest[r.Test], r)
 	}
-	p := &modelPage{Model: model, BaseRef: s.cfg.BaseRef, Ref: f.Ref, Test: f.Test, Refs: runfile.SortedKeys(refs)}
+	p := &modelPage{Repo: m.Repo, Model: model, BaseRef: s.cfg.BaseRef, Ref: f.Ref, Test: f.Test, Refs: runfile.SortedKeys(refs)}
 	for _, test := range []string{runfile.TestFresh, runfile.TestProbes} {
 		if sec, ok := s.historySection(model, test, byTest[test], f.Ref); ok {
 			p.Total += len(sec.Rows)
@@ -219,6 +222,12 @@ func (s *Server) historySection(model, test string, runs []store.Run, ref string
 	for i := range runs {
 		r := &runs[i]
 		row := newHistoryRow(r, r.Ref == s.cfg.BaseRef)
+		if r.Invalid != "" { // listed, never drawn or used for a delta
+			if ref == "" || r.Ref == ref {
+				sec.Rows = append(sec.Rows, row)
+			}
+			continue
+		}
 		if prev != nil {
 			row.Delta = fmtDelta(r.Score.Metric, r.Score.Value-prev.Score.Value)
 			row.CompareURL = comparePath(prev.ID, r.ID)
@@ -253,6 +262,9 @@ func newHistoryRow(r *store.Run, base bool) historyRow {
 	row := historyRow{
 		Run: *r, Base: base, ScoreText: fmtScore(r.Score.Metric, r.Score.Value), CIText: fmtInterval(r.Score),
 		DateText: r.StartedAt.UTC().Format("2006-01-02 15:04"), RunURL: runPath(r.ID),
+	}
+	if r.Invalid != "" {
+		row.ScoreText, row.CIText = "invalid", r.Invalid
 	}
 	if r.Flagged() {
 		keys := make([]string, len(r.Flags))
@@ -314,6 +326,9 @@ func (s *Server) runPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.visible(c, r); err != nil {
+		return err
+	}
 	p := runPage{Run: r}
 	if r.Test == runfile.TestFresh {
 		var sum runfile.FreshSummary
@@ -370,7 +385,7 @@ type comparePage struct {
 }
 
 func (s *Server) comparePage(c echo.Context) error {
-	cmp, base, head, err := s.compare(c.Request().Context(), c.QueryParam("base"), c.QueryParam("head"))
+	cmp, base, head, err := s.compare(c, c.QueryParam("base"), c.QueryParam("head"))
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ func TestPages(t *testing.T) {
 		want []string
 		rows map[string]int // table id -> body rows
 	}{
-		{"/", []string{`href="/models/HuggingFaceTB/SmolLM2-135M"`, `href="/models/EleutherAI/pythia-70m"`, `<svg class="spark"`},
+		{"/", []string{`href="/repos/udgamlabs/smol-train/models/HuggingFaceTB/SmolLM2-135M"`, `href="/repos/udgamlabs/smol-train/models/EleutherAI/pythia-70m"`, `<svg class="spark"`},
 			map[string]int{"models": 3}},
 		{"/models/" + model, []string{`<svg class="chart"`, "bits per byte (lower is better)", "probe accuracy", `<option value="exp/lr-sweep-3">`},
 			map[string]int{"runs-fresh": 12, "runs-probes": 12}},

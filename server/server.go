@@ -111,11 +111,13 @@ func (s *Server) routes() *echo.Echo {
 	read.GET("/runs/:id/records", s.apiRecords)
 	read.GET("/models", s.apiModels)
 	read.GET("/models/*", s.apiModel) // model names hold a slash: see modelPath
+	read.GET("/repos/*", s.apiModel)
 	read.GET("/compare", s.apiCompare)
 
 	pg := e.Group("", s.requireReader)
 	pg.GET("/", s.indexPage)
 	pg.GET("/models/*", s.modelPage)
+	pg.GET("/repos/*", s.modelPage)
 	pg.GET("/runs/:id", s.runPage)
 	pg.GET("/compare", s.comparePage)
 	return e

@@ -23,6 +23,7 @@ type UploadResult struct {
 	URL     string      `json:"url"` // the run's page on this server
 	Created bool        `json:"created"`
 	Test    string      `json:"test"`
+	Repo    string      `json:"repo"`
 	Model   string      `json:"model"`
 	Score   store.Score `json:"score"`
 	// BaselineID is the run whose settings this one was checked against;
@@ -73,7 +74,7 @@ func (s *Server) upload(c echo.Context) error {
 	}
 	r := res.Run
 	out := UploadResult{
-		ID: r.ID, URL: s.absURL(c, runPath(r.ID)), Created: res.Created, Test: r.Test, Model: r.Model,
+		ID: r.ID, URL: s.absURL(c, runPath(r.ID)), Created: res.Created, Test: r.Test, Repo: r.Repo, Model: r.Model,
 		Score: r.Score, BaselineID: r.BaselineID, Flags: r.Flags,
 	}
 	if r.BaselineID != "" {
@@ -160,16 +161,27 @@ func tokenOf(r *http.Request) string {
 }
 
 // requireReader lets reads through on a public server, and on a private
-// one only with a live token.
+// one only with a live token, which then reads its own repository only.
 func (s *Server) requireReader(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if s.cfg.Private {
-			if _, err := s.bearer(c); err != nil {
+			tok, err := s.bearer(c)
+			if err != nil {
 				return err
 			}
+			c.Set(scopeKey, tok.Repo)
 		}
 		return next(c)
 	}
+}
+
+const scopeKey = "udgam-ci.repo"
+
+// scope is the one repository a request may read: the token's on a
+// private server, "" (all of them) on a public one.
+func (s *Server) scope(c echo.Context) string {
+	repo, _ := c.Get(scopeKey).(string)
+	return repo
 }
 
 // absURL makes a server path absolute for clients outside the server.

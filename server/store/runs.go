@@ -48,8 +48,8 @@ func (r *Run) Flagged() bool { return len(r.Flags) > 0 }
 // PutOptions say how to pick the baseline whose settings a new run is
 // checked against.
 type PutOptions struct {
-	BaseRef    string // newest run of the same model and test on this ref; "main" if empty
-	BaselineID string // or exactly this run
+	BaseRef    string // newest run of the same repository, model and test on this ref; "main" if empty
+	BaselineID string // or exactly this run, which must be of the same repository
 }
 
 // PutResult is what storing a run did.
@@ -279,8 +279,10 @@ func insertRecordsSQL(n int) string {
 }
 
 // pickBaseline finds the run whose settings r is checked against: the one
-// named, or the newest run of the same model and test on the base ref that
-// started no later than r (so importing old runs flags them sensibly).
+// named, or the newest run of the same repository, model and test on the
+// base ref that started no later than r (so importing old runs flags them
+// sensibly). Another repository's runs are never a baseline: a token
+// uploads for its own repository, and could otherwise plant one.
 func pickBaseline(ctx context.Context, tx *sql.Tx, r *runfile.Run, opt PutOptions) (*runfile.Header, error) {
 	h := &r.Header
 	var raw string
@@ -289,16 +291,18 @@ func pickBaseline(ctx context.Context, tx *sql.Tx, r *runfile.Run, opt PutOption
 		if err := ValidID(opt.BaselineID); err != nil {
 			return nil, &BadBaselineError{Msg: "baseline: " + err.Error()}
 		}
-		err = tx.QueryRowContext(ctx, `SELECT header FROM runs WHERE id = ?`, opt.BaselineID).Scan(&raw)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, &BadBaselineError{Msg: fmt.Sprintf("baseline run %s is not stored", opt.BaselineID)}
+		var repo string
+		err = tx.QueryRowContext(ctx, `SELECT header, repo FROM runs WHERE id = ?`, opt.BaselineID).Scan(&raw, &repo)
+		if errors.Is(err, sql.ErrNoRows) || err == nil && repo != h.Git.Repo {
+			// Another repository's run is reported as absent, not named.
+			return nil, &BadBaselineError{Msg: fmt.Sprintf("baseline run %s is not stored for %s", opt.BaselineID, h.Git.Repo)}
 		}
 	} else {
 		started, _ := unixNanos(h.StartedAt) // checked by PutRun
 		err = tx.QueryRowContext(ctx, `SELECT header FROM runs
-			WHERE model = ? AND test = ? AND ref = ? AND id != ? AND started_at <= ? AND `+finiteScore+`
+			WHERE repo = ? AND model = ? AND test = ? AND ref = ? AND id != ? AND started_at <= ? AND `+finiteScore+`
 			ORDER BY started_at DESC, id DESC LIMIT 1`,
-			h.Model.Name, h.Test, opt.BaseRef, h.ID, started).Scan(&raw)
+			h.Git.Repo, h.Model.Name, h.Test, opt.BaseRef, h.ID, started).Scan(&raw)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, nil
 		}
@@ -469,7 +473,7 @@ func (s *Store) LoadRun(ctx context.Context, id string) (*runfile.Run, error) {
 	return r, nil
 }
 
-// Filter selects runs of one model.
+// Filter selects runs of one model of one repository.
 type Filter struct {
 	Ref    string    // only this ref, if set
 	Test   string    // only this test, if set
@@ -504,17 +508,28 @@ func parseCursor(c string) (int64, string, error) {
 	return 0, "", invalidf("cursor %q is not one this server gave", c)
 }
 
-// ModelRuns lists a model's runs, newest first.
-func (s *Store) ModelRuns(ctx context.Context, model string, f Filter) (Page, error) {
-	if err := ValidModel(model); err != nil {
-		return Page{}, err
+// validRepoOrNone is ValidRepo, or the empty repository of runs whose
+// header named none (see migration 0002).
+func validRepoOrNone(repo string) error {
+	if repo == "" {
+		return nil
+	}
+	return ValidRepo(repo)
+}
+
+// ModelRuns lists the runs of a repository's model, newest first.
+func (s *Store) ModelRuns(ctx context.Context, repo, model string, f Filter) (Page, error) {
+	for _, err := range []error{validRepoOrNone(repo), ValidModel(model)} {
+		if err != nil {
+			return Page{}, err
+		}
 	}
 	cols := runColumns
 	if f.Brief {
 		cols = briefColumns
 	}
-	q := `SELECT ` + cols + ` FROM runs WHERE model = ?`
-	args := []any{model}
+	q := `SELECT ` + cols + ` FROM runs WHERE repo = ? AND model = ?`
+	args := []any{repo, model}
 	if f.Ref != "" {
 		q += ` AND ref = ?`
 		args = append(args, f.Ref)
@@ -563,23 +578,48 @@ func (s *Store) ModelRuns(ctx context.Context, model string, f Filter) (Page, er
 	return p, nil
 }
 
-// Baseline returns the newest run of a model and test on a ref.
-func (s *Store) Baseline(ctx context.Context, model, ref, test string) (*Run, error) {
-	for _, err := range []error{ValidModel(model), ValidRef(ref), ValidTest(test)} {
+// Baseline returns the newest run of a repository's model and test on a
+// ref whose score is a number.
+func (s *Store) Baseline(ctx context.Context, repo, model, ref, test string) (*Run, error) {
+	for _, err := range []error{ValidRepo(repo), ValidModel(model), ValidRef(ref), ValidTest(test)} {
 		if err != nil {
 			return nil, err
 		}
 	}
 	r, err := scanRun(s.r.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs
-		WHERE model = ? AND ref = ? AND test = ? AND `+finiteScore+` ORDER BY started_at DESC, id DESC LIMIT 1`, model, ref, test))
+		WHERE repo = ? AND model = ? AND ref = ? AND test = ? AND `+finiteScore+`
+		ORDER BY started_at DESC, id DESC LIMIT 1`, repo, model, ref, test))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("no %s run of %s on %s: %w", test, model, ref, ErrNotFound)
+		return nil, fmt.Errorf("no %s run of %s in %s on %s: %w", test, model, repo, ref, ErrNotFound)
 	}
 	return r, err
 }
 
-// ModelTest is one model's runs of one test, for the index page.
+// ModelRepos lists the repositories that have runs of a model, for routes
+// that name only the model.
+func (s *Store) ModelRepos(ctx context.Context, model string) ([]string, error) {
+	if err := ValidModel(model); err != nil {
+		return nil, err
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT repo FROM runs WHERE model = ? ORDER BY repo`, model)
+	if err != nil {
+		return nil, fmt.Errorf("repositories of %s: %w", model, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var r string
+		if err := rows.Scan(&r); err != nil {
+			return nil, fmt.Errorf("repositories of %s: %w", model, err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// ModelTest is one repository's model's runs of one test, for the index page.
 type ModelTest struct {
+	Repo   string `json:"repo"`
 	Model  string `json:"model"`
 	Test   string `json:"test"`
 	Runs   int    `json:"runs"`
@@ -587,17 +627,21 @@ type ModelTest struct {
 	Recent []Run  `json:"-"` // newest base-ref runs, oldest first, for the trend line
 }
 
-// Models lists every model and test with its latest run and its recent
-// runs on baseRef.
-func (s *Store) Models(ctx context.Context, baseRef string, recent int) ([]ModelTest, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT model, test, COUNT(*) FROM runs GROUP BY model, test ORDER BY model, test`)
+// Models lists every repository's models and tests with the latest run and
+// the recent runs on baseRef; only repo's when repo is not empty.
+func (s *Store) Models(ctx context.Context, repo, baseRef string, recent int) ([]ModelTest, error) {
+	q, args := `SELECT repo, model, test, COUNT(*) FROM runs`, []any{}
+	if repo != "" {
+		q, args = q+` WHERE repo = ?`, append(args, repo)
+	}
+	rows, err := s.r.QueryContext(ctx, q+` GROUP BY repo, model, test ORDER BY model, repo, test`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("models: %w", err)
 	}
 	var out []ModelTest
 	for rows.Next() {
 		var m ModelTest
-		if err := rows.Scan(&m.Model, &m.Test, &m.Runs); err != nil {
+		if err := rows.Scan(&m.Repo, &m.Model, &m.Test, &m.Runs); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("models: %w", err)
 		}
@@ -609,14 +653,14 @@ func (s *Store) Models(ctx context.Context, baseRef string, recent int) ([]Model
 	}
 	for i := range out {
 		m := &out[i]
-		latest, err := s.ModelRuns(ctx, m.Model, Filter{Test: m.Test, Limit: 1})
+		latest, err := s.ModelRuns(ctx, m.Repo, m.Model, Filter{Test: m.Test, Limit: 1})
 		if err != nil {
 			return nil, err
 		}
 		if len(latest.Runs) > 0 {
 			m.Latest = latest.Runs[0]
 		}
-		base, err := s.ModelRuns(ctx, m.Model, Filter{Test: m.Test, Ref: baseRef, Limit: recent, Brief: true})
+		base, err := s.ModelRuns(ctx, m.Repo, m.Model, Filter{Test: m.Test, Ref: baseRef, Limit: recent, Brief: true})
 		if err != nil {
 			return nil, err
 		}

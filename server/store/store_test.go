@@ -159,7 +159,7 @@ func TestModelRunsFiltersAndPages(t *testing.T) {
 	var seen []string
 	cur := ""
 	for pages := 0; ; pages++ {
-		p, err := s.ModelRuns(ctx, "HuggingFaceTB/SmolLM2-135M", store.Filter{Ref: "main", Limit: 7, Cursor: cur})
+		p, err := s.ModelRuns(ctx, "udgamlabs/smol-train", "HuggingFaceTB/SmolLM2-135M", store.Filter{Ref: "main", Limit: 7, Cursor: cur})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +180,7 @@ func TestModelRunsFiltersAndPages(t *testing.T) {
 	if len(seen) != 20 {
 		t.Fatalf("paged through %d main runs, want 20", len(seen))
 	}
-	p, err := s.ModelRuns(ctx, "HuggingFaceTB/SmolLM2-135M", store.Filter{Test: runfile.TestFresh,
+	p, err := s.ModelRuns(ctx, "udgamlabs/smol-train", "HuggingFaceTB/SmolLM2-135M", store.Filter{Test: runfile.TestFresh,
 		Since: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC).Add(10 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
@@ -188,17 +188,17 @@ func TestModelRunsFiltersAndPages(t *testing.T) {
 	if len(p.Runs) != 7 { // odd seeds 11..23
 		t.Fatalf("fresh runs since hour 10: %d, want 7", len(p.Runs))
 	}
-	if _, err := s.ModelRuns(ctx, "HuggingFaceTB/SmolLM2-135M", store.Filter{Cursor: "bogus"}); err == nil {
+	if _, err := s.ModelRuns(ctx, "udgamlabs/smol-train", "HuggingFaceTB/SmolLM2-135M", store.Filter{Cursor: "bogus"}); err == nil {
 		t.Fatal("a forged cursor was accepted")
 	}
-	b, err := s.Baseline(ctx, "HuggingFaceTB/SmolLM2-135M", "main", runfile.TestFresh)
+	b, err := s.Baseline(ctx, "udgamlabs/smol-train", "HuggingFaceTB/SmolLM2-135M", "main", runfile.TestFresh)
 	if err != nil || b.ID != "fresh-23" {
 		t.Fatalf("baseline = %v, %v; want fresh-23", b, err)
 	}
-	if _, err := s.Baseline(ctx, "nobody/none", "main", runfile.TestFresh); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.Baseline(ctx, "udgamlabs/smol-train", "nobody/none", "main", runfile.TestFresh); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("baseline of an unknown model: %v, want ErrNotFound", err)
 	}
-	ms, err := s.Models(ctx, "main", 5)
+	ms, err := s.Models(ctx, "", "main", 5)
 	if err != nil || len(ms) != 2 || ms[0].Runs+ms[1].Runs != 25 || len(ms[0].Recent) != 5 {
 		t.Fatalf("models = %+v, %v", ms, err)
 	}
@@ -306,7 +306,7 @@ func TestReopenKeepsDataAndSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if v, err := s.SchemaVersion(ctx); err != nil || v != 1 {
+	if v, err := s.SchemaVersion(ctx); err != nil || v != 2 {
 		t.Fatalf("schema version %d, %v", v, err)
 	}
 	if _, err := s.GetRun(ctx, "keep"); err != nil {
@@ -403,7 +403,7 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer again.Close()
-	if v, err := again.SchemaVersion(context.Background()); err != nil || v != 1 {
+	if v, err := again.SchemaVersion(context.Background()); err != nil || v != 2 {
 		t.Fatalf("schema version %d, %v", v, err)
 	}
 }

@@ -26,21 +26,8 @@ import (
 func TestBigHTMLHeaderRoundTrips(t *testing.T) {
 	dir := t.TempDir()
 	bg := context.Background()
-	st, err := store.Open(bg, filepath.Join(dir, "runs.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	token, _, err := st.CreateToken(bg, "udgamlabs/smol-train")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Config{Store: st, Logger: slog.New(slog.DiscardHandler), CompareResamples: 200})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	defer hs.Close()
+	hs, tokens := reportServer(t, "udgamlabs/smol-train")
+	token := tokens[0]
 
 	big := strings.Repeat("<", 3<<20)
 	var files []string
@@ -96,5 +83,61 @@ func TestBigHTMLHeaderRoundTrips(t *testing.T) {
 		if resp.StatusCode != 200 {
 			t.Fatalf("%s: %d", path, resp.StatusCode)
 		}
+	}
+}
+
+// reportServer is a real report server over a real SQLite file, with one
+// upload token for each repository.
+func reportServer(t *testing.T, repos ...string) (*httptest.Server, []string) {
+	t.Helper()
+	bg := context.Background()
+	st, err := store.Open(bg, filepath.Join(t.TempDir(), "runs.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	var tokens []string
+	for _, r := range repos {
+		tok, _, err := st.CreateToken(bg, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens = append(tokens, tok)
+	}
+	srv, err := server.New(server.Config{Store: st, Logger: slog.New(slog.DiscardHandler), CompareResamples: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	return hs, tokens
+}
+
+// TestPushIsScopedToRepository: runs pushed by another repository's token
+// under acme's model name, on main and newer, are never what acme's push
+// is checked against (issue 13, case 2).
+func TestPushIsScopedToRepository(t *testing.T) {
+	dir := t.TempDir()
+	bg := context.Background()
+	hs, tokens := reportServer(t, "acme/train", "evil/repo")
+	push := func(token string, sp servertest.Spec) string {
+		t.Helper()
+		path := filepath.Join(dir, sp.ID+".jsonl")
+		if err := os.WriteFile(path, sp.Body(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		e, out, errb := serverTestEnv(bg, nil)
+		if code := run(e, []string{"push", path, "--server", hs.URL, "--token", token, "--json"}); code != 0 {
+			t.Fatalf("push %s: exit %d: %s", sp.ID, code, errb.String())
+		}
+		return out.String()
+	}
+	const m = "acme/m1"
+	push(tokens[0], servertest.Spec{ID: "acme-main", Repo: "acme/train", Model: m, Seed: 1, Records: 30})
+	push(tokens[1], servertest.Spec{ID: "evil-main", Repo: "evil/repo", Model: m, Seed: 2, Records: 30, Engine: "evil engine"})
+	out := push(tokens[0], servertest.Spec{ID: "acme-pr", Repo: "acme/train", Model: m, Seed: 3, Records: 30, Ref: "feat", PR: 2})
+	var res server.UploadResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.BaselineID != "acme-main" || len(res.Flags) != 0 {
+		t.Fatalf("acme's push checked against %q with flags %v (%v), want acme-main and none", res.BaselineID, res.Flags, err)
 	}
 }
