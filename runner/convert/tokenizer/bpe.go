@@ -86,18 +86,7 @@ func lookupPre(ss []step, ignoreMerges bool) (string, error) {
 func (c *conv) byteLevelJSON() error {
 	tj := c.tj
 	m := tj.Model
-	if deref(m.ContinuingSubwordPrefix) != "" || deref(m.EndOfWordSuffix) != "" || m.Dropout != nil {
-		return fmt.Errorf("tokenizer.json: BPE with continuing_subword_prefix %q, end_of_word_suffix %q or dropout is not supported", deref(m.ContinuingSubwordPrefix), deref(m.EndOfWordSuffix))
-	}
-	vocab, n, err := tj.vocabByID()
-	if err != nil {
-		return err
-	}
-	pairs, err := tj.mergePairs()
-	if err != nil {
-		return err
-	}
-	byID, n, err := c.mergeAdded("tokenizer.json", vocab, n, tj.AddedTokens)
+	byID, n, pairs, err := c.bpeJSON()
 	if err != nil {
 		return err
 	}
@@ -118,6 +107,25 @@ func (c *conv) byteLevelJSON() error {
 	}
 	c.setPre(pre, describeAll(ss))
 	return c.normalizer()
+}
+
+// bpeJSON reads a tokenizer.json BPE model: its vocabulary with the added
+// tokens (id -> text, and the size) and its merges.
+func (c *conv) bpeJSON() (map[int]string, int, [][2]string, error) {
+	m := c.tj.Model
+	if deref(m.ContinuingSubwordPrefix) != "" || deref(m.EndOfWordSuffix) != "" || m.Dropout != nil {
+		return nil, 0, nil, fmt.Errorf("tokenizer.json: BPE with continuing_subword_prefix %q, end_of_word_suffix %q or dropout is not supported", deref(m.ContinuingSubwordPrefix), deref(m.EndOfWordSuffix))
+	}
+	vocab, n, err := c.tj.vocabByID()
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	pairs, err := c.tj.mergePairs()
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	byID, n, err := c.mergeAdded("tokenizer.json", vocab, n, c.tj.AddedTokens)
+	return byID, n, pairs, err
 }
 
 // byteLevelFiles converts a GPT-2 style vocab.json and merges.txt (a

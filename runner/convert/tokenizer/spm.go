@@ -29,23 +29,11 @@ var bytePiece = regexp.MustCompile(`^<0x[0-9A-F]{2}>$`)
 // sentencePieceJSON converts a SentencePiece-style BPE tokenizer.json
 // (byte fallback, "▁" for spaces) without tokenizer.model.
 func (c *conv) sentencePieceJSON() error {
-	tj := c.tj
-	m := tj.Model
-	if deref(m.ContinuingSubwordPrefix) != "" || deref(m.EndOfWordSuffix) != "" || m.Dropout != nil {
-		return fmt.Errorf("tokenizer.json: BPE with continuing_subword_prefix %q, end_of_word_suffix %q or dropout is not supported", deref(m.ContinuingSubwordPrefix), deref(m.EndOfWordSuffix))
-	}
+	m := c.tj.Model
 	if m.IgnoreMerges {
 		return fmt.Errorf("tokenizer.json: SentencePiece-style BPE with ignore_merges=true is not supported (llama.cpp's SentencePiece tokenizer always merges)")
 	}
-	vocab, n, err := tj.vocabByID()
-	if err != nil {
-		return err
-	}
-	pairs, err := tj.mergePairs()
-	if err != nil {
-		return err
-	}
-	byID, n, err := c.mergeAdded("tokenizer.json", vocab, n, tj.AddedTokens)
+	byID, n, pairs, err := c.bpeJSON()
 	if err != nil {
 		return err
 	}
