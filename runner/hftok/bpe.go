@@ -180,7 +180,7 @@ func (b *bpe) tokenize(w string, out []int32) ([]int32, error) {
 			continue
 		}
 		if b.byteFall {
-			if ids, ok := b.byteTokens(s); ok {
+			if ids, ok := byteTokens(b.vocab, s); ok {
 				// tokenizers adds these before a pending unk.
 				syms = append(syms, ids...)
 				continue
@@ -200,10 +200,12 @@ func (b *bpe) tokenize(w string, out []int32) ([]int32, error) {
 	return append(out, b.mergeAll(syms)...), nil
 }
 
-func (b *bpe) byteTokens(s string) ([]int32, bool) {
+// byteTokens gives the byte pieces <0xXX> of s (byte_fallback), or false
+// when the vocabulary lacks one.
+func byteTokens(vocab map[string]int32, s string) ([]int32, bool) {
 	ids := make([]int32, len(s))
 	for i := 0; i < len(s); i++ {
-		id, ok := b.vocab[fmt.Sprintf("<0x%02X>", s[i])]
+		id, ok := vocab[fmt.Sprintf("<0x%02X>", s[i])]
 		if !ok {
 			return nil, false
 		}

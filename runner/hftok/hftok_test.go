@@ -411,6 +411,12 @@ func TestRefusals(t *testing.T) {
 			m["pre_tokenizer"] = raw(`{"type":"Split","pattern":{"Regex":"(unclosed"},"behavior":"Isolated","invert":false}`)
 		}, `regex "(unclosed"`},
 		{"unknown post-processor", func(m map[string]any) { m["post_processor"] = raw(`{"type":"Novel"}`) }, `post_processor: type "Novel"`},
+		{"nested post-processor", func(m map[string]any) {
+			m["post_processor"] = raw(`{"type":"Sequence","processors":[{"type":"ByteLevel"},{"type":"Novel"}]}`)
+		}, `post_processor: Sequence[1]: type "Novel"`},
+		{"nested pre-tokenizer", func(m map[string]any) {
+			m["pre_tokenizer"] = raw(`{"type":"Sequence","pretokenizers":[{"type":"Digits"},{"type":"UnicodeScripts"}]}`)
+		}, `pre_tokenizer: Sequence[1]: type "UnicodeScripts"`},
 		{"truncation", func(m map[string]any) { m["truncation"] = raw(`{"max_length":512}`) }, "truncation"},
 		{"padding", func(m map[string]any) { m["padding"] = raw(`{"strategy":"BatchLongest"}`) }, "padding"},
 		{"added token id", func(m map[string]any) {

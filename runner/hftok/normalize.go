@@ -84,23 +84,8 @@ func parseNormalizer(m json.RawMessage) (normalizer, error) {
 		}
 		return b, nil
 	case "Sequence":
-		var p struct {
-			Normalizers []json.RawMessage `json:"normalizers"`
-		}
-		if err := json.Unmarshal(m, &p); err != nil {
-			return nil, fmt.Errorf("Sequence: %w", err)
-		}
-		var seq sequenceNorm
-		for i, n := range p.Normalizers {
-			c, err := parseNormalizer(n)
-			if err != nil {
-				return nil, fmt.Errorf("Sequence[%d]: %w", i, err)
-			}
-			if c != nil {
-				seq = append(seq, c)
-			}
-		}
-		return seq, nil
+		seq, err := parseSequence(m, "normalizers", parseNormalizer)
+		return sequenceNorm(seq), err
 	}
 	return nil, fmt.Errorf("type %q is not implemented", typ)
 }

@@ -110,23 +110,8 @@ func parsePreTokenizer(m json.RawMessage) (preTokenizer, error) {
 	case "Metaspace":
 		return parseMetaspace(m)
 	case "Sequence":
-		var p struct {
-			PreTokenizers []json.RawMessage `json:"pretokenizers"`
-		}
-		if err := json.Unmarshal(m, &p); err != nil {
-			return nil, fmt.Errorf("Sequence: %w", err)
-		}
-		var seq sequencePre
-		for i, c := range p.PreTokenizers {
-			pt, err := parsePreTokenizer(c)
-			if err != nil {
-				return nil, fmt.Errorf("Sequence[%d]: %w", i, err)
-			}
-			if pt != nil {
-				seq = append(seq, pt)
-			}
-		}
-		return seq, nil
+		seq, err := parseSequence(m, "pretokenizers", parsePreTokenizer)
+		return sequencePre(seq), err
 	}
 	return nil, fmt.Errorf("type %q is not implemented", typ)
 }

@@ -221,18 +221,33 @@ func checkPostProcessor(m json.RawMessage) error {
 	case "TemplateProcessing", "ByteLevel", "RobertaProcessing", "BertProcessing":
 		return nil
 	case "Sequence":
-		var s struct {
-			Processors []json.RawMessage `json:"processors"`
-		}
-		if err := json.Unmarshal(m, &s); err != nil {
-			return err
-		}
-		for i, p := range s.Processors {
-			if err := checkPostProcessor(p); err != nil {
-				return fmt.Errorf("processors[%d]: %w", i, err)
-			}
-		}
-		return nil
+		_, err := parseSequence(m, "processors", func(p json.RawMessage) (any, error) { return nil, checkPostProcessor(p) })
+		return err
 	}
 	return fmt.Errorf("type %q is not implemented", typ)
+}
+
+// parseSequence parses the list under key of a Sequence component with
+// parse, naming the entry that fails and leaving out null ones.
+func parseSequence[T comparable](m json.RawMessage, key string, parse func(json.RawMessage) (T, error)) ([]T, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(m, &fields); err != nil {
+		return nil, fmt.Errorf("Sequence: %w", err)
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(fields[key], &list); err != nil {
+		return nil, fmt.Errorf("Sequence %s: %w", key, err)
+	}
+	var seq []T
+	var none T
+	for i, e := range list {
+		c, err := parse(e)
+		if err != nil {
+			return nil, fmt.Errorf("Sequence[%d]: %w", i, err)
+		}
+		if c != none {
+			seq = append(seq, c)
+		}
+	}
+	return seq, nil
 }

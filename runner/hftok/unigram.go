@@ -145,7 +145,7 @@ func (u *unigram) tokenize(w string, out []int32) ([]int32, error) {
 			continue
 		}
 		if u.byteFall {
-			if ids, ok := u.byteTokens(t.text); ok {
+			if ids, ok := byteTokens(u.ids, t.text); ok {
 				out = append(out, ids...)
 				continue
 			}
@@ -153,16 +153,4 @@ func (u *unigram) tokenize(w string, out []int32) ([]int32, error) {
 		out = append(out, u.unk)
 	}
 	return out, nil
-}
-
-func (u *unigram) byteTokens(s string) ([]int32, bool) {
-	ids := make([]int32, len(s))
-	for i := 0; i < len(s); i++ {
-		id, ok := u.ids[fmt.Sprintf("<0x%02X>", s[i])]
-		if !ok {
-			return nil, false
-		}
-		ids[i] = id
-	}
-	return ids, true
 }
