@@ -98,10 +98,15 @@ func (c *conv) scoresFromMerges(pairs [][2]string) error {
 	// Completeness: llama.cpp joins any two adjacent symbols (tokens, or
 	// single characters) whose concatenation is a token. Added tokens are
 	// left out: the scoring side takes their literals out of the text
-	// before llama.cpp sees it.
+	// before llama.cpp sees it, except where a single_word token is not
+	// matched.
+	matched := map[int]bool{}
+	for _, a := range c.added {
+		matched[a.ID] = !a.SingleWord
+	}
 	var missing []string
 	for id, t := range c.tokens {
-		if c.types[id] == typeControl || len(t) < 2 {
+		if matched[id] || len(t) < 2 {
 			continue
 		}
 		for i := range t {
@@ -292,7 +297,7 @@ func (c *conv) sentencePieceModel() error {
 	for i := range min(n, len(pieces)) {
 		switch c.types[i] {
 		case typeUserDefined:
-			c.types[i] = typeControl // matched in Go, as an added token
+			c.types[i] = typeNormal // matched in Go, as an added token
 		case typeByte, typeUnknown:
 			c.types[i] = int32(pieces[i].GetType())
 		}

@@ -191,9 +191,7 @@ func (c *conv) setVocab(src string, byID map[int]string, n int) error {
 
 // mergeAdded adds tokenizer.json's added tokens to the vocabulary: an added
 // token either repeats a vocabulary entry (same id, same text) or extends
-// the vocabulary. Every added token is written as a control token, which
-// llama.cpp never matches in text when it does not parse special tokens:
-// the scoring side matches them in Go as Hugging Face does (Spec.AddedTokens).
+// the vocabulary.
 func (c *conv) mergeAdded(src string, vocab map[int]string, n int, added []addedToken) (map[int]string, int, error) {
 	byID := make(map[int]string, n+len(added))
 	for id, t := range vocab {
@@ -215,11 +213,21 @@ func (c *conv) mergeAdded(src string, vocab map[int]string, n int, added []added
 	return byID, n, nil
 }
 
-// markAdded sets every added token's type to control.
+// markAdded sets the added tokens' types. llama.cpp, which udgam-ci never
+// asks to parse special tokens, matches only user-defined tokens in text,
+// so no added token is user-defined: the scoring side matches them all in
+// Go as Hugging Face does (Spec.AddedTokens). Special ones are control
+// tokens (they stand for no text); the others are normal tokens, whose
+// piece is their text.
 func (c *conv) markAdded() {
 	for _, a := range c.added {
-		if a.ID < len(c.types) {
+		if a.ID >= len(c.types) {
+			continue
+		}
+		if a.Special {
 			c.types[a.ID] = typeControl
+		} else {
+			c.types[a.ID] = typeNormal
 		}
 	}
 	var literal []string

@@ -340,3 +340,26 @@ func TestPadding(t *testing.T) {
 		t.Errorf("vocab_size below the vocabulary: %v", err)
 	}
 }
+
+// TestAddedTokenTypes: no added token is user-defined (llama.cpp would
+// match it in text by itself); special ones are control tokens, the
+// others normal, and all are recorded for the scoring side.
+func TestAddedTokenTypes(t *testing.T) {
+	tj := byteLevel(plainByteLevel, nil)
+	tj["added_tokens"] = []map[string]any{
+		{"id": 257, "content": "<|endoftext|>", "special": true},
+		{"id": 258, "content": "<think>", "special": false},
+	}
+	res, err := Convert(files(t, tj, nil), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := res.KV["tokenizer.ggml.token_type"].([]int32)
+	if types[257] != typeControl || types[258] != typeNormal {
+		t.Errorf("types %v; want control for the special token, normal for <think>", types[257:])
+	}
+	var added []addedToken
+	if err := json.Unmarshal(res.Spec.AddedTokens, &added); err != nil || len(added) != 2 || added[1].Content != "<think>" || added[1].Special {
+		t.Errorf("Spec.AddedTokens %s (%v)", res.Spec.AddedTokens, err)
+	}
+}
