@@ -85,6 +85,10 @@ func (d *decoder) read(r *ConfigReader) {
 	r.Refuse("hidden_act", `"silu"`)
 	r.Refuse("rope_scaling")
 	r.Refuse("partial_rotary_factor", "1", "1.0")
+	// nanotron's configs (SmolLM2) say whether rope turns adjacent pairs;
+	// Hugging Face's modeling code turns (i, i+d/2) whatever it says, and so
+	// does the converter: only false means the same model in both.
+	r.Refuse("rope_interleaved", "false")
 	switch {
 	case r.Err() != nil:
 	case d.kvHeads <= 0 || d.heads%d.kvHeads != 0:

@@ -30,9 +30,12 @@ func TestLlamaExact(t *testing.T) {
 		{"mistral", converttest.Decoder{Class: "MistralForCausalLM", ModelType: "mistral", Model: tiny, Dtype: "BF16", Seed: 4,
 			Extra: map[string]any{"sliding_window": 4096}}, []converttest.Format{converttest.Safetensors}},
 	}
-	for _, tt := range tests {
+	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			archtest.Exact(t, decoderCase(tt.d, tt.formats...))
+			_, gguf := archtest.Exact(t, decoderCase(tt.d, tt.formats...))
+			if i == 0 {
+				archtest.Invariance(t, gguf, tt.d.Model.Vocab)
+			}
 		})
 	}
 }

@@ -13,7 +13,7 @@ func TestQwen2Exact(t *testing.T) {
 	tied := m
 	tied.Tied = true
 	qwen := map[string]any{"use_sliding_window": false, "sliding_window": 4096, "max_window_layers": 2}
-	for _, tt := range []struct {
+	for i, tt := range []struct {
 		name    string
 		d       converttest.Decoder
 		formats []converttest.Format
@@ -22,7 +22,10 @@ func TestQwen2Exact(t *testing.T) {
 		{"bf16 tied", converttest.Decoder{Class: "Qwen2ForCausalLM", ModelType: "qwen2", Model: tied, Dtype: "BF16", Seed: 6, Extra: qwen}, []converttest.Format{converttest.ShardedSafetensors, converttest.Torch}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			archtest.Exact(t, decoderCase(tt.d, tt.formats...))
+			_, gguf := archtest.Exact(t, decoderCase(tt.d, tt.formats...))
+			if i == 0 {
+				archtest.Invariance(t, gguf, tt.d.Model.Vocab)
+			}
 		})
 	}
 }
@@ -33,7 +36,7 @@ func TestQwen3Exact(t *testing.T) {
 	m.HeadDim = 32 // q is 128 wide, hidden 64, as Qwen3's head_dim makes it
 	tied := m
 	tied.Tied = true
-	for _, tt := range []struct {
+	for i, tt := range []struct {
 		name    string
 		d       converttest.Decoder
 		formats []converttest.Format
@@ -42,7 +45,10 @@ func TestQwen3Exact(t *testing.T) {
 		{"f16 tied", converttest.Decoder{Class: "Qwen3ForCausalLM", ModelType: "qwen3", Model: tied, Dtype: "F16", Seed: 8}, []converttest.Format{converttest.ShardedSafetensors, converttest.ShardedTorch}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			archtest.Exact(t, decoderCase(tt.d, tt.formats...))
+			_, gguf := archtest.Exact(t, decoderCase(tt.d, tt.formats...))
+			if i == 0 {
+				archtest.Invariance(t, gguf, tt.d.Model.Vocab)
+			}
 		})
 	}
 }

@@ -219,7 +219,7 @@ func TestFetchRefusesUnsupportedArchitectureBeforeWeights(t *testing.T) {
 	}
 	publish(t, fh, "acme/bloom", src, "", nil)
 	_, err := Fetch(context.Background(), newClient(t, fh), Options{Repo: "acme/bloom", Revision: sha, CacheDir: t.TempDir()})
-	if err == nil || !strings.Contains(err.Error(), "BloomForCausalLM is not supported") || !strings.Contains(err.Error(), "supported: LlamaForCausalLM") {
+	if err == nil || !strings.Contains(err.Error(), "BloomForCausalLM is not supported") || !strings.Contains(err.Error(), "supported: ") || !strings.Contains(err.Error(), "LlamaForCausalLM") {
 		t.Fatalf("error %v, want the architecture refused with the supported list", err)
 	}
 	for _, r := range fh.Requests() {

@@ -91,7 +91,6 @@ func (d Decoder) logProbs(w map[string][]float32, seq []int32, positions []int) 
 	}
 	n := last // hidden states of tokens 0..last-1 predict tokens 1..last
 	hd, qDim, kvDim := d.HeadDim, d.Heads*d.HeadDim, d.KVHeads*d.HeadDim
-	group := d.Heads / d.KVHeads
 	embd := w["model.embed_tokens.weight"]
 	out := w["lm_head.weight"]
 	if d.Tied {
@@ -114,7 +113,6 @@ func (d Decoder) logProbs(w map[string][]float32, seq []int32, positions []int) 
 	delta := make([]float64, d.Hidden)
 	scores := make([]float64, n)
 	gate, up := make([]float64, d.FFN), make([]float64, d.FFN)
-	scale := 1 / math.Sqrt(float64(hd))
 
 	for l := range d.Layers {
 		p := fmt.Sprintf("model.layers.%d.", l)
@@ -137,22 +135,7 @@ func (d Decoder) logProbs(w map[string][]float32, seq []int32, positions []int) 
 		}
 		outs := make([][]float64, n)
 		for t := range n {
-			for head := range d.Heads {
-				qh := q[t][head*hd : (head+1)*hd]
-				off := (head / group) * hd
-				for u := 0; u <= t; u++ {
-					scores[u] = dot(qh, k[u][off:off+hd]) * scale
-				}
-				lse := logSumExp(scores[:t+1])
-				o := attn[head*hd : (head+1)*hd]
-				clear(o)
-				for u := 0; u <= t; u++ {
-					a := math.Exp(scores[u] - lse)
-					for i, vi := range v[u][off : off+hd] {
-						o[i] += a * vi
-					}
-				}
-			}
+			causalAttention(attn, q[t], k[:t+1], v[:t+1], d.Heads, d.KVHeads, scores)
 			outs[t] = make([]float64, d.Hidden)
 			linear(outs[t], get("self_attn.o_proj.weight"), get("self_attn.o_proj.bias"), attn)
 		}

@@ -241,7 +241,6 @@ func (m *Llama) logProbs(seq []int32, positions []int) []float64 {
 	n := last // hidden states of tokens 0..last-1 predict tokens 1..last
 	hd := s.headDim()
 	kvDim := s.KVHeads * hd
-	group := s.Heads / s.KVHeads
 	eps := float64(llamaEps)
 
 	x := make([][]float64, n)
@@ -267,8 +266,6 @@ func (m *Llama) logProbs(seq []int32, positions []int) []float64 {
 	scores := make([]float64, n)
 	gate := make([]float64, s.FFN)
 	up := make([]float64, s.FFN)
-	scale := 1 / math.Sqrt(float64(hd))
-
 	for _, lw := range w.layers {
 		for t := range n {
 			rmsNorm(h, x[t], lw.attnNorm, eps)
@@ -282,22 +279,7 @@ func (m *Llama) logProbs(seq []int32, positions []int) []float64 {
 		// all of this layer's keys exist; x changes only after that.
 		outs := make([][]float64, n)
 		for t := range n {
-			for head := range s.Heads {
-				qh := q[t][head*hd : (head+1)*hd]
-				kvOff := (head / group) * hd
-				for u := 0; u <= t; u++ {
-					scores[u] = dot(qh, k[u][kvOff:kvOff+hd]) * scale
-				}
-				lse := logSumExp(scores[:t+1])
-				out := attn[head*hd : (head+1)*hd]
-				clear(out)
-				for u := 0; u <= t; u++ {
-					a := math.Exp(scores[u] - lse)
-					for i, vi := range v[u][kvOff : kvOff+hd] {
-						out[i] += a * vi
-					}
-				}
-			}
+			causalAttention(attn, q[t], k[:t+1], v[:t+1], s.Heads, s.KVHeads, scores)
 			outs[t] = make([]float64, s.Embd)
 			matVec(outs[t], lw.o, attn)
 		}
@@ -360,6 +342,33 @@ func rope(vec []float64, hd, pos int, base float64) {
 			a, b := vec[h+i], vec[h+i+1]
 			vec[h+i] = a*cos - b*sin
 			vec[h+i+1] = a*sin + b*cos
+		}
+	}
+}
+
+// causalAttention sets out (one head after another) to the softmax
+// attention of the query q over the keys k and values v of every position
+// so far, scaled by 1/sqrt(head size); query head h reads KV head
+// h/(heads/kvHeads). scores is scratch of len(k) values.
+func causalAttention(out, q []float64, k, v [][]float64, heads, kvHeads int, scores []float64) {
+	hd := len(q) / heads
+	group := heads / kvHeads
+	scale := 1 / math.Sqrt(float64(hd))
+	scores = scores[:len(k)]
+	for head := range heads {
+		qh := q[head*hd : (head+1)*hd]
+		off := (head / group) * hd
+		for u := range k {
+			scores[u] = dot(qh, k[u][off:off+hd]) * scale
+		}
+		lse := logSumExp(scores)
+		o := out[head*hd : (head+1)*hd]
+		clear(o)
+		for u := range v {
+			a := math.Exp(scores[u] - lse)
+			for i, vi := range v[u][off : off+hd] {
+				o[i] += a * vi
+			}
 		}
 	}
 }

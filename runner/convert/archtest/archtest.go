@@ -58,7 +58,7 @@ func Exact(t *testing.T, c Case) (worst float64, gguf string) {
 	seqs := max(c.Seqs, 1)
 	reqs := llamatest.RandomSequences(1, seqs, SeqLen, ref.Vocab, int32(ref.Vocab-1))
 	want := llamatest.Score(t, ref, reqs)
-	opts := llama.Options{Threads: 2, Context: seqs * SeqLen, Batch: 512, Parallel: seqs}
+	opts := llama.Options{Threads: 1, Context: seqs * SeqLen, Batch: 512, Parallel: seqs}
 	if c.Load != nil {
 		opts = *c.Load
 	}
@@ -91,7 +91,7 @@ func Exact(t *testing.T, c Case) (worst float64, gguf string) {
 // several choices, ids below vocab, BOS the vocabulary's last id.
 func Invariance(t *testing.T, gguf string, vocab int) {
 	t.Helper()
-	reqs := llamatest.RandomSequences(2, 4, 300, vocab, int32(vocab-1))
-	reqs = append(reqs, llamatest.ProbeLike(rand.New(rand.NewPCG(3, 3)), 30, int32(vocab-1))...)
+	reqs := llamatest.RandomSequences(2, 2, 100, vocab, int32(vocab-1))
+	reqs = append(reqs, llamatest.ProbeLike(rand.New(rand.NewPCG(3, 3)), 8, int32(vocab-1))...)
 	llamatest.Invariance(t, gguf, reqs)
 }

@@ -14,6 +14,7 @@ import (
 	"slices"
 
 	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 	"github.com/x448/float16"
 )
 
@@ -89,26 +90,10 @@ func (m Llama) Config() map[string]any {
 
 // Checkpoint returns the model's config and random weights.
 func (m Llama) Checkpoint() Checkpoint {
-	h, kv := uint64(m.Hidden), uint64(m.Hidden/m.Heads*m.KVHeads)
-	shapes := map[string][]uint64{
-		"model.embed_tokens.weight": {uint64(m.vocab()), h},
-		"model.norm.weight":         {h},
-	}
-	if !m.Tied {
-		shapes["lm_head.weight"] = []uint64{uint64(m.vocab()), h}
-	}
-	for l := range m.Layers {
-		p := fmt.Sprintf("model.layers.%d.", l)
-		shapes[p+"input_layernorm.weight"] = []uint64{h}
-		shapes[p+"post_attention_layernorm.weight"] = []uint64{h}
-		shapes[p+"self_attn.q_proj.weight"] = []uint64{h, h}
-		shapes[p+"self_attn.k_proj.weight"] = []uint64{kv, h}
-		shapes[p+"self_attn.v_proj.weight"] = []uint64{kv, h}
-		shapes[p+"self_attn.o_proj.weight"] = []uint64{h, h}
-		shapes[p+"mlp.gate_proj.weight"] = []uint64{uint64(m.Intermediate), h}
-		shapes[p+"mlp.up_proj.weight"] = []uint64{uint64(m.Intermediate), h}
-		shapes[p+"mlp.down_proj.weight"] = []uint64{h, uint64(m.Intermediate)}
-	}
+	shapes := testmodel.Decoder{
+		Hidden: m.Hidden, FFN: m.Intermediate, Layers: m.Layers, Heads: m.Heads, KVHeads: m.KVHeads,
+		HeadDim: m.Hidden / m.Heads, Vocab: Vocab, Tied: m.Tied,
+	}.Shapes()
 	return Checkpoint{
 		Config:  m.Config(),
 		Dtype:   m.Dtype,
