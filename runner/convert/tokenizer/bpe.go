@@ -64,6 +64,9 @@ var preTokenizers = []preTokenizer{
 		Regexes: []string{llama3Split}, Original: llama3Regex},
 	{Name: "qwen2", Steps: []string{splitStep(qwen2Regex), byteLevelStep(false)},
 		Regexes: []string{qwen2Split}, Original: qwen2Regex},
+	// Llama 3's split without ignore_merges: llama.cpp's dbrx type.
+	{Name: "dbrx", Steps: []string{splitStep(llama3Regex), byteLevelStep(false)},
+		Regexes: []string{llama3Split}},
 }
 
 // lookupPre finds the llama.cpp type of a pre-tokenizer configuration.

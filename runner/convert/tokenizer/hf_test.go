@@ -50,7 +50,12 @@ var tiny = converttest.Llama{Hidden: 16, Intermediate: 32, Heads: 2, KVHeads: 1,
 // rows (0: the tokenizer's own size).
 func build(t *testing.T, family string, vocabSize int) *built {
 	t.Helper()
-	key := fmt.Sprintf("%s-%d", family, vocabSize)
+	return buildFrom(t, fmt.Sprintf("%s-%d", family, vocabSize), hfref.Dir(t, family), vocabSize)
+}
+
+// buildFrom converts the tokenizer files in dir, once per key.
+func buildFrom(t *testing.T, key, dir string, vocabSize int) *built {
+	t.Helper()
 	buildMu.Lock()
 	defer buildMu.Unlock()
 	if b, ok := buildDone[key]; ok {
@@ -69,7 +74,6 @@ func build(t *testing.T, family string, vocabSize int) *built {
 			}
 			buildDir = d
 		}
-		dir := hfref.Dir(t, family)
 		m := tiny
 		m.Tokenizer = dir
 		m.VocabSize = vocabSize
@@ -244,4 +248,54 @@ func TestSpecialTokenIDs(t *testing.T) {
 			load(t, b.path) // llama.cpp takes a GGUF without a BOS
 		})
 	}
+}
+
+// TestLlama3WithoutIgnoreMerges: Llama 3's tokenizer with ignore_merges
+// false (a configuration of its own) is llama.cpp's dbrx type, and gives
+// transformers.js's ids for it.
+func TestLlama3WithoutIgnoreMerges(t *testing.T) {
+	src := hfref.Dir(t, "llama3")
+	dir := t.TempDir()
+	b, err := os.ReadFile(filepath.Join(src, "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const on = `"ignore_merges": true`
+	if strings.Count(string(b), on) != 1 {
+		t.Fatalf("llama3 tokenizer.json does not say %s once", on)
+	}
+	b = []byte(strings.Replace(string(b), on, `"ignore_merges": false`, 1))
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := os.ReadFile(filepath.Join(src, "tokenizer_config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer_config.json"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bt := buildFrom(t, "llama3-merges", dir, 0)
+	if pre := bt.res.Tokenizer.Spec.Pre; pre != "dbrx" {
+		t.Fatalf("pre-tokenizer %q, want dbrx", pre)
+	}
+	texts := hfref.Texts()
+	want := hfref.Encode(t, dir, texts)
+	m := load(t, bt.path)
+	added := addedContents(t, bt.res.Tokenizer.Spec)
+	compared := 0
+	for i, text := range texts {
+		if !rawComparable(bt.res.Tokenizer.Spec, added, text) {
+			continue
+		}
+		compared++
+		got, err := m.Tokenize(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want[i]) {
+			t.Errorf("text %d %q: llama.cpp %v, transformers.js %v", i, text, got, want[i])
+		}
+	}
+	t.Logf("llama3 without ignore_merges: %d texts compared", compared)
 }
