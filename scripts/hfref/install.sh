@@ -7,7 +7,7 @@
 # rename of a fully installed directory).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-cache="${UDGAM_NPM_CACHE:-$HOME/.cache/udgam-ci/npm}"
+cache="${UDGAM_NPM_CACHE:-${HOME:-/tmp}/.cache/udgam-ci/npm}"
 dest="$cache/hfref"
 
 command -v node >/dev/null 2>&1 || { echo "hfref: node is not installed (apt-get install nodejs npm)" >&2; exit 1; }
