@@ -47,7 +47,7 @@ func parseCompare(e *env, args []string) (compareOptions, error) {
 	}
 	switch {
 	case len(pos) != 2:
-		return o, usageError{fmt.Errorf("want two run files, BASE.jsonl and HEAD.jsonl; got %d arguments", len(pos))}
+		return o, usageError{fmt.Errorf("want two run files, BASE.jsonl and HEAD.jsonl; got %s", arguments(len(pos)))}
 	case o.JSON && o.Markdown:
 		return o, usageError{errors.New("--json and --markdown exclude each other")}
 	case o.Stats.Resamples < 1:

@@ -78,6 +78,9 @@ func main() {
 // run dispatches and maps errors to exit codes: 2 for usage, 1 otherwise.
 func run(e *env, args []string) int {
 	cmds := commands()
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
+		args = []string{"version"}
+	}
 	name, rest := lookup(cmds, args)
 	if name == "" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
@@ -154,9 +157,34 @@ func newFlags(e *env, name, about, example string) *flag.FlagSet {
 	fs.Usage = func() {
 		w := fs.Output()
 		fmt.Fprintf(w, "udgam-ci %s: %s\n\nExample:\n  %s\n\nFlags:\n", name, about, example)
-		fs.PrintDefaults()
+		printFlags(w, fs)
 	}
 	return fs
+}
+
+// printFlags lists flags as people type them and as the README writes
+// them, with two dashes (the flag package prints one).
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		kind, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if kind != "" {
+			line += " " + kind
+		}
+		line += "\n    \t" + strings.ReplaceAll(usage, "\n", "\n    \t")
+		if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "false" {
+			line += fmt.Sprintf(" (default %q)", f.DefValue)
+		}
+		fmt.Fprintln(w, line)
+	})
+}
+
+// arguments counts positional arguments for a message: "1 argument".
+func arguments(n int) string {
+	if n == 1 {
+		return "1 argument"
+	}
+	return fmt.Sprintf("%d arguments", n)
 }
 
 // parseFlags parses and turns a parse failure into a usage error (exit 2).

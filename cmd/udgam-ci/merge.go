@@ -34,12 +34,12 @@ func runMerge(e *env, args []string) error {
 
 func mergeRuns(e *env, o mergeOptions) error {
 	if _, err := os.Stat(o.Out); err == nil && !o.Force {
-		return fmt.Errorf("merge: %s exists (use --force to overwrite it)", o.Out)
+		return fmt.Errorf("%s exists (use --force to overwrite it)", o.Out)
 	}
 	runs := make([]*runfile.Run, len(o.Runs))
 	for i, p := range o.Runs {
 		if p == o.Out {
-			return fmt.Errorf("merge: %s is both the output and a shard", p)
+			return fmt.Errorf("%s is both the output and a shard", p)
 		}
 		r, err := runfile.ReadFile(p)
 		if err != nil {

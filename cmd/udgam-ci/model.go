@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"runtime"
 
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/evals/contamination"
@@ -23,6 +24,8 @@ type runFlags struct {
 	Shard         string
 	JSON          bool
 	GPU           string
+	Threads       int
+	Limit         int
 	Contamination string  // a contamination scan report, recorded in the header
 	Exclude       string  // the same, and what it found is left out
 	ExcludeAbove  float64 // found means: more than this fraction of n-grams
@@ -32,6 +35,8 @@ type runFlags struct {
 // "items") and group what --sample keeps in proportion.
 func (r *runFlags) add(fs *flag.FlagSet, unit, group string) {
 	fs.BoolVar(&r.Resume, "resume", false, "continue --out, skipping the "+unit+" it already holds")
+	fs.IntVar(&r.Threads, "threads", 0, "CPU threads, at most the machine's cores (default: all cores)")
+	fs.IntVar(&r.Limit, "limit", 0, "score only the first N selected "+unit+" (0: all)")
 	fs.IntVar(&r.Sample, "sample", 0, "score a seeded subset of N "+unit+", stratified by "+group)
 	fs.Int64Var(&r.Seed, "seed", 1, "seed of --sample")
 	fs.StringVar(&r.Shard, "shard", "", "score part i of n (i/n), for parallel runners; join with udgam-ci merge")
@@ -105,9 +110,12 @@ func (r *runFlags) header(e *env, threads int) evals.HeaderOptions {
 	}
 }
 
-// checkScoreArgs refuses what both score commands refuse: stray arguments
-// and a missing --model or --out.
-func checkScoreArgs(pos []string, model, out string) error {
+// check refuses what both score commands refuse: stray arguments,
+// a missing --model or --out, and numbers out of range. More threads than
+// cores only slow a run down (ggml's threads spin), so they are clamped
+// with a notice; a run that names no repository is told now that push
+// will refuse it, not after an hour of scoring.
+func (r *runFlags) check(e *env, pos []string, model, out string) error {
 	switch {
 	case len(pos) > 0:
 		return usageError{fmt.Errorf("unexpected argument %q", pos[0])}
@@ -115,6 +123,30 @@ func checkScoreArgs(pos []string, model, out string) error {
 		return usageError{errors.New("--model is required")}
 	case out == "":
 		return usageError{errors.New("--out is required")}
+	}
+	if err := atLeast("threads", r.Threads, 0); err != nil {
+		return err
+	}
+	if err := atLeast("limit", r.Limit, 0); err != nil {
+		return err
+	}
+	if err := atLeast("sample", r.Sample, 0); err != nil {
+		return err
+	}
+	if cores := runtime.NumCPU(); r.Threads > cores {
+		fmt.Fprintf(e.Stderr, "--threads %d: this machine has %d cores; using %d\n", r.Threads, cores, cores)
+		r.Threads = cores
+	}
+	if evals.GitFromEnv(r.Git, e.Getenv).Repo == "" {
+		fmt.Fprintln(e.Stderr, "note: no --git-repo (and no GITHUB_REPOSITORY): the run file will be complete, but `udgam-ci push` needs the repository; add --git-repo OWNER/NAME to push it later")
+	}
+	return nil
+}
+
+// atLeast refuses a numeric flag below min, naming the flag.
+func atLeast(name string, v, min int) error {
+	if v < min {
+		return usageError{fmt.Errorf("--%s %d: want %d or more", name, v, min)}
 	}
 	return nil
 }

@@ -24,7 +24,7 @@ func runModelInfo(e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return usageError{fmt.Errorf("want one model file, got %d arguments", len(pos))}
+		return usageError{fmt.Errorf("want one model file, got %s", arguments(len(pos)))}
 	}
 	o.Path = pos[0]
 	return modelInfo(e, o)

@@ -138,7 +138,9 @@ func TestScoreProbesLlamaMatchesBigram(t *testing.T) {
 	}
 	out := filepath.Join(dir, "run.jsonl")
 	e, _, _ := freshTestEnv()
-	if err := scoreProbes(e, scoreProbesOptions{Model: model, Items: itemsPath, Out: out, AddBOS: "auto", Threads: 2, Open: openProbesLlama}); err != nil {
+	o := scoreProbesOptions{Model: model, Items: itemsPath, Out: out, AddBOS: "auto", Open: openProbesLlama}
+	o.Threads = 2
+	if err := scoreProbes(e, o); err != nil {
 		t.Fatal(err)
 	}
 	run, err := runfile.ReadFile(out)

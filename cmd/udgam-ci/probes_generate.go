@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/udgamlabs/udgam-ci/evals/probes"
 )
@@ -12,6 +13,7 @@ type probesGenerateOptions struct {
 	Types string
 	Per   int
 	Seed  int64
+	Force bool
 }
 
 func runProbesGenerate(e *env, args []string) error {
@@ -22,6 +24,7 @@ func runProbesGenerate(e *env, args []string) error {
 	fs.StringVar(&o.Types, "types", probes.TypesCore, "core (scored), frontier (weekday, ordering) or all")
 	fs.IntVar(&o.Per, "per", probes.DefaultPer, "at most this many items per type and level")
 	fs.Int64Var(&o.Seed, "seed", probes.DefaultSeed, "generator seed")
+	fs.BoolVar(&o.Force, "force", false, "overwrite OUT if it exists")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -34,6 +37,12 @@ func runProbesGenerate(e *env, args []string) error {
 }
 
 func probesGenerate(e *env, o probesGenerateOptions) error {
+	if err := atLeast("per", o.Per, 1); err != nil {
+		return err
+	}
+	if _, err := os.Stat(o.Out); err == nil && !o.Force {
+		return fmt.Errorf("%s exists (use --force to overwrite it)", o.Out)
+	}
 	items, err := probes.Generate(probes.Options{Types: o.Types, Per: o.Per, Seed: o.Seed})
 	if err != nil {
 		return err

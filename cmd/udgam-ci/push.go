@@ -69,10 +69,10 @@ func push(e *env, o pushOptions) error {
 	for i, path := range o.Files {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return fmt.Errorf("push: %w", err)
+			return err
 		}
 		if _, err := runfile.Read(bytes.NewReader(b), path); err != nil {
-			return fmt.Errorf("push: %w", err)
+			return err
 		}
 		bodies[i] = b
 	}

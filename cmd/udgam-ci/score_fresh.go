@@ -16,9 +16,7 @@ type scoreFreshOptions struct {
 	AddBOS      string
 	Window      int
 	Stride      int
-	Threads     int
 	BatchTokens int
-	Limit       int
 	runFlags
 
 	// Open loads the model; tests put a pure-Go reference model here.
@@ -38,15 +36,16 @@ func runScoreFresh(e *env, args []string) error {
 	fs.StringVar(&o.AddBOS, "add-bos", evals.BOSAuto, "BOS before each document: auto (when the tokenizer has one), yes or no (then the first token is not scored and its bytes are left out)")
 	fs.IntVar(&o.Window, "window", 2048, "tokens per window")
 	fs.IntVar(&o.Stride, "stride", 1024, "tokens between window starts; later windows score only tokens not scored before")
-	fs.IntVar(&o.Threads, "threads", 0, "CPU threads (default: all cores)")
 	fs.IntVar(&o.BatchTokens, "batch-tokens", fresh.DefaultBatchTokens, "tokens of windows per engine call (speed only)")
-	fs.IntVar(&o.Limit, "limit", 0, "score only the first N selected documents")
 	o.runFlags.add(fs, "documents", "source")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	if err := checkScoreArgs(pos, o.Model, o.Out); err != nil {
+	if err := o.check(e, pos, o.Model, o.Out); err != nil {
+		return err
+	}
+	if err := atLeast("batch-tokens", o.BatchTokens, 1); err != nil {
 		return err
 	}
 	return scoreFresh(e, o)

@@ -12,12 +12,11 @@ import (
 )
 
 type scoreProbesOptions struct {
-	Model   string
-	Items   string // "" for the embedded core set
-	Out     string
-	AddBOS  string
-	Threads int
-	Batch   int
+	Model  string
+	Items  string // "" for the embedded core set
+	Out    string
+	AddBOS string
+	Batch  int
 	runFlags
 
 	// Open loads the model; tests put a pure-Go reference model here.
@@ -33,14 +32,16 @@ func runScoreProbes(e *env, args []string) error {
 	fs.StringVar(&o.Items, "items", "", "items: JSONL or Parquet file, or hf://OWNER/NAME@COMMIT[/path] (default: the embedded core set, 2,000 items)")
 	fs.StringVar(&o.Out, "out", "", "run file to write (JSON Lines)")
 	fs.StringVar(&o.AddBOS, "add-bos", evals.BOSAuto, "BOS before each prompt: auto (when the tokenizer has one), yes or no")
-	fs.IntVar(&o.Threads, "threads", 0, "CPU threads (default: all cores)")
 	fs.IntVar(&o.Batch, "batch", probes.DefaultBatch, "items per engine call (speed only)")
 	o.runFlags.add(fs, "items", "type and level")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	if err := checkScoreArgs(pos, o.Model, o.Out); err != nil {
+	if err := o.check(e, pos, o.Model, o.Out); err != nil {
+		return err
+	}
+	if err := atLeast("batch", o.Batch, 1); err != nil {
 		return err
 	}
 	return scoreProbes(e, o)
@@ -79,7 +80,7 @@ func scoreProbes(e *env, o scoreProbesOptions) error {
 	}
 	sum, err := probes.Run(e.Ctx, m, probes.RunOptions{
 		Set: set, Out: o.Out, Resume: o.Resume, BOSMode: o.AddBOS, Batch: o.Batch,
-		SampleN: o.Sample, SampleSeed: o.Seed, Shard: shard, Contamination: found,
+		SampleN: o.Sample, SampleSeed: o.Seed, Shard: shard, Limit: o.Limit, Contamination: found,
 		Header:   o.header(e, o.Threads),
 		Progress: e.Stderr,
 		Terminal: evals.IsTerminal(e.Stderr),

@@ -98,7 +98,7 @@ func runTokenRevoke(e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return usageError{fmt.Errorf("want one token id; got %d arguments", len(pos))}
+		return usageError{fmt.Errorf("want one token id; got %s", arguments(len(pos)))}
 	}
 	if o.ID, err = strconv.ParseInt(pos[0], 10, 64); err != nil || o.ID <= 0 {
 		return usageError{fmt.Errorf("token id %q: want a positive number from token list", pos[0])}

@@ -59,6 +59,10 @@ func LoadFile(path string) (*Data, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(docs) == 0 {
+		// Scoring nothing would print 0 bits per byte, which reads as a score.
+		return nil, fmt.Errorf("read documents %s: no documents", path)
+	}
 	return newData(docs, filepath.Base(path), b), nil
 }
 

@@ -22,6 +22,7 @@ type RunOptions struct {
 	SampleN       int // 0: every item
 	SampleSeed    int64
 	Shard         *runfile.Shard
+	Limit         int // 0: no limit; else the first Limit selected, in data order
 	Contamination *runfile.Contamination
 
 	Header evals.HeaderOptions // model name/revision, git, runtime, clock; the rest is filled here
@@ -45,7 +46,7 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Summary, error) {
 	for i, it := range items {
 		keys[i] = evals.Keyed{ID: it.ID, Group: runfile.LevelKey(it.Type, it.Level)}
 	}
-	sel, idx, err := evals.Select(keys, opt.SampleN, opt.SampleSeed, opt.Shard, 0, opt.Contamination)
+	sel, idx, err := evals.Select(keys, opt.SampleN, opt.SampleSeed, opt.Shard, opt.Limit, opt.Contamination)
 	if err != nil {
 		return Summary{}, err
 	}

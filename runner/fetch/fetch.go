@@ -72,7 +72,7 @@ func Fetch(ctx context.Context, h Hub, opts Options) (Model, error) {
 	sha := opts.Revision
 	if !hub.IsCommit(sha) {
 		if !opts.AllowUnpinned {
-			return Model{}, fmt.Errorf("fetch %s: revision %q is not a 40-hex commit sha; pin the model (or allow unpinned revisions)", opts.Repo, opts.Revision)
+			return Model{}, fmt.Errorf("fetch %s: revision %q is not a 40-hex commit sha; pin the model to a commit (or pass --allow-unpinned; in the Action, allow-unpinned: true)", opts.Repo, opts.Revision)
 		}
 		var err error
 		if sha, err = h.ResolveRevision(ctx, hub.Model, opts.Repo, opts.Revision); err != nil {
