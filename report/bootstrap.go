@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"hash/fnv"
 	"math"
 	"math/bits"
@@ -21,8 +22,9 @@ type quad struct{ bn, bd, hn, hd float64 }
 
 // bootstrap returns the sorted paired-bootstrap distribution of
 // scale·(Σhn/Σhd − Σbn/Σbd): each resample draws len(recs) records with
-// replacement, the same draw for both runs.
-func bootstrap(recs []record, scale float64, resamples int, seed, stream uint64, workers int) []float64 {
+// replacement, the same draw for both runs. It stops between chunks once
+// ctx is done and returns ctx's error.
+func bootstrap(ctx context.Context, recs []record, scale float64, resamples int, seed, stream uint64, workers int) ([]float64, error) {
 	xs := make([]quad, len(recs))
 	for i, r := range recs {
 		xs[i] = quad{r.bn, r.bd, r.hn, r.hd}
@@ -30,6 +32,9 @@ func bootstrap(recs []record, scale float64, resamples int, seed, stream uint64,
 	out := make([]float64, resamples)
 	chunks := (resamples + chunkSize - 1) / chunkSize
 	run := func(c int) {
+		if ctx.Err() != nil {
+			return // cancelled: the caller discards the distribution
+		}
 		lo := c * chunkSize
 		resample(xs, scale, out[lo:min(lo+chunkSize, resamples)], newStream(seed, stream, c))
 	}
@@ -52,8 +57,11 @@ func bootstrap(recs []record, scale float64, resamples int, seed, stream uint64,
 		}
 		wg.Wait()
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	sort.Float64s(out)
-	return out
+	return out, nil
 }
 
 func resample(xs []quad, scale float64, out []float64, g *rand.PCG) {

@@ -4,6 +4,7 @@
 package report
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -211,6 +212,13 @@ func (e *MismatchError) Error() string {
 // records, and runs whose judged settings differ (a *MismatchError) unless
 // AllowSettingsMismatch is set.
 func Compare(base, head *runfile.Run, opts Options) (*Comparison, error) {
+	return CompareContext(context.Background(), base, head, opts)
+}
+
+// CompareContext is Compare that gives up, with ctx's error, once ctx is
+// done: the bootstrap checks it between chunks of resamples, so a server
+// stops the work of a request whose client left or whose time ran out.
+func CompareContext(ctx context.Context, base, head *runfile.Run, opts Options) (*Comparison, error) {
 	if base == nil || head == nil {
 		return nil, errors.New("compare: a run is missing")
 	}
@@ -253,23 +261,33 @@ func Compare(base, head *runfile.Run, opts Options) (*Comparison, error) {
 			bh.ID, hh.ID, n, base.Len(), head.Len(), opts.MinShared)
 	}
 
-	j := judge{opts: opts, metric: c.Metric, minEffect: c.MinEffect}
-	c.Result = j.result("", p.recs)
-	c.ByGroup = map[string]*Result{}
-	for _, g := range groupRecs(p.recs, func(r *record) string { return r.group }) {
-		c.ByGroup[g.key] = ptr(j.result(g.key, g.recs))
+	j := judge{ctx: ctx, opts: opts, metric: c.Metric, minEffect: c.MinEffect}
+	var err error
+	if c.Result, err = j.result("", p.recs); err != nil {
+		return nil, err
+	}
+	results := func(key func(*record) string) (map[string]*Result, error) {
+		out := map[string]*Result{}
+		for _, g := range groupRecs(p.recs, key) {
+			r, err := j.result(g.key, g.recs)
+			if err != nil {
+				return nil, err
+			}
+			out[g.key] = &r
+		}
+		return out, nil
+	}
+	if c.ByGroup, err = results(func(r *record) string { return r.group }); err != nil {
+		return nil, err
 	}
 	if opts.ByLevel && c.Test == runfile.TestProbes {
-		c.ByLevel = map[string]*Result{}
-		for _, g := range groupRecs(p.recs, func(r *record) string { return r.level }) {
-			c.ByLevel[g.key] = ptr(j.result(g.key, g.recs))
+		if c.ByLevel, err = results(func(r *record) string { return r.level }); err != nil {
+			return nil, err
 		}
 	}
 	c.Movers = movers(c.Test, p.recs, opts.Movers)
 	return c, nil
 }
-
-func ptr[T any](v T) *T { return &v }
 
 func runRef(r *runfile.Run) RunRef {
 	h := r.Header
@@ -341,18 +359,22 @@ func (c *Comparison) diffSettings(bh, hh runfile.Header, allow bool) error {
 
 // judge turns resampled records into a Result.
 type judge struct {
+	ctx       context.Context
 	opts      Options
 	metric    string
 	minEffect float64
 }
 
-func (j judge) result(key string, recs []record) Result {
+func (j judge) result(key string, recs []record) (Result, error) {
 	scale := 1.0
 	if j.metric == MetricAccuracy {
 		scale = 100
 	}
 	est := estimate(recs, scale)
-	stats := bootstrap(recs, scale, j.opts.Resamples, j.opts.Seed, streamOf(key), j.opts.Workers)
+	stats, err := bootstrap(j.ctx, recs, scale, j.opts.Resamples, j.opts.Seed, streamOf(key), j.opts.Workers)
+	if err != nil {
+		return Result{}, err
+	}
 	alpha := 1 - j.opts.Confidence
 	r := Result{
 		Metric: j.metric,
@@ -382,7 +404,7 @@ func (j judge) result(key string, recs []record) Result {
 	if j.metric == MetricAccuracy {
 		r.Flips = flips(recs)
 	}
-	return r
+	return r, nil
 }
 
 // mde is the smallest true delta the sample would detect: with the

@@ -1,12 +1,14 @@
 package report
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
@@ -388,5 +390,23 @@ func TestJSONContract(t *testing.T) {
 	}
 	if g := groups["arxiv"].(map[string]any); g["verdict"] == nil || g["ci"] == nil {
 		t.Errorf("by_group entry %v lacks verdict or ci", g)
+	}
+}
+
+// TestCompareContextStops: a cancelled context stops the bootstrap with
+// the context's error, whether it ends before or during the resampling.
+func TestCompareContextStops(t *testing.T) {
+	docs := synthDocs(200000, 1, 0.95, 0.2) // seconds of resampling at 4,000
+	base := freshRun("base", "m", docs)
+	head := freshRun("head", "m", shifted(synthDocs(200000, 1, 0.95, 0.2), -0.003))
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := CompareContext(done, base, head, Options{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled before: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
+	if _, err := CompareContext(ctx, base, head, Options{Workers: 1}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled during: %v", err)
 	}
 }

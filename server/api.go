@@ -10,8 +10,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/udgamlabs/udgam-ci/report"
-	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
 
@@ -282,41 +280,6 @@ func (s *Server) apiBaseline(c echo.Context, m modelRef) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, r)
-}
-
-// compare loads two stored runs and compares them by paired bootstrap.
-// Runs whose judged settings differ are compared anyway: the comparison
-// carries the mismatch, and every view shows it first.
-func (s *Server) compare(c echo.Context, baseID, headID string) (*report.Comparison, *store.Run, *store.Run, error) {
-	ctx := c.Request().Context()
-	for _, id := range []string{baseID, headID} {
-		if err := store.ValidID(id); err != nil {
-			return nil, nil, nil, badRequest("compare needs ?base=ID&head=ID: %v", err)
-		}
-	}
-	runs := make([]*runfile.Run, 2)
-	meta := make([]*store.Run, 2)
-	for i, id := range []string{baseID, headID} {
-		m, err := s.store.GetRun(ctx, id)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if err := s.visible(c, m); err != nil {
-			return nil, nil, nil, err
-		}
-		r, err := s.store.LoadRun(ctx, id)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		runs[i], meta[i] = r, m
-	}
-	cmp, err := report.Compare(runs[0], runs[1], report.Options{
-		Resamples: s.cfg.CompareResamples, AllowSettingsMismatch: true, ByLevel: true,
-	})
-	if err != nil {
-		return nil, nil, nil, echo.NewHTTPError(http.StatusUnprocessableEntity, fmt.Sprintf("compare %s with %s: %v", baseID, headID, err))
-	}
-	return cmp, meta[0], meta[1], nil
 }
 
 // apiCompare is GET /api/v1/compare?base=ID&head=ID: the compare --json output.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
 	"github.com/udgamlabs/udgam-ci/server/store"
@@ -99,4 +100,47 @@ func BenchmarkUploadsLoopback8Clients(b *testing.B) {
 	}
 	wg.Wait()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "uploads/s")
+}
+
+// BenchmarkCompareAPI is GET /api/v1/compare of two real-size runs (1,670
+// documents, 2,000 items) at the default 4,000 resamples: "uncached" asks
+// for a new seed each time, which is what every GET cost before results
+// were cached; "cached" repeats one comparison.
+func BenchmarkCompareAPI(b *testing.B) {
+	ts := startServer(b, server.Config{})
+	for _, tc := range []struct {
+		test    string
+		records int
+	}{{runfile.TestFresh, 1670}, {runfile.TestProbes, 2000}} {
+		for i, id := range []string{"base", "head"} {
+			sp := servertest.Spec{ID: tc.test + "-" + id, Test: tc.test, Seed: uint64(i), Records: tc.records, Started: day(1 + i)}
+			if code, _, body := ts.upload(sp.Body(), ""); code != 201 {
+				b.Fatalf("upload: %d %s", code, body)
+			}
+		}
+		get := func(b *testing.B, seed int) {
+			resp, err := http.Get(fmt.Sprintf("%s/api/v1/compare?base=%s-base&head=%s-head&seed=%d", ts.url, tc.test, tc.test, seed))
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				b.Fatalf("status %d", resp.StatusCode)
+			}
+		}
+		seed := 1000 // shared by every -count, so no seed repeats
+		b.Run(tc.test+"/uncached", func(b *testing.B) {
+			for b.Loop() {
+				seed++
+				get(b, seed)
+			}
+		})
+		b.Run(tc.test+"/cached", func(b *testing.B) {
+			get(b, 1)
+			for b.Loop() {
+				get(b, 1)
+			}
+		})
+	}
 }

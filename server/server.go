@@ -42,6 +42,12 @@ type Config struct {
 	// CompareResamples is the bootstrap size of /compare; 0 means the
 	// report package's default.
 	CompareResamples int
+	// CompareMaxRecords bounds the runs /compare takes; 0 means
+	// DefaultCompareMaxRecords.
+	CompareMaxRecords int
+	// CompareTimeout bounds one /compare, waiting for a slot included; 0
+	// means DefaultCompareTimeout.
+	CompareTimeout time.Duration
 	// BodyTimeout bounds how long an authenticated upload may take to
 	// send its body; 0 means DefaultBodyTimeout.
 	BodyTimeout time.Duration
@@ -57,6 +63,9 @@ type Server struct {
 	log   *slog.Logger
 	echo  *echo.Echo
 	pages *pages
+
+	compares     *compareCache
+	compareSlots chan struct{} // bootstraps running now
 }
 
 // New builds a Server; it does not listen yet.
@@ -83,11 +92,22 @@ func New(cfg Config) (*Server, error) {
 	if cfg.BodyTimeout <= 0 {
 		cfg.BodyTimeout = DefaultBodyTimeout
 	}
+	if cfg.CompareMaxRecords <= 0 {
+		cfg.CompareMaxRecords = DefaultCompareMaxRecords
+	}
+	if cfg.CompareTimeout <= 0 {
+		cfg.CompareTimeout = DefaultCompareTimeout
+	}
 	p, err := loadPages()
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, pages: p}
+	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, pages: p,
+		compares: newCompareCache(compareCacheSize),
+		// Each bootstrap already uses every core: two at a time keep the
+		// machine busy without letting a crowd of requests queue up work.
+		compareSlots: make(chan struct{}, 2),
+	}
 	s.echo = s.routes()
 	return s, nil
 }
@@ -215,6 +235,8 @@ func (s *Server) handleError(err error, c echo.Context) {
 	code, msg := statusOf(err)
 	if code >= 500 {
 		s.log.Error("request failed", "path", c.Request().URL.Path, "err", err.Error())
+	}
+	if code == http.StatusInternalServerError { // the server's own fault: details stay in the log
 		msg = "internal error"
 	}
 	if m := c.Request().Method; m != http.MethodGet && m != http.MethodHead {

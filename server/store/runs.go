@@ -74,13 +74,13 @@ type encoded struct {
 	sum     string
 }
 
-// encode turns a run into its stored lines and reads those lines back as
-// every later reader will (runfile.Read, with its line limit), so a run is
-// stored only in a form that can be served; the score and summary are
-// computed from what was read back.
+// encode turns a run into its stored lines. Each line must fit the line
+// limit of runfile.Read, which every later reader uses (the API, push,
+// compare), so a run is stored only in a form that can be served back; a
+// validated record re-encodes exactly (runfile.Marshal), so only the
+// length can fail.
 func encode(r *runfile.Run) (*encoded, error) {
 	e := &encoded{}
-	var canon bytes.Buffer
 	h := sha256.New()
 	line := func(what string, v any) ([]byte, error) {
 		b, err := runfile.Marshal(v)
@@ -90,8 +90,6 @@ func encode(r *runfile.Run) (*encoded, error) {
 		if len(b) >= runfile.MaxLine {
 			return nil, invalidf("%s: %d bytes as stored, over the line limit of %d", what, len(b), runfile.MaxLine)
 		}
-		canon.Write(b)
-		canon.WriteByte('\n')
 		h.Write(b)
 		h.Write([]byte{'\n'})
 		return b, nil
@@ -120,19 +118,15 @@ func encode(r *runfile.Run) (*encoded, error) {
 		}
 	}
 	e.sum = hex.EncodeToString(h.Sum(nil))
-	back, err := runfile.Read(&canon, "run "+r.Header.ID+" as stored")
-	if err != nil {
-		return nil, invalidf("%v", err)
-	}
-	if back.Header.Test == runfile.TestFresh {
-		e.summary, err = runfile.Marshal(runfile.SummarizeFresh(back.Docs))
+	if r.Header.Test == runfile.TestFresh {
+		e.summary, err = runfile.Marshal(runfile.SummarizeFresh(r.Docs))
 	} else {
-		e.summary, err = runfile.Marshal(runfile.SummarizeProbes(back.Items))
+		e.summary, err = runfile.Marshal(runfile.SummarizeProbes(r.Items))
 	}
 	if err != nil { // a sum that is not a finite number
 		return nil, invalidf("run %s summary: %v", r.Header.ID, err)
 	}
-	e.score = ScoreRun(back)
+	e.score = ScoreRun(r)
 	if !e.score.finite() {
 		return nil, invalidf("run %s: its score %v [%v, %v] is not a finite number", r.Header.ID, e.score.Value, e.score.Lo, e.score.Hi)
 	}

@@ -1,0 +1,176 @@
+package server
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/udgamlabs/udgam-ci/report"
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/server/store"
+)
+
+// Bounds on the work one /compare request may ask for. A comparison costs
+// about resamples x records draws per group; the real tests have 1,670
+// documents and 2,000 items.
+const (
+	DefaultCompareMaxRecords = 100_000
+	DefaultCompareTimeout    = 30 * time.Second
+	maxCompareResamples      = 20_000
+	compareCacheSize         = 128
+)
+
+// compareKey names a comparison: runs are immutable once stored (another
+// run under a stored id is refused), so the same key is the same answer.
+type compareKey struct {
+	base, head string
+	resamples  int
+	seed       uint64
+}
+
+// compareCache keeps the latest comparisons, least recently used out first.
+type compareCache struct {
+	mu    sync.Mutex
+	max   int
+	order *list.List // of compareKey, most recent first
+	items map[compareKey]*list.Element
+	cmps  map[compareKey]*report.Comparison
+}
+
+func newCompareCache(max int) *compareCache {
+	return &compareCache{max: max, order: list.New(), items: map[compareKey]*list.Element{}, cmps: map[compareKey]*report.Comparison{}}
+}
+
+func (cc *compareCache) get(k compareKey) *report.Comparison {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	e, ok := cc.items[k]
+	if !ok {
+		return nil
+	}
+	cc.order.MoveToFront(e)
+	return cc.cmps[k]
+}
+
+func (cc *compareCache) put(k compareKey, cmp *report.Comparison) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if e, ok := cc.items[k]; ok {
+		cc.order.MoveToFront(e)
+		cc.cmps[k] = cmp
+		return
+	}
+	cc.items[k] = cc.order.PushFront(k)
+	cc.cmps[k] = cmp
+	for cc.order.Len() > cc.max {
+		old := cc.order.Remove(cc.order.Back()).(compareKey)
+		delete(cc.items, old)
+		delete(cc.cmps, old)
+	}
+}
+
+// compareOptions reads ?resamples= and ?seed=, defaulting to the server's.
+func (s *Server) compareOptions(c echo.Context) (int, uint64, error) {
+	resamples := s.cfg.CompareResamples
+	if resamples == 0 {
+		resamples = report.DefaultResamples
+	}
+	if v := c.QueryParam("resamples"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 100 || n > maxCompareResamples {
+			return 0, 0, badRequest("resamples %q: want 100 to %d", v, maxCompareResamples)
+		}
+		resamples = n
+	}
+	var seed uint64
+	if v := c.QueryParam("seed"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return 0, 0, badRequest("seed %q: want a whole number", v)
+		}
+		seed = n
+	}
+	return resamples, seed, nil
+}
+
+// compare loads two stored runs and compares them by paired bootstrap.
+// Runs whose judged settings differ are compared anyway: the comparison
+// carries the mismatch, and every view shows it first. The work is
+// bounded: runs over CompareMaxRecords are refused before they are loaded,
+// a few bootstraps run at a time, each within CompareTimeout and stopped
+// when the client leaves, and answers are cached by their key.
+func (s *Server) compare(c echo.Context, baseID, headID string) (*report.Comparison, *store.Run, *store.Run, error) {
+	ctx := c.Request().Context()
+	for _, id := range []string{baseID, headID} {
+		if err := store.ValidID(id); err != nil {
+			return nil, nil, nil, badRequest("compare needs ?base=ID&head=ID: %v", err)
+		}
+	}
+	resamples, seed, err := s.compareOptions(c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	meta := make([]*store.Run, 2)
+	for i, id := range []string{baseID, headID} {
+		m, err := s.store.GetRun(ctx, id)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if err := s.visible(c, m); err != nil {
+			return nil, nil, nil, err
+		}
+		if m.Records > s.cfg.CompareMaxRecords {
+			return nil, nil, nil, echo.NewHTTPError(http.StatusUnprocessableEntity, fmt.Sprintf(
+				"run %s has %d records; this server compares runs of up to %d (compare the files with udgam-ci compare)", id, m.Records, s.cfg.CompareMaxRecords))
+		}
+		meta[i] = m
+	}
+	key := compareKey{base: baseID, head: headID, resamples: resamples, seed: seed}
+	if cmp := s.compares.get(key); cmp != nil {
+		return cmp, meta[0], meta[1], nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.CompareTimeout)
+	defer cancel()
+	select {
+	case s.compareSlots <- struct{}{}:
+		defer func() { <-s.compareSlots }()
+	case <-ctx.Done():
+		return nil, nil, nil, s.compareStopped(ctx, baseID, headID)
+	}
+	runs := make([]*runfile.Run, 2)
+	for i, id := range []string{baseID, headID} {
+		if runs[i], err = s.store.LoadRun(ctx, id); err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, nil, s.compareStopped(ctx, baseID, headID)
+			}
+			return nil, nil, nil, err
+		}
+	}
+	cmp, err := report.CompareContext(ctx, runs[0], runs[1], report.Options{
+		Resamples: resamples, Seed: seed, AllowSettingsMismatch: true, ByLevel: true,
+	})
+	if ctx.Err() != nil {
+		return nil, nil, nil, s.compareStopped(ctx, baseID, headID)
+	}
+	if err != nil {
+		return nil, nil, nil, echo.NewHTTPError(http.StatusUnprocessableEntity, fmt.Sprintf("compare %s with %s: %v", baseID, headID, err))
+	}
+	s.compares.put(key, cmp)
+	return cmp, meta[0], meta[1], nil
+}
+
+// compareStopped is the answer to a comparison whose time ran out or whose
+// client left (the client then never reads it).
+func (s *Server) compareStopped(ctx context.Context, baseID, headID string) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return echo.NewHTTPError(http.StatusServiceUnavailable, fmt.Sprintf("compare %s with %s: not done within this server's limit of %s; try again later", baseID, headID, s.cfg.CompareTimeout))
+	}
+	return echo.NewHTTPError(http.StatusServiceUnavailable, fmt.Sprintf("compare %s with %s: cancelled", baseID, headID))
+}
