@@ -90,18 +90,27 @@ func firstDiff(got, want []int32) string {
 
 // TestFamiliesMatchTransformersJS is the main check: every family's real
 // tokenizer.json on the shared text set and on seeded random mixtures of
-// its characters and words, id for id against transformers.js (one node
-// call a family).
+// its characters and words and on long texts, id for id against
+// transformers.js (one node call a family).
 func TestFamiliesMatchTransformersJS(t *testing.T) {
 	texts := hfref.Texts()
 	mixes := mixtures(texts, 150)
+	// Long runs test the merge order (lowest rank, then leftmost) on long
+	// words; the whole set joined tests offsets deep into a document.
+	long := []string{strings.Repeat("a", 1000), strings.Repeat("1", 500), strings.Repeat(" ", 300) + "x",
+		strings.Repeat("\n", 100), strings.Repeat("ab", 400), strings.Repeat("▁", 50), strings.Repeat("é", 300),
+		strings.Repeat("🎉", 50), strings.Repeat("--", 100), strings.Repeat("\t ", 60),
+		strings.Repeat("<|endoftext|>", 5) + strings.Repeat("<s>", 3), strings.Join(texts, " ")}
 	for _, name := range hfref.Families() {
 		t.Run(name, func(t *testing.T) {
-			tok, want := familyIDs(t, name, append(slices.Clone(texts), mixes...))
+			all := append(append(slices.Clone(texts), mixes...), long...)
+			tok, want := familyIDs(t, name, all)
 			same := compare(t, tok, texts, want[:len(texts)])
 			t.Logf("%s: %d of %d texts give transformers.js's ids", name, same, len(texts))
-			same = compare(t, tok, mixes, want[len(texts):])
+			same = compare(t, tok, mixes, want[len(texts):len(texts)+len(mixes)])
 			t.Logf("%s: %d of %d random mixtures give transformers.js's ids", name, same, len(mixes))
+			same = compare(t, tok, long, want[len(texts)+len(mixes):])
+			t.Logf("%s: %d of %d long texts give transformers.js's ids", name, same, len(long))
 		})
 	}
 }
