@@ -25,6 +25,9 @@ type Progress struct {
 	last      time.Time
 	items     int
 	tokens    int
+	skipped   int // items a resumed run had done before
+	totalWork int // see ProgressOptions.TotalWork
+	work      int
 	lastWidth int
 }
 
@@ -35,6 +38,11 @@ type ProgressOptions struct {
 	Terminal bool
 	Every    time.Duration    // plain lines: at most one per Every (default 10s)
 	Now      func() time.Time // default time.Now
+	// TotalWork, when set, is the whole job in a unit that tracks its time
+	// better than items do (bytes of text: a long document takes longer
+	// than a short one); the ETA then comes from the work left, and
+	// AddWork reports it.
+	TotalWork int
 }
 
 // barRedraw bounds how often a terminal bar is redrawn.
@@ -46,7 +54,7 @@ func NewProgress(w io.Writer, total int, opt ProgressOptions) *Progress {
 	if w == nil {
 		w = io.Discard
 	}
-	p := &Progress{w: w, label: opt.Label, total: total, terminal: opt.Terminal, every: opt.Every, now: opt.Now}
+	p := &Progress{w: w, label: opt.Label, total: total, terminal: opt.Terminal, every: opt.Every, now: opt.Now, totalWork: opt.TotalWork}
 	if p.label == "" {
 		p.label = "items"
 	}
@@ -67,20 +75,24 @@ func IsTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// Skip takes items an earlier, resumed run already did out of the total, so
-// the bar and the ETA count only what is left.
-func (p *Progress) Skip(items int) {
-	p.total -= items
-	if p.total < 0 {
-		p.total = 0
-	}
+// Skip takes items (and their work) an earlier, resumed run already did out
+// of the total, so the bar and the ETA count only what is left; the line
+// says how many were done before.
+func (p *Progress) Skip(items, work int) {
+	p.total = max(p.total-items, 0)
+	p.totalWork = max(p.totalWork-work, 0)
+	p.skipped += items
 }
 
 // Add records items finished and the tokens they scored, and reports when
 // it is time to.
-func (p *Progress) Add(items, tokens int) {
+func (p *Progress) Add(items, tokens int) { p.AddWork(items, tokens, 0) }
+
+// AddWork is Add with the work the items took (see TotalWork).
+func (p *Progress) AddWork(items, tokens, work int) {
 	p.items += items
 	p.tokens += tokens
+	p.work += work
 	now := p.now()
 	gap := p.every
 	if p.terminal {
@@ -123,13 +135,18 @@ func (p *Progress) line(now time.Time) string {
 		rate = float64(p.tokens) / s
 	}
 	eta := "?"
-	if p.total > 0 && p.items > 0 && p.items <= p.total {
-		left := time.Duration(float64(elapsed) * float64(p.total-p.items) / float64(p.items))
-		eta = formatDuration(left)
+	switch {
+	case p.totalWork > 0 && p.work > 0 && p.work <= p.totalWork:
+		eta = formatDuration(time.Duration(float64(elapsed) * float64(p.totalWork-p.work) / float64(p.work)))
+	case p.totalWork == 0 && p.total > 0 && p.items > 0 && p.items <= p.total:
+		eta = formatDuration(time.Duration(float64(elapsed) * float64(p.total-p.items) / float64(p.items)))
 	}
 	count := fmt.Sprintf("%d %s", p.items, p.label)
 	if p.total > 0 {
 		count = fmt.Sprintf("%d/%d %s", p.items, p.total, p.label)
+	}
+	if p.skipped > 0 {
+		count += fmt.Sprintf(" (+%d before)", p.skipped)
 	}
 	stats := fmt.Sprintf("%s, %.0f tokens/s, elapsed %s, ETA %s", count, rate, formatDuration(elapsed), eta)
 	if !p.terminal {

@@ -40,7 +40,7 @@ func TestProgressTerminalBar(t *testing.T) {
 	c := newClock()
 	var buf bytes.Buffer
 	p := NewProgress(&buf, 4, ProgressOptions{Label: "docs", Terminal: true, Now: c.now})
-	p.Skip(0)
+	p.Skip(0, 0)
 	c.step(time.Second)
 	p.Add(1, 50)
 	c.step(10 * time.Millisecond)
@@ -68,10 +68,10 @@ func TestProgressSkipAndUnknownTotal(t *testing.T) {
 	c := newClock()
 	var buf bytes.Buffer
 	p := NewProgress(&buf, 10, ProgressOptions{Every: time.Second, Now: c.now})
-	p.Skip(6) // a resumed run: 6 were done before
+	p.Skip(6, 0) // a resumed run: 6 were done before
 	c.step(2 * time.Second)
 	p.Add(2, 10)
-	if want := "progress: 2/4 items, 5 tokens/s, elapsed 2s, ETA 2s\n"; buf.String() != want {
+	if want := "progress: 2/4 items (+6 before), 5 tokens/s, elapsed 2s, ETA 2s\n"; buf.String() != want {
 		t.Errorf("after Skip: %q, want %q", buf.String(), want)
 	}
 	buf.Reset()
@@ -98,5 +98,26 @@ func TestFormatDuration(t *testing.T) {
 func TestIsTerminal(t *testing.T) {
 	if IsTerminal(&bytes.Buffer{}) {
 		t.Error("a buffer is a terminal")
+	}
+}
+
+// With TotalWork the ETA follows the work left, not the items: one long
+// document done of two short ones left is most of the job.
+func TestProgressETAFollowsWork(t *testing.T) {
+	c := newClock()
+	var buf bytes.Buffer
+	p := NewProgress(&buf, 3, ProgressOptions{Label: "docs", Every: time.Second, Now: c.now, TotalWork: 1000})
+	c.step(8 * time.Second)
+	p.AddWork(1, 80, 800)
+	if want := "progress: 1/3 docs, 10 tokens/s, elapsed 8s, ETA 2s\n"; buf.String() != want {
+		t.Errorf("%q, want %q (by items the ETA would be 16s)", buf.String(), want)
+	}
+	buf.Reset()
+	p = NewProgress(&buf, 3, ProgressOptions{Label: "docs", Every: time.Second, Now: c.now, TotalWork: 1000})
+	p.Skip(1, 800)
+	c.step(time.Second)
+	p.AddWork(1, 10, 100)
+	if want := "progress: 1/2 docs (+1 before), 10 tokens/s, elapsed 1s, ETA 1s\n"; buf.String() != want {
+		t.Errorf("resumed: %q, want %q", buf.String(), want)
 	}
 }

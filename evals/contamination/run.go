@@ -103,7 +103,7 @@ func Scan(ctx context.Context, ix *Index, inputs []Input, opt Options) (*Report,
 		fmt.Fprintf(opt.Progress, "resuming: %d of %d files already scanned\n", len(mine)-len(todo), len(mine))
 	}
 	prog := evals.NewProgress(opt.Progress, totalMB, evals.ProgressOptions{Label: "MB", Terminal: opt.ProgressTerminal, Every: 5 * time.Second})
-	prog.Skip(skippedMB)
+	prog.Skip(skippedMB, 0)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

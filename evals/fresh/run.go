@@ -101,8 +101,19 @@ func Run(ctx context.Context, opt RunOptions) (*Result, error) {
 		}
 	}
 	res := &Result{Out: opt.Out, Resumed: out.Resumed, Skipped: len(idx) - len(todo)}
-	prog := evals.NewProgress(opt.Progress, len(idx), evals.ProgressOptions{Label: "docs", Terminal: opt.Terminal, Now: now})
-	prog.Skip(res.Skipped)
+	// The ETA follows the bytes left: a long document takes longer than a
+	// short one, and the time per byte settles after the first few.
+	textBytes := map[string]int{}
+	work := 0
+	for _, d := range todo {
+		textBytes[d.ID] = len(d.Text)
+		work += len(d.Text)
+	}
+	prog := evals.NewProgress(opt.Progress, len(idx), evals.ProgressOptions{Label: "docs", Terminal: opt.Terminal, Now: now, TotalWork: work})
+	prog.Skip(res.Skipped, 0)
+	if res.Skipped > 0 && opt.Progress != nil {
+		fmt.Fprintf(opt.Progress, "resuming %s: %d documents already scored, %d to go\n", opt.Out, res.Skipped, len(todo))
+	}
 
 	start := now()
 	so := ScoreOptions{Window: opt.Window, Stride: opt.Stride, AddBOS: addBOS, BOS: info.BOS, BatchTokens: opt.BatchTokens}
@@ -112,7 +123,7 @@ func Run(ctx context.Context, opt RunOptions) (*Result, error) {
 		}
 		res.Scored++
 		res.Tokens += d.Tokens
-		prog.Add(1, d.Tokens)
+		prog.AddWork(1, d.Tokens, textBytes[d.ID])
 		return nil
 	})
 	res.Seconds = now().Sub(start).Seconds()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,9 +100,14 @@ func TestRunResumeAfterFailureAndTornLine(t *testing.T) {
 	m := newByteModel(3)
 	opt := runOptions(m, data, path)
 	opt.Resume = true
+	var progress strings.Builder
+	opt.Progress = &progress
 	res, err := Run(context.Background(), opt)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("resuming %s: %d documents already scored, %d to go", path, len(before.Docs), 30-len(before.Docs)); !strings.Contains(progress.String(), want) {
+		t.Errorf("progress %q lacks %q", progress.String(), want)
 	}
 	if !res.Resumed || res.Skipped != len(before.Docs) || res.Scored != 30-len(before.Docs) {
 		t.Errorf("resume: resumed=%v skipped=%d scored=%d, %d were done", res.Resumed, res.Skipped, res.Scored, len(before.Docs))

@@ -74,8 +74,23 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Summary, error) {
 			todo = append(todo, items[i])
 		}
 	}
-	progress := evals.NewProgress(opt.Progress, len(idx), evals.ProgressOptions{Label: "items", Terminal: opt.Terminal, Now: now})
-	progress.Skip(len(idx) - len(todo))
+	// The ETA follows the text left to score (prompt and choices): items
+	// differ in length, and the first batches are the slow ones.
+	itemBytes := map[string]int{}
+	work := 0
+	for _, it := range todo {
+		n := len(it.Prompt)
+		for _, c := range it.Choices {
+			n += len(c) + 1
+		}
+		itemBytes[it.ID] = n
+		work += n
+	}
+	progress := evals.NewProgress(opt.Progress, len(idx), evals.ProgressOptions{Label: "items", Terminal: opt.Terminal, Now: now, TotalWork: work})
+	progress.Skip(len(idx)-len(todo), 0)
+	if done := len(idx) - len(todo); done > 0 && opt.Progress != nil {
+		fmt.Fprintf(opt.Progress, "resuming %s: %d items already scored, %d to go\n", opt.Out, done, len(todo))
+	}
 	records := append([]runfile.Item(nil), out.Prior.Items...)
 	s := Scorer{Model: m, AddBOS: out.Header.Settings.AddBOS, BOS: out.Header.Settings.BOSID, Batch: opt.Batch}
 	err = s.Score(ctx, todo, func(rec runfile.Item) error {
@@ -83,7 +98,7 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Summary, error) {
 			return err
 		}
 		records = append(records, rec)
-		progress.Add(1, rec.Tokens)
+		progress.AddWork(1, rec.Tokens, itemBytes[rec.ID])
 		return nil
 	})
 	progress.Done()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -87,9 +88,14 @@ func TestRunResume(t *testing.T) {
 	again := &recorder{Model: m}
 	opt := runOpts(out, set)
 	opt.Resume = true
+	var progress strings.Builder
+	opt.Progress = &progress
 	sum, err := Run(context.Background(), again, opt)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("resuming %s: 24 items already scored, %d to go", out, len(set.Items)-24); !strings.Contains(progress.String(), want) {
+		t.Errorf("progress %q lacks %q", progress.String(), want)
 	}
 	if again.items() != len(set.Items)-24 {
 		t.Errorf("resume scored %d items, want the %d left", again.items(), len(set.Items)-24)
