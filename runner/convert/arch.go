@@ -111,6 +111,10 @@ var architectures = []*Architecture{
 	FalconH1,
 	Mamba2,
 	Mamba,
+	GPT2,
+	GPTNeoX,
+	Olmo,
+	Olmo2,
 }
 
 // Lookup returns the architecture converting a config.json's class, or an

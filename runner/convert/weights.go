@@ -112,9 +112,12 @@ func (w *weightSet) Close() error {
 //   - rotary_emb.inv_freq: RoPE frequencies, recomputed from rope_theta.
 //   - GPT-2's attn.bias and attn.masked_bias: the causal mask and its fill
 //     value (the real biases are attn.c_attn.bias and attn.c_proj.bias).
+//   - GPT-NeoX's attention.bias and attention.masked_bias: the same (the
+//     real biases are query_key_value.bias and dense.bias).
 var ignored = []*regexp.Regexp{
 	regexp.MustCompile(`(^|\.)rotary_emb\.inv_freq$`),
 	regexp.MustCompile(`^(transformer\.)?h\.\d+\.attn\.(masked_)?bias$`),
+	regexp.MustCompile(`^gpt_neox\.layers\.\d+\.attention\.(masked_)?bias$`),
 }
 
 // Ignored reports whether a checkpoint tensor is a buffer that conversion

@@ -1,0 +1,146 @@
+package convert
+
+import "fmt"
+
+// GPT2 converts GPT2LMHeadModel (OpenAI's GPT-2, nanoGPT and llm.c
+// exports) to llama.cpp's gpt2: learned absolute positions, LayerNorms with
+// biases, a fused q|k|v projection and gelu; the output matrix is the token
+// embedding unless tie_word_embeddings is false.
+var GPT2 = &Architecture{
+	Classes: []string{"GPT2LMHeadModel"},
+	GGUF:    "gpt2",
+	Kind:    "transformer",
+	Convert: convertGPT2,
+}
+
+// geluActs are the GELU activation names transformers uses. llama.cpp's
+// gpt2 and gptneox graphs compute the tanh form (gelu_new, what GPT-2 and
+// llm.c use) for all of them; Pythia's exact "gelu" (erf) differs from it
+// by less than ggml's own float16 rounding of GELU on the CPU. Both are
+// measured against transformers' math in TestGELUArchitecturesNearReference.
+var geluActs = []string{`"gelu_new"`, `"gelu_pytorch_tanh"`, `"gelu_fast"`, `"gelu"`}
+
+func convertGPT2(cfg Config, w Weights) (KV, []Tensor, error) {
+	r := cfg.Reader()
+	embd, heads, layers := r.Int("n_embd"), r.Int("n_head"), r.Int("n_layer")
+	vocab, positions := r.Int("vocab_size"), r.Int("n_positions")
+	inner := r.IntOr("n_inner", 4*embd)
+	eps := r.FloatOr("layer_norm_epsilon", 1e-5)
+	tied := r.BoolOr("tie_word_embeddings", true)
+	r.Refuse("activation_function", geluActs...)
+	r.Refuse("scale_attn_weights", "true")
+	r.Refuse("scale_attn_by_inverse_layer_idx", "false")
+	r.Refuse("add_cross_attention", "false")
+	if err := r.Err(); err != nil {
+		return nil, nil, err
+	}
+	if embd%heads != 0 {
+		return nil, nil, fmt.Errorf("config.json: n_embd %d is not a multiple of n_head %d", embd, heads)
+	}
+	// transformers saves the names under "transformer."; OpenAI's own
+	// checkpoints (openai-community/gpt2) have them bare.
+	p := "transformer."
+	if w.Shape(p+"wte.weight") == nil && w.Shape("wte.weight") != nil {
+		p = ""
+	}
+	e, v, f := uint64(embd), uint64(vocab), uint64(inner)
+	l := &tensorList{w: w}
+	l.take(p+"wte.weight", "token_embd.weight", v, e)
+	l.take(p+"wpe.weight", "position_embd.weight", uint64(positions), e)
+	l.take(p+"ln_f.weight", "output_norm.weight", e)
+	l.take(p+"ln_f.bias", "output_norm.bias", e)
+	l.output(tied, false, "lm_head.weight", p+"wte.weight", v, e)
+	for i := range layers {
+		hf, gg := fmt.Sprintf("%sh.%d.", p, i), fmt.Sprintf("blk.%d.", i)
+		l.take(hf+"ln_1.weight", gg+"attn_norm.weight", e)
+		l.take(hf+"ln_1.bias", gg+"attn_norm.bias", e)
+		// Conv1D keeps weights [in][out]; GGUF wants Linear's [out][in].
+		l.transposed(hf+"attn.c_attn.weight", gg+"attn_qkv.weight", e, 3*e)
+		l.take(hf+"attn.c_attn.bias", gg+"attn_qkv.bias", 3*e)
+		l.transposed(hf+"attn.c_proj.weight", gg+"attn_output.weight", e, e)
+		l.take(hf+"attn.c_proj.bias", gg+"attn_output.bias", e)
+		l.take(hf+"ln_2.weight", gg+"ffn_norm.weight", e)
+		l.take(hf+"ln_2.bias", gg+"ffn_norm.bias", e)
+		l.transposed(hf+"mlp.c_fc.weight", gg+"ffn_up.weight", e, f)
+		l.take(hf+"mlp.c_fc.bias", gg+"ffn_up.bias", f)
+		l.transposed(hf+"mlp.c_proj.weight", gg+"ffn_down.weight", f, e)
+		l.take(hf+"mlp.c_proj.bias", gg+"ffn_down.bias", e)
+	}
+	if l.err != nil {
+		return nil, nil, l.err
+	}
+	kv := KV{
+		"general.architecture":              "gpt2",
+		"gpt2.context_length":               uint32(positions),
+		"gpt2.embedding_length":             uint32(embd),
+		"gpt2.feed_forward_length":          uint32(inner),
+		"gpt2.block_count":                  uint32(layers),
+		"gpt2.attention.head_count":         uint32(heads),
+		"gpt2.attention.layer_norm_epsilon": float32(eps),
+	}
+	return kv, l.ts, nil
+}
+
+// tensorList gathers an architecture's output tensors and keeps the first
+// error, so a converter names every tensor in order and checks once.
+type tensorList struct {
+	w   Weights
+	ts  []Tensor
+	err error
+}
+
+// take adds checkpoint tensor hf as GGUF tensor name, checking its shape.
+func (l *tensorList) take(hf, name string, shape ...uint64) {
+	l.add(hf, name, shape, nil)
+}
+
+// add is take with the values passed through fn when read.
+func (l *tensorList) add(hf, name string, shape []uint64, fn func([]float32) ([]float32, error)) {
+	if l.err != nil {
+		return
+	}
+	t, err := Take(l.w, hf, name, shape...)
+	if err != nil {
+		l.err = err
+		return
+	}
+	if fn != nil {
+		t = t.Map(fn)
+	}
+	l.ts = append(l.ts, t)
+}
+
+// transposed adds a [rows][cols] checkpoint matrix as its [cols][rows]
+// transpose.
+func (l *tensorList) transposed(hf, name string, rows, cols uint64) {
+	l.add(hf, name, []uint64{rows, cols}, func(v []float32) ([]float32, error) {
+		out := make([]float32, len(v))
+		for r := range rows {
+			for c := range cols {
+				out[c*rows+r] = v[r*cols+c]
+			}
+		}
+		return out, nil
+	})
+	if l.err == nil {
+		l.ts[len(l.ts)-1].Shape = []uint64{cols, rows}
+	}
+}
+
+// output adds the output matrix (see outputMatrix). A tied model has none
+// unless llama.cpp's architecture requires output.weight, which then holds
+// the embeddings a second time.
+func (l *tensorList) output(tied, required bool, head, embd string, shape ...uint64) {
+	if l.err != nil {
+		return
+	}
+	t, err := outputMatrix(l.w, tied, head, embd, shape...)
+	switch {
+	case err != nil:
+		l.err = err
+	case t != nil:
+		l.ts = append(l.ts, *t)
+	case required:
+		l.take(embd, "output.weight", shape...)
+	}
+}
