@@ -51,6 +51,9 @@ func ReadInfo(path string) (info Info, err error) {
 	}
 	info = infoFromGGUF(g.KV(), g.Tensors().Items())
 	info.Path = path
+	if err := checkLoadable(g.KV()); err != nil {
+		return Info{}, fmt.Errorf("model %s: %w", path, err)
+	}
 
 	if info.SHA256, err = fileSHA256(f); err != nil {
 		return Info{}, fmt.Errorf("model %s: hash: %w", path, err)

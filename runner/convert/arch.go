@@ -105,6 +105,8 @@ func (c Config) Keys() []string {
 // architectures is every architecture the converter takes. Add new ones
 // here, one line each.
 var architectures = []*Architecture{
+	Gemma3,
+	Lfm2,
 	Llama,
 	Qwen2,
 	Qwen3,

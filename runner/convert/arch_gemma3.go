@@ -1,0 +1,212 @@
+package convert
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/udgamlabs/udgam-ci/runner"
+)
+
+// Gemma3 is Gemma3ForCausalLM, Gemma 3's text model (270M, 1B): four
+// norms per block, all scaling by (1 + w); per-head q/k norms; the
+// embedding scaled by sqrt(hidden_size); GELU (tanh) gating; and five
+// sliding-window layers to each global one.
+var Gemma3 = &Architecture{
+	Classes: []string{"Gemma3ForCausalLM"},
+	GGUF:    "gemma3",
+	Kind:    "transformer",
+	Convert: convertGemma3,
+}
+
+func convertGemma3(cfg Config, w Weights) (KV, []Tensor, error) {
+	r := cfg.Reader()
+	// Defaults are Gemma3TextConfig's.
+	hidden := r.Int("hidden_size")
+	ffn := r.Int("intermediate_size")
+	layers := r.Int("num_hidden_layers")
+	heads := r.Int("num_attention_heads")
+	kvHeads := r.IntOr("num_key_value_heads", heads)
+	headDim := r.IntOr("head_dim", 256)
+	vocab := r.Int("vocab_size")
+	context := r.IntOr("max_position_embeddings", 131072)
+	eps := r.FloatOr("rms_norm_eps", 1e-6)
+	ropeTheta := r.FloatOr("rope_theta", 1e6)
+	window := r.IntOr("sliding_window", 4096)
+	scalar := r.FloatOr("query_pre_attn_scalar", 256)
+	softcap := r.FloatOr("final_logit_softcapping", 0)
+	tied := r.BoolOr("tie_word_embeddings", true)
+	r.Refuse("hidden_activation", `"gelu_pytorch_tanh"`)
+	r.Refuse("hidden_act", `"gelu_pytorch_tanh"`)
+	// llama.cpp's gemma3 graph has no attention soft-capping, no biases,
+	// no bidirectional mask, and no rope scaling on either base.
+	r.Refuse("attn_logit_softcapping")
+	r.Refuse("attention_bias", "false")
+	r.Refuse("use_bidirectional_attention", "false")
+	r.Refuse("rope_scaling")
+	// It turns sliding-window layers with a base of 10000, fixed.
+	r.Refuse("rope_local_base_freq", "10000", "10000.0")
+	types := gemma3LayerTypes(r, layers)
+	if err := r.Err(); err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case kvHeads <= 0 || heads%kvHeads != 0:
+		return nil, nil, fmt.Errorf("config.json: num_key_value_heads %d does not divide num_attention_heads %d", kvHeads, heads)
+	case headDim <= 0 || headDim%2 != 0:
+		return nil, nil, fmt.Errorf("config.json: head_dim %d is not a positive even number (rope turns pairs)", headDim)
+	case eps <= 0 || ropeTheta <= 0 || softcap < 0:
+		return nil, nil, fmt.Errorf("config.json: rms_norm_eps %v, rope_theta %v, final_logit_softcapping %v: want positive values", eps, ropeTheta, softcap)
+	}
+	// llama.cpp scales queries by 1/sqrt(head_dim), or by
+	// 1/sqrt(hidden/heads) for the 62-layer (27B) model.
+	if want := gemma3QueryScalar(layers, hidden, heads, headDim); scalar != want {
+		return nil, nil, fmt.Errorf("config.json: query_pre_attn_scalar = %v is not supported: llama.cpp's gemma3 scales queries by 1/sqrt(%v) for this shape", scalar, want)
+	}
+
+	kv := KV{
+		"gemma3.context_length":                   uint32(context),
+		"gemma3.embedding_length":                 uint32(hidden),
+		"gemma3.block_count":                      uint32(layers),
+		"gemma3.feed_forward_length":              uint32(ffn),
+		"gemma3.attention.head_count":             uint32(heads),
+		"gemma3.attention.head_count_kv":          uint32(kvHeads),
+		"gemma3.attention.key_length":             uint32(headDim),
+		"gemma3.attention.value_length":           uint32(headDim),
+		"gemma3.attention.layer_norm_rms_epsilon": float32(eps),
+		"gemma3.rope.freq_base":                   float32(ropeTheta),
+		"gemma3.rope.dimension_count":             uint32(headDim),
+		"gemma3.vocab_size":                       uint32(vocab),
+	}
+	switch {
+	case !slices.Contains(types, "sliding_attention"):
+		// No sliding layer: written without a window, llama.cpp attends
+		// globally everywhere.
+	case !slices.Equal(types, gemma3Pattern(layers, runner.Gemma3SWAPattern)):
+		// llama.cpp's loader sets this pattern whatever the GGUF says.
+		return nil, nil, fmt.Errorf("config.json: layer_types %v is not supported: llama.cpp's gemma3 makes every %dth layer global and the others sliding-window", types, runner.Gemma3SWAPattern)
+	case layers < runner.Gemma3SWAPattern:
+		// llama.cpp would build a global-attention cache with no layer,
+		// and abort on its first decode (GGML_ASSERT(buffer)).
+		return nil, nil, fmt.Errorf("config.json: num_hidden_layers = %d is not supported: llama.cpp's gemma3 needs a global-attention layer (layer %d) when sliding_window is set", layers, runner.Gemma3SWAPattern-1)
+	case window <= 0:
+		return nil, nil, fmt.Errorf("config.json: sliding_window = %d with sliding_attention layers; want a positive window", window)
+	default:
+		kv["gemma3.attention.sliding_window"] = uint32(window)
+	}
+	if softcap > 0 {
+		kv["gemma3.final_logit_softcapping"] = float32(softcap)
+	}
+
+	var errs []error
+	take := func(hf, name string, shape ...uint64) Tensor {
+		t, err := Take(w, hf, name, shape...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		return t
+	}
+	// Gemma stores norm weights as offsets from one; llama.cpp multiplies
+	// by the weight itself. Hugging Face adds the one in float32, as here.
+	norm := func(hf, name string, n int) Tensor {
+		t := take(hf, name, uint64(n))
+		t.F32 = true
+		return t.Map(plusOne)
+	}
+	h, v, ff := uint64(hidden), uint64(vocab), uint64(ffn)
+	q, kvDim := uint64(heads*headDim), uint64(kvHeads*headDim)
+	ts := []Tensor{
+		take("model.embed_tokens.weight", "token_embd.weight", v, h),
+		norm("model.norm.weight", "output_norm.weight", hidden),
+	}
+	if t, err := outputMatrix(w, tied, "lm_head.weight", "model.embed_tokens.weight", v, h); err != nil {
+		errs = append(errs, err)
+	} else if t != nil {
+		ts = append(ts, *t)
+	}
+	for l := range layers {
+		p := fmt.Sprintf("model.layers.%d.", l)
+		b := fmt.Sprintf("blk.%d.", l)
+		// Gemma turns (i, i+d/2), as llama.cpp's NEOX rope does: q and k
+		// keep their order.
+		ts = append(ts,
+			norm(p+"input_layernorm.weight", b+"attn_norm.weight", hidden),
+			take(p+"self_attn.q_proj.weight", b+"attn_q.weight", q, h),
+			take(p+"self_attn.k_proj.weight", b+"attn_k.weight", kvDim, h),
+			take(p+"self_attn.v_proj.weight", b+"attn_v.weight", kvDim, h),
+			norm(p+"self_attn.q_norm.weight", b+"attn_q_norm.weight", headDim),
+			norm(p+"self_attn.k_norm.weight", b+"attn_k_norm.weight", headDim),
+			take(p+"self_attn.o_proj.weight", b+"attn_output.weight", h, q),
+			norm(p+"post_attention_layernorm.weight", b+"post_attention_norm.weight", hidden),
+			norm(p+"pre_feedforward_layernorm.weight", b+"ffn_norm.weight", hidden),
+			take(p+"mlp.gate_proj.weight", b+"ffn_gate.weight", ff, h),
+			take(p+"mlp.up_proj.weight", b+"ffn_up.weight", ff, h),
+			take(p+"mlp.down_proj.weight", b+"ffn_down.weight", h, ff),
+			norm(p+"post_feedforward_layernorm.weight", b+"post_ffw_norm.weight", hidden),
+		)
+	}
+	if len(errs) > 0 {
+		return nil, nil, errs[0]
+	}
+	return kv, ts, nil
+}
+
+// gemma3LayerTypes reads layer_types, or derives it as Hugging Face does
+// from sliding_window_pattern (6 when absent): layer i is global when
+// (i+1) is a multiple of the pattern.
+func gemma3LayerTypes(r *ConfigReader, layers int) []string {
+	if raw := r.Raw("layer_types"); raw != nil {
+		var types []string
+		if err := json.Unmarshal(raw, &types); err != nil {
+			r.Fail(fmt.Errorf("config.json: layer_types: %w", err))
+			return nil
+		}
+		if len(types) != layers {
+			r.Fail(fmt.Errorf("config.json: layer_types lists %d layers; num_hidden_layers is %d", len(types), layers))
+			return nil
+		}
+		for i, t := range types {
+			if t != "sliding_attention" && t != "full_attention" {
+				r.Fail(fmt.Errorf("config.json: layer_types[%d] is %q; want sliding_attention or full_attention", i, t))
+				return nil
+			}
+		}
+		return types
+	}
+	pattern := r.IntOr("sliding_window_pattern", runner.Gemma3SWAPattern)
+	if pattern <= 0 {
+		r.Fail(fmt.Errorf("config.json: sliding_window_pattern = %d; want a positive integer", pattern))
+		return nil
+	}
+	return gemma3Pattern(layers, pattern)
+}
+
+// gemma3Pattern lists n layers' types when every pattern-th is global.
+func gemma3Pattern(n, pattern int) []string {
+	types := make([]string, n)
+	for i := range types {
+		types[i] = "sliding_attention"
+		if (i+1)%pattern == 0 {
+			types[i] = "full_attention"
+		}
+	}
+	return types
+}
+
+// gemma3QueryScalar is the query_pre_attn_scalar llama.cpp's gemma3
+// implies: it scales by 1/sqrt(head_dim), except for 62 layers (Gemma 3
+// 27B), where it takes hidden/heads.
+func gemma3QueryScalar(layers, hidden, heads, headDim int) float64 {
+	if layers == 62 {
+		return float64(hidden / heads)
+	}
+	return float64(headDim)
+}
+
+func plusOne(vals []float32) ([]float32, error) {
+	out := make([]float32, len(vals))
+	for i, v := range vals {
+		out[i] = 1 + v
+	}
+	return out, nil
+}

@@ -1,0 +1,247 @@
+package convert
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// Lfm2 is Lfm2ForCausalLM (LFM2 350M, 700M, 1.2B): a hybrid whose layers
+// are either attention (with per-head q/k layernorms) or a gated short
+// causal convolution, as layer_types (or full_attn_idxs) says, each with a
+// SwiGLU feed-forward. The convolution keeps a state per sequence.
+var Lfm2 = &Architecture{
+	Classes: []string{"Lfm2ForCausalLM"},
+	GGUF:    "lfm2",
+	Kind:    "hybrid",
+	Convert: convertLfm2,
+}
+
+func convertLfm2(cfg Config, w Weights) (KV, []Tensor, error) {
+	r := cfg.Reader()
+	// Defaults are Lfm2Config's.
+	hidden := r.Int("hidden_size")
+	layers := r.Int("num_hidden_layers")
+	heads := r.Int("num_attention_heads")
+	kvHeads := r.IntOr("num_key_value_heads", 8)
+	vocab := r.Int("vocab_size")
+	context := r.IntOr("max_position_embeddings", 128000)
+	eps := r.FloatOr("norm_eps", 1e-5)
+	lCache := r.IntOr("conv_L_cache", 3)
+	// theta wins over rope_theta, and rope_parameters over both.
+	ropeTheta := r.FloatOr("theta", r.FloatOr("rope_theta", 1e6))
+	// tie_embedding is LFM2's own name and wins, as in Lfm2Config.
+	tied := r.BoolOr("tie_embedding", r.BoolOr("tie_word_embeddings", true))
+	ffn := lfm2FeedForward(r)
+	types := lfm2LayerTypes(r, layers)
+	// llama.cpp's lfm2 has no convolution biases and no rope scaling.
+	r.Refuse("conv_bias", "false")
+	r.Refuse("rope_scaling")
+	if theta, ok := lfm2RopeParameters(r); ok {
+		ropeTheta = theta
+	}
+	if err := r.Err(); err != nil {
+		return nil, nil, err
+	}
+	headDim := hidden / heads
+	switch {
+	case hidden%heads != 0:
+		return nil, nil, fmt.Errorf("config.json: hidden_size %d is not a multiple of num_attention_heads %d", hidden, heads)
+	case cfg.Has("head_dim") && r.IntOr("head_dim", 0) != headDim:
+		// llama.cpp's lfm2 sizes q and the output by the embedding.
+		return nil, nil, fmt.Errorf("config.json: head_dim %d is not supported: llama.cpp's lfm2 needs hidden_size / num_attention_heads = %d", r.IntOr("head_dim", 0), headDim)
+	case headDim%2 != 0:
+		return nil, nil, fmt.Errorf("config.json: head size %d is not even (rope turns pairs)", headDim)
+	case kvHeads <= 0 || heads%kvHeads != 0:
+		return nil, nil, fmt.Errorf("config.json: num_key_value_heads %d does not divide num_attention_heads %d", kvHeads, heads)
+	case lCache < 2:
+		return nil, nil, fmt.Errorf("config.json: conv_L_cache = %d; llama.cpp's short convolution needs a kernel of at least 2", lCache)
+	case eps <= 0 || ropeTheta <= 0:
+		return nil, nil, fmt.Errorf("config.json: norm_eps %v, rope_theta %v: want positive values", eps, ropeTheta)
+	}
+	// llama.cpp's hybrid memory aborts on a decode when either of its
+	// parts (attention cache, convolution state) holds no layer.
+	if !slices.Contains(types, "conv") || !slices.Contains(types, "full_attention") {
+		return nil, nil, fmt.Errorf("config.json: layer_types %v is not supported: llama.cpp's lfm2 needs both conv and full_attention layers", types)
+	}
+	// The feed-forward size comes from the weights; the config's own
+	// arithmetic (block_auto_adjust_ff_dim) must agree with them.
+	w1 := w.Shape("model.layers.0.feed_forward.w1.weight")
+	if len(w1) != 2 {
+		return nil, nil, fmt.Errorf("checkpoint has no 2-D tensor model.layers.0.feed_forward.w1.weight")
+	}
+	if int(w1[0]) != ffn {
+		return nil, nil, fmt.Errorf("feed_forward.w1 has %d rows; config.json's intermediate size works out to %d", w1[0], ffn)
+	}
+
+	kvPerLayer := make([]uint32, layers)
+	for i, t := range types {
+		if t == "full_attention" {
+			kvPerLayer[i] = uint32(kvHeads)
+		}
+	}
+	kv := KV{
+		"lfm2.context_length":                   uint32(context),
+		"lfm2.embedding_length":                 uint32(hidden),
+		"lfm2.block_count":                      uint32(layers),
+		"lfm2.feed_forward_length":              uint32(ffn),
+		"lfm2.attention.head_count":             uint32(heads),
+		"lfm2.attention.head_count_kv":          kvPerLayer, // 0 marks a convolution layer
+		"lfm2.attention.key_length":             uint32(headDim),
+		"lfm2.attention.value_length":           uint32(headDim),
+		"lfm2.attention.layer_norm_rms_epsilon": float32(eps),
+		"lfm2.rope.freq_base":                   float32(ropeTheta),
+		"lfm2.rope.dimension_count":             uint32(headDim),
+		"lfm2.shortconv.l_cache":                uint32(lCache),
+		"lfm2.vocab_size":                       uint32(vocab),
+	}
+
+	var errs []error
+	take := func(hf, name string, shape ...uint64) Tensor {
+		t, err := Take(w, hf, name, shape...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		return t
+	}
+	h, v, ff := uint64(hidden), uint64(vocab), uint64(ffn)
+	kvDim, hd := uint64(kvHeads*headDim), uint64(headDim)
+	// The final norm is Hugging Face's embedding_norm (applied after the
+	// last layer). The llama.cpp vendored here looks it up as plain
+	// "output_norm", without ".weight".
+	ts := []Tensor{
+		take("model.embed_tokens.weight", "token_embd.weight", v, h),
+		take("model.embedding_norm.weight", "output_norm", h),
+	}
+	if t, err := outputMatrix(w, tied, "lm_head.weight", "model.embed_tokens.weight", v, h); err != nil {
+		errs = append(errs, err)
+	} else if t != nil {
+		ts = append(ts, *t)
+	}
+	for l, typ := range types {
+		p := fmt.Sprintf("model.layers.%d.", l)
+		b := fmt.Sprintf("blk.%d.", l)
+		ts = append(ts,
+			take(p+"operator_norm.weight", b+"attn_norm.weight", h),
+			take(p+"ffn_norm.weight", b+"ffn_norm.weight", h),
+			take(p+"feed_forward.w1.weight", b+"ffn_gate.weight", ff, h),
+			take(p+"feed_forward.w3.weight", b+"ffn_up.weight", ff, h),
+			take(p+"feed_forward.w2.weight", b+"ffn_down.weight", h, ff),
+		)
+		if typ == "conv" {
+			// Conv1d's [hidden, 1, L] squeezed to [hidden, L], float32:
+			// ggml's CPU ssm_conv takes no other type.
+			conv := take(p+"conv.conv.weight", b+"shortconv.conv.weight", h, 1, uint64(lCache))
+			conv.Shape = []uint64{h, uint64(lCache)}
+			conv.F32 = true
+			ts = append(ts, conv,
+				take(p+"conv.in_proj.weight", b+"shortconv.in_proj.weight", 3*h, h),
+				take(p+"conv.out_proj.weight", b+"shortconv.out_proj.weight", h, h))
+			continue
+		}
+		// NEOX rope, as Hugging Face's rotate_half: q and k keep their order.
+		ts = append(ts,
+			take(p+"self_attn.q_proj.weight", b+"attn_q.weight", h, h),
+			take(p+"self_attn.k_proj.weight", b+"attn_k.weight", kvDim, h),
+			take(p+"self_attn.v_proj.weight", b+"attn_v.weight", kvDim, h),
+			take(p+"self_attn.out_proj.weight", b+"attn_output.weight", h, h),
+			take(p+"self_attn.q_layernorm.weight", b+"attn_q_norm.weight", hd),
+			take(p+"self_attn.k_layernorm.weight", b+"attn_k_norm.weight", hd),
+		)
+	}
+	if len(errs) > 0 {
+		return nil, nil, errs[0]
+	}
+	return kv, ts, nil
+}
+
+// lfm2FeedForward is the MLP width as Lfm2MLP computes it: block_ff_dim
+// (or intermediate_size), and when block_auto_adjust_ff_dim two thirds of
+// it, then, unless block_ffn_dim_multiplier is null, times the multiplier
+// and rounded up to a multiple of block_multiple_of.
+func lfm2FeedForward(r *ConfigReader) int {
+	ff := r.IntOr("block_ff_dim", r.IntOr("intermediate_size", 12288))
+	if !r.BoolOr("block_auto_adjust_ff_dim", true) {
+		return ff
+	}
+	ff = 2 * ff / 3
+	if raw, ok := r.c.raw["block_ffn_dim_multiplier"]; ok && string(raw) == "null" {
+		return ff
+	}
+	ff = int(r.FloatOr("block_ffn_dim_multiplier", 1.0) * float64(ff))
+	m := r.IntOr("block_multiple_of", 256)
+	if m <= 0 {
+		r.Fail(fmt.Errorf("config.json: block_multiple_of = %d; want a positive integer", m))
+		return 0
+	}
+	return m * ((ff + m - 1) / m)
+}
+
+// lfm2LayerTypes reads layer_types, or builds it from full_attn_idxs (all
+// layers attend when neither is given), as Lfm2Config does.
+func lfm2LayerTypes(r *ConfigReader, layers int) []string {
+	if raw := r.Raw("layer_types"); raw != nil {
+		var types []string
+		if err := json.Unmarshal(raw, &types); err != nil {
+			r.Fail(fmt.Errorf("config.json: layer_types: %w", err))
+			return nil
+		}
+		if len(types) != layers {
+			r.Fail(fmt.Errorf("config.json: layer_types lists %d layers; num_hidden_layers is %d", len(types), layers))
+			return nil
+		}
+		for i, t := range types {
+			if t != "conv" && t != "full_attention" {
+				r.Fail(fmt.Errorf("config.json: layer_types[%d] is %q; want conv or full_attention", i, t))
+				return nil
+			}
+		}
+		return types
+	}
+	types := make([]string, layers)
+	for i := range types {
+		types[i] = "full_attention"
+	}
+	if raw := r.Raw("full_attn_idxs"); raw != nil {
+		var idxs []int
+		if err := json.Unmarshal(raw, &idxs); err != nil {
+			r.Fail(fmt.Errorf("config.json: full_attn_idxs: %w", err))
+			return nil
+		}
+		for i := range types {
+			types[i] = "conv"
+		}
+		for _, i := range idxs {
+			if i < 0 || i >= layers {
+				r.Fail(fmt.Errorf("config.json: full_attn_idxs holds %d; there are %d layers", i, layers))
+				return nil
+			}
+			types[i] = "full_attention"
+		}
+	}
+	return types
+}
+
+// lfm2RopeParameters reads rope_parameters, allowed only as plain RoPE,
+// and returns its rope_theta when it sets one.
+func lfm2RopeParameters(r *ConfigReader) (float64, bool) {
+	raw := r.Raw("rope_parameters")
+	if raw == nil {
+		return 0, false
+	}
+	var p map[string]any
+	if err := json.Unmarshal(raw, &p); err != nil {
+		r.Fail(fmt.Errorf("config.json: rope_parameters: %w", err))
+		return 0, false
+	}
+	for _, k := range slices.Sorted(maps.Keys(p)) {
+		if k == "rope_theta" || (k == "rope_type" && p[k] == "default") {
+			continue
+		}
+		r.Fail(fmt.Errorf("config.json: rope_parameters.%s = %v is not supported by the converter (only rope_theta, and rope_type \"default\")", k, p[k]))
+		return 0, false
+	}
+	theta, ok := p["rope_theta"].(float64)
+	return theta, ok
+}

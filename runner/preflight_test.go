@@ -1,0 +1,43 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ollama/ollama/fs/ggml"
+)
+
+func TestCheckLoadable(t *testing.T) {
+	gemma := func(layers, window uint32) ggml.KV {
+		return ggml.KV{"general.architecture": "gemma3", "gemma3.block_count": layers, "gemma3.attention.sliding_window": window}
+	}
+	lfm2 := func(lCache uint32, heads any) ggml.KV {
+		return ggml.KV{"general.architecture": "lfm2", "lfm2.block_count": uint32(3), "lfm2.shortconv.l_cache": lCache, "lfm2.attention.head_count_kv": heads}
+	}
+	tests := []struct {
+		name string
+		kv   ggml.KV
+		want string // "" for loadable
+	}{
+		{"gemma3 with a global layer", gemma(6, 512), ""},
+		{"gemma3 without a window", gemma(2, 0), ""},
+		{"gemma3 without a global layer", gemma(5, 512), "no global-attention layer"},
+		{"lfm2 hybrid", lfm2(3, []uint32{0, 4, 0}), ""},
+		{"lfm2 all attention", lfm2(3, []uint32{4, 4, 4}), "all attention"},
+		{"lfm2 all attention, one value", lfm2(3, uint32(4)), "all attention"},
+		{"lfm2 all convolution", lfm2(3, []uint32{0, 0, 0}), "all convolution"},
+		{"lfm2 kernel of one", lfm2(1, []uint32{0, 4, 0}), "shortconv.l_cache = 1"},
+		{"other architecture", ggml.KV{"general.architecture": "llama"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkLoadable(tt.kv)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("error %v, want one saying %q", err, tt.want)
+			}
+		})
+	}
+}
