@@ -163,12 +163,7 @@ func (t *Tokenizer) Segments(text string) ([]Segment, error) {
 	if !utf8.ValidString(text) {
 		return nil, fmt.Errorf("segments: text is not valid UTF-8")
 	}
-	segs := t.segments(text)
-	out := make([]Segment, len(segs))
-	for i, s := range segs {
-		out[i] = s.Segment
-	}
-	return out, nil
+	return plain(t.segments(text)), nil
 }
 
 // segments is Segments keeping whether each segment starts the text (a
