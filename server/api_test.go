@@ -158,7 +158,7 @@ func TestSettingsFlags(t *testing.T) {
 	up(servertest.Spec{ID: "main-2", Seed: 2, Started: day(2), Engine: "llama.cpp b9999"}, "")
 	res := up(servertest.Spec{ID: "pr-1", Seed: 3, Started: day(3), Ref: "feat", PR: 4}, "")
 	if res.BaselineID != "main-2" || len(res.Flags) != 1 || res.Flags[0].Key != "engine" ||
-		res.CompareURL != ts.url+"/compare?base=main-2&head=pr-1" {
+		res.CompareURL != "/compare?base=main-2&head=pr-1" {
 		t.Fatalf("flags not reported against the newest main run: %+v", res)
 	}
 	// A named baseline with the same settings: no flag.

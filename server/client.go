@@ -60,6 +60,12 @@ func (c *Client) UploadWith(ctx context.Context, body io.Reader, opt UploadOptio
 	if err := json.NewDecoder(resp.Body).Decode(&res); err != nil {
 		return res, fmt.Errorf("upload: read answer: %w", err)
 	}
+	// A server without --public-url answers paths: they are on BaseURL.
+	for _, u := range []*string{&res.URL, &res.BaselineURL, &res.CompareURL} {
+		if strings.HasPrefix(*u, "/") {
+			*u = strings.TrimSuffix(c.BaseURL, "/") + *u
+		}
+	}
 	return res, nil
 }
 

@@ -103,6 +103,10 @@ func (ts *testServer) do(method, path, token string, body io.Reader, hdr ...stri
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i] == "Host" {
+			req.Host = hdr[i+1] // net/http sends req.Host, never a Host header
+			continue
+		}
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)

@@ -2,7 +2,10 @@ package server
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -21,6 +24,8 @@ import (
 // pages holds one parsed template set per page, each with the layout.
 type pages struct {
 	byName map[string]*template.Template
+	// styleHash is the CSP source of the layout's one inline <style>.
+	styleHash string
 }
 
 var pageNames = []string{"index", "model", "run", "compare", "error"}
@@ -34,6 +39,17 @@ func loadPages() (*pages, error) {
 		}
 		p.byName[name] = t
 	}
+	layout, err := templates.FS.ReadFile("html/layout.html")
+	if err != nil {
+		return nil, fmt.Errorf("read layout template: %w", err)
+	}
+	_, rest, ok := strings.Cut(string(layout), "<style>")
+	style, _, ok2 := strings.Cut(rest, "</style>")
+	if !ok || !ok2 || strings.Contains(style, "{{") {
+		return nil, errors.New("layout template: want one <style> element without template actions (its hash is the page's CSP)")
+	}
+	sum := sha256.Sum256([]byte(style))
+	p.styleHash = "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
 	return p, nil
 }
 

@@ -34,8 +34,13 @@ type Config struct {
 	// BaseRef is the branch runs are checked against; "main" if empty.
 	BaseRef string
 	// PublicURL prefixes the run URLs returned by uploads; if empty they
-	// are built from the request's Host.
+	// are paths, which Client resolves against its BaseURL (never built
+	// from the request's Host header, which the client chooses).
 	PublicURL string
+	// TrustProxy takes the client address logged from X-Forwarded-For, as
+	// set by a reverse proxy on a private network or loopback; otherwise
+	// the header is ignored and the connection's address is logged.
+	TrustProxy bool
 	// ShutdownTimeout bounds how long Serve waits for in-flight requests
 	// once asked to stop; 0 means 30 seconds.
 	ShutdownTimeout time.Duration
@@ -120,7 +125,11 @@ func (s *Server) routes() *echo.Echo {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = s.handleError
-	e.Use(s.recoverPanics, s.logRequests)
+	e.IPExtractor = echo.ExtractIPDirect()
+	if s.cfg.TrustProxy {
+		e.IPExtractor = echo.ExtractIPFromXFFHeader()
+	}
+	e.Use(s.securityHeaders, s.recoverPanics, s.logRequests)
 
 	e.GET("/healthz", s.health)
 
@@ -204,6 +213,21 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 			slog.String("remote", c.RealIP()),
 		)
 		return nil
+	}
+}
+
+// securityHeaders go on every response: pages load nothing from elsewhere
+// and run no script, so the policy allows only the layout's own inline
+// style (by its hash) and same-origin forms; no page may be framed.
+func (s *Server) securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	csp := "default-src 'none'; style-src '" + s.pages.styleHash + "'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Content-Security-Policy", csp)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "same-origin")
+		return next(c)
 	}
 }
 

@@ -74,12 +74,12 @@ func (s *Server) upload(c echo.Context) error {
 	}
 	r := res.Run
 	out := UploadResult{
-		ID: r.ID, URL: s.absURL(c, runPath(r.ID)), Created: res.Created, Test: r.Test, Repo: r.Repo, Model: r.Model,
+		ID: r.ID, URL: s.absURL(runPath(r.ID)), Created: res.Created, Test: r.Test, Repo: r.Repo, Model: r.Model,
 		Score: r.Score, BaselineID: r.BaselineID, Flags: r.Flags,
 	}
 	if r.BaselineID != "" {
-		out.BaselineURL = s.absURL(c, runPath(r.BaselineID))
-		out.CompareURL = s.absURL(c, comparePath(r.BaselineID, r.ID))
+		out.BaselineURL = s.absURL(runPath(r.BaselineID))
+		out.CompareURL = s.absURL(comparePath(r.BaselineID, r.ID))
 	}
 	s.log.Info("run stored", "id", r.ID, "created", res.Created, "model", r.Model, "test", r.Test,
 		"records", r.Records, "baseline", r.BaselineID, "flags", len(r.Flags))
@@ -184,10 +184,9 @@ func (s *Server) scope(c echo.Context) string {
 	return repo
 }
 
-// absURL makes a server path absolute for clients outside the server.
-func (s *Server) absURL(c echo.Context, path string) string {
-	if s.cfg.PublicURL != "" {
-		return s.cfg.PublicURL + path
-	}
-	return c.Scheme() + "://" + c.Request().Host + path
+// absURL makes a server path absolute when the server knows its public
+// URL; otherwise the path stays relative: a Host header is the client's to
+// choose and must not end up in links.
+func (s *Server) absURL(path string) string {
+	return s.cfg.PublicURL + path
 }

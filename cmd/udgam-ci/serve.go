@@ -11,13 +11,14 @@ import (
 
 // serveOptions are the inputs of `udgam-ci serve`.
 type serveOptions struct {
-	DB        string
-	Addr      string
-	Private   bool
-	MaxBody   int64
-	BaseRef   string
-	PublicURL string
-	LogText   bool
+	DB         string
+	Addr       string
+	Private    bool
+	MaxBody    int64
+	BaseRef    string
+	PublicURL  string
+	TrustProxy bool
+	LogText    bool
 }
 
 func runServe(e *env, args []string) error {
@@ -38,7 +39,8 @@ func parseServe(e *env, args []string) (serveOptions, error) {
 	fs.BoolVar(&o.Private, "private", false, "pages and GET APIs need a token too (browsers: any user name, the token as password)")
 	fs.Int64Var(&o.MaxBody, "max-body", server.DefaultMaxBody, "largest upload in bytes, before and after gunzip")
 	fs.StringVar(&o.BaseRef, "base-ref", "main", "branch whose newest run is each upload's baseline")
-	fs.StringVar(&o.PublicURL, "public-url", "", "URL the server is reached at, for links in upload answers (default: from the request)")
+	fs.StringVar(&o.PublicURL, "public-url", "", "URL the server is reached at, for links in upload answers (default: paths, which push and the Action resolve)")
+	fs.BoolVar(&o.TrustProxy, "trust-proxy", false, "log the client address from X-Forwarded-For (behind a reverse proxy on a private network)")
 	fs.BoolVar(&o.LogText, "log-text", false, "log as text instead of JSON")
 	if err := parseNoArgs(fs, args); err != nil {
 		return o, err
@@ -61,6 +63,7 @@ func serve(e *env, o serveOptions) error {
 	defer st.Close()
 	srv, err := server.New(server.Config{
 		Store: st, Logger: slog.New(h), MaxBody: o.MaxBody, Private: o.Private, BaseRef: o.BaseRef, PublicURL: o.PublicURL,
+		TrustProxy: o.TrustProxy,
 	})
 	if err != nil {
 		return err
