@@ -92,7 +92,7 @@ func (m Llama) Config() map[string]any {
 func (m Llama) Checkpoint() Checkpoint {
 	shapes := testmodel.Decoder{
 		Hidden: m.Hidden, FFN: m.Intermediate, Layers: m.Layers, Heads: m.Heads, KVHeads: m.KVHeads,
-		HeadDim: m.Hidden / m.Heads, Vocab: Vocab, Tied: m.Tied,
+		HeadDim: m.Hidden / m.Heads, Vocab: m.vocab(), Tied: m.Tied,
 	}.Shapes()
 	return Checkpoint{
 		Config:  m.Config(),

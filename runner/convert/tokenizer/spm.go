@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/ollama/ollama/convert/sentencepiece"
 	"google.golang.org/protobuf/proto"
@@ -138,22 +142,6 @@ func (c *conv) scoresFromMerges(pairs [][2]string) error {
 		byLeft[p[0]] = append(byLeft[p[0]], i)
 		byRight[p[1]] = append(byRight[p[1]], i)
 	}
-	var conflicts []string
-	for rq, q := range pairs {
-		fq := first[q[0]+q[1]]
-		if fq == rq {
-			continue
-		}
-		for _, rp := range append(byRight[q[0]], byLeft[q[1]]...) {
-			p := pairs[rp]
-			if rp > fq && rp < rq && first[p[0]+p[1]] > fq {
-				conflicts = append(conflicts, fmt.Sprintf("merge %d %q+%q before merge %d %q+%q", rp, p[0], p[1], rq, q[0], q[1]))
-			}
-		}
-	}
-	if len(conflicts) > 0 {
-		c.logf("merge order: %d merges that llama.cpp's scores order differently from the BPE ranks, when their symbols meet (%s)", len(conflicts), sample(conflicts, 3))
-	}
 	c.scores = make([]float32, len(c.tokens))
 	low := -float32(len(pairs) + 1)
 	for id, t := range c.tokens {
@@ -163,7 +151,108 @@ func (c *conv) scoresFromMerges(pairs [][2]string) error {
 			c.scores[id] = low
 		}
 	}
+	var other []string
+	runs := map[rune]bool{} // conflicts that stay within runs of one character
+	n := 0
+	for rq, q := range pairs {
+		fq := first[q[0]+q[1]]
+		if fq == rq {
+			continue
+		}
+		for _, rp := range append(byRight[q[0]], byLeft[q[1]]...) {
+			p := pairs[rp]
+			if rp <= fq || rp >= rq || first[p[0]+p[1]] <= fq {
+				continue
+			}
+			n++
+			if ch, ok := run(p[0] + p[1] + q[0] + q[1]); ok {
+				runs[ch] = true
+				continue
+			}
+			other = append(other, fmt.Sprintf("merge %d %q+%q before merge %d %q+%q", rp, p[0], p[1], rq, q[0], q[1]))
+		}
+	}
+	if len(other) > 0 {
+		return c.refuse("tokenizer.json: %d merges are ranked in an order llama.cpp's scores cannot follow, so the two can split text differently: %s", len(other), sample(other, 3))
+	}
+	if len(runs) == 0 {
+		return nil
+	}
+	// Within runs of one character the outcome is checked directly: every
+	// run up to twice the longest run token is split both ways.
+	var chars []string
+	longest := 0
+	for ch := range runs {
+		chars = append(chars, strconv.QuoteRune(ch))
+		k := 1
+		for ; c.symbol(strings.Repeat(string(ch), k+1)) && k < 1024; k++ {
+		}
+		limit := 2*k + 2
+		longest = max(longest, limit)
+		for m := 2; m <= limit; m++ {
+			text := strings.Repeat(string(ch), m)
+			hf, cpp := bpeMerge(text, rank), c.scoreMerge(text)
+			if !slices.Equal(hf, cpp) {
+				return c.refuse("tokenizer.json: a run of %d %q is split %q by the BPE merges and %q by llama.cpp's scores", m, ch, hf, cpp)
+			}
+		}
+	}
+	sort.Strings(chars)
+	c.logf("merge order: %d merges are ranked in an order llama.cpp's scores do not follow, all within runs of %s; every run of up to %d splits the same both ways", n, strings.Join(chars, ", "), longest)
 	return nil
+}
+
+// run reports whether s repeats one character.
+func run(s string) (rune, bool) {
+	var first rune
+	for i, r := range s {
+		if i == 0 {
+			first = r
+		} else if r != first {
+			return 0, false
+		}
+	}
+	return first, s != ""
+}
+
+// bpeMerge splits text as Hugging Face's BPE does: the pair of lowest
+// rank first, the leftmost among equals.
+func bpeMerge(text string, rank map[[2]string]int) []string {
+	syms := strings.Split(text, "")
+	for {
+		best, bestRank := -1, 0
+		for i := 0; i+1 < len(syms); i++ {
+			if r, ok := rank[[2]string{syms[i], syms[i+1]}]; ok && (best < 0 || r < bestRank) {
+				best, bestRank = i, r
+			}
+		}
+		if best < 0 {
+			return syms
+		}
+		syms[best] += syms[best+1]
+		syms = slices.Delete(syms, best+1, best+2)
+	}
+}
+
+// scoreMerge splits text as llama.cpp's SentencePiece tokenizer does: the
+// adjacent pair that makes the highest-scoring token first, the leftmost
+// among equals.
+func (c *conv) scoreMerge(text string) []string {
+	syms := strings.Split(text, "")
+	for {
+		best := -1
+		var bestScore float32
+		for i := 0; i+1 < len(syms); i++ {
+			if id, ok := c.ids[syms[i]+syms[i+1]]; ok && (best < 0 || c.scores[id] > bestScore) {
+				best, bestScore = i, c.scores[id]
+			}
+		}
+		if best < 0 {
+			return syms
+		}
+		syms[best] += syms[best+1]
+		syms = slices.Delete(syms, best+1, best+2)
+	}
 }
 
 // spmWhitespace decides how spaces become "▁" and whether a "▁" goes

@@ -155,6 +155,10 @@ func TestRefusals(t *testing.T) {
 		map[string]any{"type": "ByteLevel", "add_prefix_space": false, "use_regex": false},
 	}}
 	spmMerges := []string{"▁ a", "a b", "ab c"}
+	qwenIgnoringMerges := byteLevel(map[string]any{"type": "Sequence", "pretokenizers": []any{
+		map[string]any{"type": "Split", "pattern": map[string]any{"Regex": qwen2Regex}, "behavior": "Isolated"},
+		map[string]any{"type": "ByteLevel", "add_prefix_space": false, "use_regex": false}}}, nil)
+	qwenIgnoringMerges["model"].(map[string]any)["ignore_merges"] = true
 	tests := []struct {
 		name       string
 		fsys       fstest.MapFS
@@ -165,10 +169,8 @@ func TestRefusals(t *testing.T) {
 			[]string{`pre-tokenizer Split(Regex="\\p{L}+|\\p{N}{1,2}", behavior=Isolated, invert=false) + ByteLevel(add_prefix_space=false, use_regex=false) (model ignore_merges=false) matches none of llama.cpp's pre-tokenizer types exactly`, "supported:", "llama-bpe: Split(", "gpt-2: ByteLevel(add_prefix_space=false, use_regex=true)", "--allow-unverified-tokenizer"}, true},
 		{"ByteLevel add_prefix_space", files(t, byteLevel(map[string]any{"type": "ByteLevel", "add_prefix_space": true}, nil), nil),
 			[]string{"pre-tokenizer ByteLevel(add_prefix_space=true, use_regex=true)", "matches none"}, true},
-		{"llama3 regex without ignore_merges", files(t, byteLevel(map[string]any{"type": "Sequence", "pretokenizers": []any{
-			map[string]any{"type": "Split", "pattern": map[string]any{"Regex": llama3Regex}, "behavior": "Isolated"},
-			map[string]any{"type": "ByteLevel", "add_prefix_space": false, "use_regex": false}}}, nil), nil),
-			[]string{"(model ignore_merges=false) matches none"}, true},
+		{"qwen2 regex with ignore_merges", files(t, qwenIgnoringMerges, nil),
+			[]string{"(model ignore_merges=true) matches none"}, true},
 		{"WordPiece", files(t, map[string]any{"model": map[string]any{"type": "WordPiece", "vocab": map[string]int{"a": 0}}}, nil),
 			[]string{`model type "WordPiece" is not supported`}, false},
 		{"Unigram", files(t, map[string]any{"model": map[string]any{"type": "Unigram", "vocab": [][]any{{"a", -1.0}}}}, nil),
@@ -183,6 +185,8 @@ func TestRefusals(t *testing.T) {
 			[]string{"whitespace handling: normalizer NFC, pre-tokenizer none: not one that llama.cpp's SentencePiece tokenizer reproduces"}, true},
 		{"SentencePiece merges incomplete", files(t, spmTokenizer(legacySPM, nil, []string{"▁ a", "a b"}), nil),
 			[]string{`ways llama.cpp's SentencePiece merging can form a token are not merges of the BPE model`, `"ab"+"c"="abc"`}, true},
+		{"SentencePiece merge order", files(t, spmTokenizer(legacySPM, nil, []string{"▁ a", "a b", "ab c", "x y", "xy z", "y z", "yz w", "x yz"}, "x", "y", "z", "w", "xy", "yz", "xyz", "yzw"), nil),
+			[]string{`1 merges are ranked in an order llama.cpp's scores cannot follow`, `merge 6 "yz"+"w" before merge 7 "x"+"yz"`}, true},
 		{"BOS not in vocabulary", files(t, byteLevel(plainByteLevel, nil), map[string]any{"bos_token": "<bos>"}),
 			[]string{`tokenizer_config.json: bos_token "<bos>" is not a token of the vocabulary`}, false},
 		{"no tokenizer", fstest.MapFS{"config.json": {Data: []byte("{}")}},
