@@ -61,6 +61,10 @@ type Dataset struct {
 	Count    int    `json:"count"`
 	// Smoke marks the embedded smoke sample: never the benchmark.
 	Smoke bool `json:"smoke,omitempty"`
+	// Constant holds, for probes, each type's accuracy in percent when
+	// always giving the same answer (text or position), the best such:
+	// the floor a score on that type must beat to mean anything.
+	Constant map[string]float64 `json:"constant,omitempty"`
 }
 
 // Settings are everything that changes results. Two runs whose settings

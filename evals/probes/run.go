@@ -113,5 +113,5 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Summary, error) {
 
 // Dataset describes the set for a run header.
 func (s *Set) Dataset() runfile.Dataset {
-	return runfile.Dataset{Name: s.Name, Revision: s.Revision, SHA256: s.SHA256, Count: len(s.Items)}
+	return runfile.Dataset{Name: s.Name, Revision: s.Revision, SHA256: s.SHA256, Count: len(s.Items), Constant: ConstantBest(s.Items)}
 }

@@ -46,7 +46,7 @@ func TestRunWritesRecordsAndHeader(t *testing.T) {
 	if h.Test != runfile.TestProbes || h.Settings.Formulation != Formulation || !h.Settings.AddBOS || h.Settings.BOSID != testmodel.BOS || h.Settings.BOSMode != "auto" {
 		t.Errorf("header settings %+v", h.Settings)
 	}
-	if h.Dataset != set.Dataset() || h.Dataset.Count != len(set.Items) {
+	if !reflect.DeepEqual(h.Dataset, set.Dataset()) || h.Dataset.Count != len(set.Items) {
 		t.Errorf("header dataset %+v, want %+v", h.Dataset, set.Dataset())
 	}
 	want := scoreAll(t, &Scorer{Model: m, AddBOS: true, BOS: testmodel.BOS}, set.Items)

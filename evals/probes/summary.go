@@ -80,15 +80,25 @@ func (s Summary) WriteText(w io.Writer) error {
 	}
 	p("probes: accuracy %.1f%% (%d/%d items, chance %.1f%%, ties %d), acc_norm %.1f%%\n",
 		s.Accuracy, s.Correct, s.Items, s.Chance, s.Ties, s.AccNorm)
-	p("%-16s %9s %8s %7s %5s\n", "group", "accuracy", "chance", "items", "ties")
+	p("%-16s %9s %8s %9s %7s %5s\n", "group", "accuracy", "chance", "constant", "items", "ties")
 	for _, k := range runfile.SortedKeys(s.ByType) {
 		g := s.ByType[k]
-		p("%-16s %8.1f%% %7.1f%% %7d %5d\n", k, g.Accuracy, g.Chance, g.Items, g.Ties)
-		for _, lk := range runfile.SortedKeys(s.ByLevel) {
-			if lg := s.ByLevel[lk]; strings.HasPrefix(lk, k+"/") {
-				p("  %-14s %8.1f%% %7.1f%% %7d %5d\n", lk, lg.Accuracy, lg.Chance, lg.Items, lg.Ties)
+		constant := "-"
+		if c, ok := s.Dataset.Constant[k]; ok {
+			constant = fmt.Sprintf("%.1f%%", c)
+			if g.Accuracy <= c {
+				constant += " !"
 			}
 		}
+		p("%-16s %8.1f%% %7.1f%% %9s %7d %5d\n", k, g.Accuracy, g.Chance, constant, g.Items, g.Ties)
+		for _, lk := range runfile.SortedKeys(s.ByLevel) {
+			if lg := s.ByLevel[lk]; strings.HasPrefix(lk, k+"/") {
+				p("  %-14s %8.1f%% %7.1f%% %9s %7d %5d\n", lk, lg.Accuracy, lg.Chance, "", lg.Items, lg.Ties)
+			}
+		}
+	}
+	if len(s.Dataset.Constant) > 0 {
+		p("constant: the best accuracy of always giving the same answer (text or position); ! marks a type this model does not beat\n")
 	}
 	p("run %s, %.1fs\n", s.Run, s.Seconds)
 	return err
