@@ -2,7 +2,6 @@ package testmodel
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 )
 
@@ -84,8 +83,6 @@ func NewGPT2(config []byte, w map[string][]float32, opts ...RefOption) (*Referen
 	if r.err != nil {
 		return nil, r.err
 	}
-	hd := e / c.Heads
-	scale := 1 / math.Sqrt(float64(hd))
 	forward := func(seq []int32, n int) [][]float64 {
 		x := embedRows(wte, seq, n, e)
 		for t := range n {
@@ -104,7 +101,7 @@ func NewGPT2(config []byte, w map[string][]float32, opts ...RefOption) (*Referen
 				copy(k[t], qkv[e:2*e])
 				copy(vv[t], qkv[2*e:])
 			}
-			att := causalAttention(q, k, vv, c.Heads, c.Heads, hd, scale)
+			att := attendAll(q, k, vv, c.Heads, c.Heads)
 			for t := range n {
 				conv1d(delta, b.projW, b.projB, att[t])
 				addTo(x[t], delta)

@@ -2,7 +2,6 @@ package testmodel
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 )
 
@@ -72,7 +71,6 @@ func NewGPTNeoX(config []byte, w map[string][]float32, opts ...RefOption) (*Refe
 	if r.err != nil {
 		return nil, r.err
 	}
-	scale := 1 / math.Sqrt(float64(hd))
 	mlp := func(dst []float64, b block, x []float64, h, mid []float64) {
 		layerNorm(h, x, b.ln2W, b.ln2B, c.Eps)
 		linear(mid, b.upW, b.upB, h)
@@ -99,7 +97,7 @@ func NewGPTNeoX(config []byte, w map[string][]float32, opts ...RefOption) (*Refe
 				RotateHalf(q[t], hd, rot, t, base)
 				RotateHalf(k[t], hd, rot, t, base)
 			}
-			att := causalAttention(q, k, vv, c.Heads, c.Heads, hd, scale)
+			att := attendAll(q, k, vv, c.Heads, c.Heads)
 			for t := range n {
 				linear(attnOut, b.denseW, b.denseB, att[t])
 				if parallel {

@@ -143,31 +143,13 @@ func geluErf(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) 
 
 func silu(x float64) float64 { return x / (1 + math.Exp(-x)) }
 
-// causalAttention returns, for each token t, each head's softmax(q.k *
-// scale) average of the values of tokens 0..t; kv head j serves query heads
-// j*group .. (j+1)*group-1.
-func causalAttention(q, k, v [][]float64, heads, kvHeads, hd int, scale float64) [][]float64 {
-	n := len(q)
-	group := heads / kvHeads
-	scores := make([]float64, n)
-	out := make([][]float64, n)
-	for t := range n {
-		out[t] = make([]float64, heads*hd)
-		for head := range heads {
-			qh := q[t][head*hd : (head+1)*hd]
-			off := (head / group) * hd
-			for u := 0; u <= t; u++ {
-				scores[u] = dot(qh, k[u][off:off+hd]) * scale
-			}
-			lse := logSumExp(scores[:t+1])
-			o := out[t][head*hd : (head+1)*hd]
-			for u := 0; u <= t; u++ {
-				a := math.Exp(scores[u] - lse)
-				for i, vi := range v[u][off : off+hd] {
-					o[i] += a * vi
-				}
-			}
-		}
+// attendAll returns causalAttention's output for every token of q, each
+// over the keys and values of tokens 0..t.
+func attendAll(q, k, v [][]float64, heads, kvHeads int) [][]float64 {
+	out := newRows(len(q), len(q[0]))
+	scores := make([]float64, len(q))
+	for t := range q {
+		causalAttention(out[t], q[t], k[:t+1], v[:t+1], heads, kvHeads, scores)
 	}
 	return out
 }

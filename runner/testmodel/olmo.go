@@ -89,7 +89,6 @@ func newOlmo(config []byte, w map[string][]float32, version int) (*Reference, er
 		return nil, r.err
 	}
 	const olmoEps = 1e-5 // OlmoLayerNorm's, whatever the config says
-	scale := 1 / math.Sqrt(float64(hd))
 	clamp := func(x []float64) {
 		for i, vi := range x {
 			x[i] = math.Max(-clip, math.Min(clip, vi))
@@ -121,7 +120,7 @@ func newOlmo(config []byte, w map[string][]float32, version int) (*Reference, er
 				RotateHalf(q[t], hd, hd, t, c.Theta)
 				RotateHalf(k[t], hd, hd, t, c.Theta)
 			}
-			att := causalAttention(q, k, vv, c.Heads, c.KVHeads, hd, scale)
+			att := attendAll(q, k, vv, c.Heads, c.KVHeads)
 			for t := range n {
 				matVec(delta, b.o, att[t])
 				if version == 2 {
