@@ -3,7 +3,6 @@ package convert_test
 import (
 	"encoding/json"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,21 +50,10 @@ func exactAndInvariant(t *testing.T, ref newReference, cases []exactCase) {
 		t.Run(c.name, func(t *testing.T) {
 			_, gguf := archtest.Exact(t, hfCase(t, c.ckpt, ref, nil, c.formats...))
 			if i == 0 && !t.Failed() {
-				invariance(t, gguf)
+				invariance(t, gguf, archtest.Tolerance)
 			}
 		})
 	}
-}
-
-// invariance runs llamatest.Invariance with fewer and shorter requests
-// than archtest.Invariance, the same shapes (whole sequences and shared
-// prompts with choices), to keep four architectures' checks within the
-// test budget.
-func invariance(t *testing.T, gguf string) {
-	bos := int32(converttest.Vocab - 1)
-	reqs := llamatest.RandomSequences(2, 2, 160, converttest.Vocab, bos)
-	reqs = append(reqs, llamatest.ProbeLike(rand.New(rand.NewPCG(3, 3)), 12, bos)...)
-	llamatest.Invariance(t, gguf, reqs)
 }
 
 // GPT-2 and GPT-NeoX apply GELU, which ggml's CPU kernel looks up in a

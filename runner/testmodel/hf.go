@@ -96,10 +96,6 @@ func conv1d(dst []float64, w []float32, b []float32, x []float64) {
 	}
 }
 
-// geluTanh is GPT-2's gelu_new (also gelu_pytorch_tanh and gelu_fast).
-func geluTanh(x float64) float64 {
-	return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
-}
 
 // RefOption changes how a reference model computes.
 type RefOption func(*refOptions)
