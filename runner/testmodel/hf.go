@@ -96,7 +96,6 @@ func conv1d(dst []float64, w []float32, b []float32, x []float64) {
 	}
 }
 
-
 // RefOption changes how a reference model computes.
 type RefOption func(*refOptions)
 
