@@ -35,6 +35,7 @@ func Read(r io.Reader, name string) (*Run, error) {
 	sc.Buffer(make([]byte, 64<<10), MaxLine)
 	run := &Run{}
 	line := 0
+	header := false // the first line that is not blank is the header
 	seen := map[string]int{}
 	for sc.Scan() {
 		line++
@@ -42,13 +43,14 @@ func Read(r io.Reader, name string) (*Run, error) {
 		if len(b) == 0 {
 			continue
 		}
-		if line == 1 {
+		if !header {
 			if err := decodeStrict(b, &run.Header, false); err != nil {
-				return nil, fmt.Errorf("%s line 1: header: %w", name, err)
+				return nil, fmt.Errorf("%s line %d: header: %w", name, line, err)
 			}
 			if err := run.Header.Validate(); err != nil {
-				return nil, fmt.Errorf("%s line 1: %w", name, err)
+				return nil, fmt.Errorf("%s line %d: %w", name, line, err)
 			}
+			header = true
 			continue
 		}
 		var id string
@@ -85,7 +87,7 @@ func Read(r io.Reader, name string) (*Run, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s line %d: %w", name, line+1, err)
 	}
-	if line == 0 {
+	if !header {
 		return nil, fmt.Errorf("%s: empty run file (no header)", name)
 	}
 	return run, nil

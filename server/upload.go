@@ -45,7 +45,10 @@ func (s *Server) upload(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := http.NewResponseController(c.Response()).SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout)); err != nil {
+	// A writer with no connection under it (an in-process test harness)
+	// cannot take a deadline; every net/http connection can.
+	err = http.NewResponseController(c.Response()).SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
+	if err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return fmt.Errorf("upload: set read deadline: %w", err)
 	}
 	body, err := s.readBody(c)
