@@ -13,8 +13,11 @@ import (
 // (A missing tensor or a wrong shape needs none: llama.cpp's loader
 // reports those as errors.)
 var archChecks = map[string]func(kv ggml.KV) error{
-	"gemma3": checkGemma3,
-	"lfm2":   checkLfm2,
+	"gemma3":    checkGemma3,
+	"lfm2":      checkLfm2,
+	"mamba":     checkSSM,
+	"mamba2":    checkSSM,
+	"falcon-h1": checkSSM,
 }
 
 // checkLoadable runs the check of the file's architecture, if it has one.
@@ -68,4 +71,27 @@ func uintOrArray(kv ggml.KV, key string) []uint32 {
 		return v
 	}
 	return kv.UintOrArrayValueAsArray(key, 0)
+}
+
+// checkSSM stops the state-space sizes llama.cpp asserts on: mamba2 with an
+// inner size other than twice the embedding length (GGML_ASSERT in its
+// loader), SSM groups that do not divide the heads (GGML_ASSERT in ggml's
+// ssm_scan at the first decode), and a convolution kernel under 2, whose
+// convolution state would hold no cell.
+func checkSSM(kv ggml.KV) error {
+	arch := kv.Architecture()
+	inner, embd := kv.Uint("ssm.inner_size"), kv.Uint("embedding_length")
+	if k := kv.Uint("ssm.conv_kernel"); k < 2 {
+		return fmt.Errorf("%s with ssm.conv_kernel = %d: llama.cpp needs a convolution kernel of at least 2", arch, k)
+	}
+	if arch == "mamba2" && inner != 2*embd {
+		return fmt.Errorf("mamba2 with ssm.inner_size %d and embedding_length %d: llama.cpp takes only an inner size of twice the embedding length", inner, embd)
+	}
+	if arch != "mamba" {
+		heads, groups := kv.Uint("ssm.time_step_rank"), kv.Uint("ssm.group_count")
+		if groups == 0 || heads%groups != 0 {
+			return fmt.Errorf("%s with %d SSM heads in %d groups: llama.cpp needs the groups to divide the heads", arch, heads, groups)
+		}
+	}
+	return nil
 }

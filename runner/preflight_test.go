@@ -41,3 +41,27 @@ func TestCheckLoadable(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckSSM(t *testing.T) {
+	tests := []struct {
+		arch string
+		kv   map[string]any
+		want string // "" for loadable
+	}{
+		{"mamba2", map[string]any{"embedding_length": uint32(64), "ssm.inner_size": uint32(128), "ssm.conv_kernel": uint32(4), "ssm.time_step_rank": uint32(8), "ssm.group_count": uint32(2)}, ""},
+		{"mamba2", map[string]any{"embedding_length": uint32(64), "ssm.inner_size": uint32(192), "ssm.conv_kernel": uint32(4), "ssm.time_step_rank": uint32(8), "ssm.group_count": uint32(1)}, "twice the embedding length"},
+		{"falcon-h1", map[string]any{"embedding_length": uint32(64), "ssm.inner_size": uint32(96), "ssm.conv_kernel": uint32(4), "ssm.time_step_rank": uint32(8), "ssm.group_count": uint32(3)}, "groups to divide the heads"},
+		{"falcon-h1", map[string]any{"embedding_length": uint32(64), "ssm.inner_size": uint32(96), "ssm.conv_kernel": uint32(1), "ssm.time_step_rank": uint32(8), "ssm.group_count": uint32(1)}, "kernel of at least 2"},
+		{"mamba", map[string]any{"embedding_length": uint32(32), "ssm.inner_size": uint32(64), "ssm.conv_kernel": uint32(4)}, ""},
+	}
+	for _, tt := range tests {
+		kv := ggml.KV{"general.architecture": tt.arch}
+		for k, v := range tt.kv {
+			kv[tt.arch+"."+k] = v
+		}
+		err := checkLoadable(kv)
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%s %v: error %v, want %q", tt.arch, tt.kv, err, tt.want)
+		}
+	}
+}

@@ -43,8 +43,8 @@ func convertMamba(cfg Config, w Weights) (KV, []Tensor, error) {
 	if inner != 2*hidden {
 		return nil, nil, fmt.Errorf("config.json: intermediate_size %d is not 2 * hidden_size %d; llama.cpp's mamba takes only expand = 2", inner, hidden)
 	}
-	if kernel < 1 || state < 1 {
-		return nil, nil, fmt.Errorf("config.json: conv_kernel %d and state_size %d must be positive", kernel, state)
+	if kernel < 2 || state < 1 {
+		return nil, nil, fmt.Errorf("config.json: conv_kernel %d (llama.cpp needs at least 2) or state_size %d", kernel, state)
 	}
 
 	var err error

@@ -35,8 +35,8 @@ func (m mixer2) check() error {
 		return fmt.Errorf("config.json: %d SSM heads of %d do not make the inner size %d", m.heads, m.headDim, m.inner)
 	case m.heads%m.groups != 0:
 		return fmt.Errorf("config.json: %d SSM groups do not divide %d SSM heads", m.groups, m.heads)
-	case m.kernel < 1:
-		return fmt.Errorf("config.json: convolution kernel %d", m.kernel)
+	case m.kernel < 2:
+		return fmt.Errorf("config.json: convolution kernel %d: llama.cpp needs at least 2 (its convolution state holds kernel-1 steps)", m.kernel)
 	}
 	return nil
 }

@@ -3,7 +3,12 @@ package convert_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"github.com/ollama/ollama/fs/ggml"
+	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/runner/convert/archtest"
+	"github.com/udgamlabs/udgam-ci/runner/llama/llamatest"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -12,104 +17,73 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/convert"
 	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
-// ssmCase is one state-space architecture: a tiny checkpoint writer and
-// the float64 reference that reads the same files.
+// ssmCase is one state-space architecture: a tiny checkpoint and the
+// float64 reference that reads the same config.json and tensors.
 type ssmCase struct {
-	name  string
-	write func(dir string) (map[string]converttest.Tensor, error)
-	ref   func(config []byte, w map[string][]float32) (*testmodel.SSMReference, error)
+	name       string
+	checkpoint converttest.Checkpoint
+	ref        func(config []byte, w map[string][]float32) (*testmodel.Reference, error)
+	// formats the exactness check converts from (nil: every format).
+	// Reading the formats is the same code for every architecture, so
+	// the Mamba ones take two, which keeps the tests short.
+	formats []converttest.Format
 }
 
 var ssmCases = []ssmCase{
-	{"falcon-h1", converttest.SmallFalconH1.Write, testmodel.FalconH1Reference},
-	{"mamba2", converttest.SmallMamba2.Write, testmodel.Mamba2Reference},
-	{"mamba", converttest.SmallMamba.Write, testmodel.MambaReference},
+	{"falcon-h1", converttest.SmallFalconH1.Checkpoint(), testmodel.FalconH1Reference, nil},
+	{"mamba2", converttest.SmallMamba2.Checkpoint(), testmodel.Mamba2Reference, []converttest.Format{converttest.Safetensors, converttest.Torch}},
+	{"mamba", converttest.SmallMamba.Checkpoint(), testmodel.MambaReference, []converttest.Format{converttest.ShardedSafetensors, converttest.ShardedTorch}},
 }
 
-// writeSSM writes c's checkpoint and its reference.
-func writeSSM(t *testing.T, c ssmCase) (dir string, ref *testmodel.SSMReference) {
+// reference builds c's reference from its checkpoint.
+func (c ssmCase) reference(w map[string][]float32) (*testmodel.Reference, error) {
+	config, err := json.Marshal(c.checkpoint.Config)
+	if err != nil {
+		return nil, err
+	}
+	return c.ref(config, w)
+}
+
+// writeSSM writes c's checkpoint as safetensors and returns its directory
+// and reference.
+func writeSSM(t *testing.T, c ssmCase) (dir string, ref *testmodel.Reference) {
 	t.Helper()
 	dir = t.TempDir()
-	tensors, err := c.write(dir)
-	if err != nil {
+	if err := c.checkpoint.Write(dir, converttest.Safetensors); err != nil {
 		t.Fatal(err)
 	}
-	config, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	ref, err := c.reference(c.checkpoint.Values())
 	if err != nil {
-		t.Fatal(err)
-	}
-	w := map[string][]float32{}
-	for name, tt := range tensors {
-		w[name] = tt.Values
-	}
-	if ref, err = c.ref(config, w); err != nil {
 		t.Fatal(err)
 	}
 	return dir, ref
 }
 
-// randomSequence is n token ids drawn uniformly from the tiny vocabulary.
-func randomSequence(seed uint64, n int) []int32 {
-	rng := rand.New(rand.NewPCG(seed, 1))
-	seq := make([]int32, n)
-	for i := range seq {
-		seq[i] = int32(rng.IntN(converttest.Vocab))
-	}
-	return seq
-}
-
-// everyPosition asks for every next-token log-probability of seq.
-func everyPosition(seq []int32) runner.Request {
-	br := runner.Branch{Tokens: seq}
-	for p := 1; p < len(seq); p++ {
-		br.Positions = append(br.Positions, p)
-	}
-	return runner.Request{Branches: []runner.Branch{br}}
-}
-
-// TestSSMArchitecturesMatchReference converts each tiny checkpoint to f32,
-// scores a 2,048-token sequence through llama.cpp and compares every
-// token's log-probability with the float64 forward pass.
-func TestSSMArchitecturesMatchReference(t *testing.T) {
-	const n, tol = 2048, 1e-4
+// TestSSMArchitectures converts each tiny checkpoint from every weight
+// format to f32, scores a 2,048-token sequence through llama.cpp and
+// compares every token's log-probability with the float64 sequential-scan
+// reference (archtest.Exact), then runs the invariance checks on the
+// converted file: several sequences packed in one decode, each with its
+// own recurrent state, give what each gives alone, whatever the threads,
+// batch, parallel sequences and cache layout.
+func TestSSMArchitectures(t *testing.T) {
 	for _, c := range ssmCases {
 		t.Run(c.name, func(t *testing.T) {
-			dir, ref := writeSSM(t, c)
-			out := filepath.Join(t.TempDir(), "m.gguf")
-			if _, err := convert.Dir(dir, out, convert.Options{Dtype: "f32"}); err != nil {
-				t.Fatal(err)
-			}
-			m, err := llama.Load(out, llama.Options{Threads: 2, Context: n, Parallel: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			req := []runner.Request{everyPosition(randomSequence(3, n))}
-			want, err := ref.Score(context.Background(), req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := m.Score(context.Background(), req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			worst, at := 0.0, 0
-			for i, g := range got[0][0] {
-				if d := math.Abs(g - want[0][0][i]); d > worst || math.IsNaN(d) {
-					worst, at = d, i
-				}
-			}
-			t.Logf("%s: largest difference %.3g nats at token %d of %d (reference %.4f)", c.name, worst, at+1, n, want[0][0][at])
-			if !(worst <= tol) {
-				t.Errorf("token %d: llama.cpp %.6f, reference %.6f: %.3g nats apart, more than %g", at+1, got[0][0][at], want[0][0][at], worst, tol)
-			}
+			worst, gguf := archtest.Exact(t, archtest.Case{Checkpoint: c.checkpoint, Reference: c.reference, Formats: c.formats})
+			t.Logf("%s: at most %.3g nats from the float64 reference", c.name, worst)
+			// Fewer requests than archtest.Invariance's: a recurrent model
+			// decodes packed sequences of unequal lengths in many small
+			// steps, each a graph computation.
+			v := converttest.Vocab
+			reqs := llamatest.RandomSequences(2, 3, 200, v, int32(v-1))
+			reqs = append(reqs, llamatest.ProbeLike(rand.New(rand.NewPCG(3, 3)), 6, int32(v-1))...)
+			llamatest.Invariance(t, gguf, reqs)
 		})
 	}
 }
@@ -126,10 +100,10 @@ func TestFalconH1EveryMultiplierCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	tensors := map[string][]float32{}
-	for name, tt := range converttest.SmallFalconH1.Checkpoint().Tensors {
-		tensors[name] = tt.Values
+	for name, v := range c.checkpoint.Values() {
+		tensors[name] = v
 	}
-	req := []runner.Request{everyPosition(randomSequence(5, 64))}
+	req := llamatest.RandomSequences(5, 1, 64, converttest.Vocab, 0)
 	base, err := ref.Score(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +165,7 @@ func TestSSMDtypes(t *testing.T) {
 	for _, c := range ssmCases {
 		t.Run(c.name, func(t *testing.T) {
 			dir, ref := writeSSM(t, c)
-			req := []runner.Request{everyPosition(randomSequence(9, 96))}
+			req := llamatest.RandomSequences(9, 1, 96, converttest.Vocab, 0)
 			want, err := ref.Score(context.Background(), req)
 			if err != nil {
 				t.Fatal(err)
@@ -230,6 +204,228 @@ func TestSSMDtypes(t *testing.T) {
 				if !(mean < 0.05) {
 					t.Errorf("%s: mean difference %.3g nats from the reference", dtype, mean)
 				}
+			}
+		})
+	}
+}
+
+// shapeWeights has a checkpoint's tensor shapes and no values: enough to
+// see what a converter makes of a model too large to write in a test.
+type shapeWeights map[string][]uint64
+
+func (w shapeWeights) Names() []string            { return slices.Sorted(maps.Keys(w)) }
+func (w shapeWeights) Shape(name string) []uint64 { return w[name] }
+func (w shapeWeights) Read(name string) ([]float32, error) {
+	return nil, fmt.Errorf("tensor %s: this test has shapes only", name)
+}
+
+// TestFalconH1TinyReferenceConfig takes the configuration of
+// Falcon-H1-Tiny-90M-Base (testdata/falcon-h1-tiny-90m-base.md says where
+// each value comes from). At full size its tensors must add up to the
+// published 91,131,072 parameters, and the converter's metadata and tensor
+// shapes must be the ones llama.cpp's falcon-h1 loader creates (written
+// here from llama-model.cpp). At tiny scale, with every other option of
+// that config, it must convert and match the float64 reference.
+func TestFalconH1TinyReferenceConfig(t *testing.T) {
+	b, err := os.ReadFile("testdata/falcon-h1-tiny-90m-base.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	full := converttest.FalconH1{Hidden: 512, FFN: 768, Layers: 24, Heads: 8, KVHeads: 2, HeadDim: 64,
+		SSMInner: 768, SSMHeads: 24, SSMHeadDim: 32, State: 64, Groups: 1, Kernel: 4, Tied: true, VocabSize: 32768}
+	shapes := full.Shapes()
+	var params uint64
+	for _, s := range shapes {
+		n := uint64(1)
+		for _, d := range s {
+			n *= d
+		}
+		params += n
+	}
+	if params != 91131072 {
+		t.Errorf("the reference config's tensors hold %d parameters; Falcon-H1-Tiny-90M-Base has 91,131,072", params)
+	}
+	cfg, err := convert.ParseConfig(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, tensors, err := convert.FalconH1.Convert(cfg, shapeWeights(shapes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]any{
+		"falcon-h1.embedding_length": uint32(512), "falcon-h1.block_count": uint32(24),
+		"falcon-h1.feed_forward_length": uint32(768), "falcon-h1.attention.head_count": uint32(8),
+		"falcon-h1.attention.head_count_kv": uint32(2), "falcon-h1.attention.key_length": uint32(64),
+		"falcon-h1.attention.value_length": uint32(64), "falcon-h1.ssm.conv_kernel": uint32(4),
+		"falcon-h1.ssm.inner_size": uint32(768), "falcon-h1.ssm.state_size": uint32(64),
+		"falcon-h1.ssm.time_step_rank": uint32(24), "falcon-h1.ssm.group_count": uint32(1),
+		"falcon-h1.rope.freq_base": float32(1e11), "falcon-h1.context_length": uint32(262144),
+		"falcon-h1.vocab_size": uint32(32768),
+	} {
+		if kv[key] != want {
+			t.Errorf("%s = %v (%T), want %v", key, kv[key], kv[key], want)
+		}
+	}
+	// llama.cpp's create_tensor shapes for falcon-h1, fastest dimension
+	// first: d_in_proj = 2*d_ssm + 2*groups*state + heads = 1688, conv
+	// channels d_ssm + 2*groups*state = 896. The output matrix is its own
+	// tensor: the tied embeddings carry different multipliers.
+	want := map[string][]uint64{
+		"token_embd.weight": {512, 32768}, "output.weight": {512, 32768}, "output_norm.weight": {512},
+	}
+	for l := range 24 {
+		b := fmt.Sprintf("blk.%d.", l)
+		for name, shape := range map[string][]uint64{
+			"attn_norm.weight": {512}, "attn_q.weight": {512, 512}, "attn_k.weight": {512, 128},
+			"attn_v.weight": {512, 128}, "attn_output.weight": {512, 512},
+			"ssm_in.weight": {512, 1688}, "ssm_conv1d.weight": {4, 896}, "ssm_conv1d.bias": {896},
+			"ssm_dt.bias": {24}, "ssm_a": {1, 24}, "ssm_d": {1, 24}, "ssm_out.weight": {768, 512},
+			"ffn_norm": {512}, "ffn_gate.weight": {512, 768}, "ffn_up.weight": {512, 768}, "ffn_down.weight": {768, 512},
+		} {
+			want[b+name] = shape
+		}
+	}
+	got := map[string][]uint64{}
+	for _, tt := range tensors {
+		s := slices.Clone(tt.Shape)
+		slices.Reverse(s) // GGUF order
+		got[tt.Name] = s
+	}
+	for name, shape := range want {
+		if !slices.Equal(got[name], shape) {
+			t.Errorf("%s: shape %v, llama.cpp creates %v", name, got[name], shape)
+		}
+	}
+	for name := range got {
+		if want[name] == nil {
+			t.Errorf("tensor %s is not one llama.cpp's falcon-h1 loads", name)
+		}
+	}
+
+	tiny := converttest.SmallFalconH1
+	tiny.RMSNorm, tiny.Groups, tiny.Multipliers, tiny.Extra = false, 1, nil, raw
+	c := tiny.Checkpoint()
+	worst, gguf := archtest.Exact(t, archtest.Case{Checkpoint: c, Formats: []converttest.Format{converttest.Safetensors},
+		Reference: func(w map[string][]float32) (*testmodel.Reference, error) {
+			config, err := json.Marshal(c.Config)
+			if err != nil {
+				return nil, err
+			}
+			return testmodel.FalconH1Reference(config, w)
+		}})
+	t.Logf("tiny model with the reference config's options: at most %.3g nats from the float64 reference", worst)
+	info, err := runner.ReadInfo(gguf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.HasBOS() || info.AddBOS {
+		t.Errorf("the converted model has BOS %d (add_bos %v); Falcon-H1-Tiny's tokenizer has none", info.BOS, info.AddBOS)
+	}
+}
+
+// TestSSMRefusals: every option that changes the math and that llama.cpp
+// does not compute is refused, naming its key, before anything is written;
+// sizes llama.cpp would assert on (aborting the process) are refused in Go.
+func TestSSMRefusals(t *testing.T) {
+	falcon, mamba2, mamba := ssmCases[0].checkpoint, ssmCases[1].checkpoint, ssmCases[2].checkpoint
+	tests := []struct {
+		name string
+		c    converttest.Checkpoint
+		edit map[string]any
+		want string
+	}{
+		{"falcon attention bias", falcon, map[string]any{"attention_bias": true}, "attention_bias = true is not supported"},
+		{"falcon mlp bias", falcon, map[string]any{"mlp_bias": true}, "mlp_bias = true is not supported"},
+		{"falcon in_proj bias", falcon, map[string]any{"mamba_proj_bias": true}, "mamba_proj_bias = true is not supported"},
+		{"falcon out_proj bias", falcon, map[string]any{"projectors_bias": true}, "projectors_bias = true is not supported"},
+		{"falcon activation", falcon, map[string]any{"hidden_act": "gelu"}, `hidden_act = "gelu" is not supported`},
+		{"falcon rope scaling", falcon, map[string]any{"rope_scaling": map[string]any{"type": "linear", "factor": 2}}, "rope_scaling"},
+		{"falcon rope type", falcon, map[string]any{"rope_parameters": map[string]any{"rope_type": "yarn", "rope_theta": 1e4}}, "rope_parameters"},
+		{"falcon sliding window", falcon, map[string]any{"sliding_window": 64}, "sliding_window = 64"},
+		{"falcon norm before gate", falcon, map[string]any{"mamba_norm_before_gate": true}, "mamba_norm_before_gate = true"},
+		{"falcon norm order unknown", falcon, map[string]any{"mamba_norm_before_gate": nil}, "mamba_norm_before_gate is absent"},
+		{"falcon mlp multipliers", falcon, map[string]any{"mlp_multipliers": []float64{1}}, "mlp_multipliers"},
+		{"falcon ssm multipliers", falcon, map[string]any{"ssm_multipliers": []float64{1, 1}}, "ssm_multipliers"},
+		{"falcon groups", falcon, map[string]any{"mamba_n_groups": 3}, "3 SSM groups do not divide 8 SSM heads"},
+		{"falcon heads", falcon, map[string]any{"mamba_d_head": 7}, "8 SSM heads of 7 do not make the inner size 64"},
+		{"falcon quantized", falcon, map[string]any{"quantization_config": map[string]any{"bits": 4}}, "quantization_config"},
+		{"mamba2 expand", mamba2, map[string]any{"expand": 4, "head_dim": 32}, "expand = 4; llama.cpp's mamba2 takes only expand = 2"},
+		{"mamba2 groups", mamba2, map[string]any{"n_groups": 2}, "n_groups = 2"},
+		{"mamba2 bias", mamba2, map[string]any{"use_bias": true}, "use_bias = true is not supported"},
+		{"mamba2 no norm", mamba2, map[string]any{"rms_norm": false}, "rms_norm = false is not supported"},
+		{"mamba2 layer types", mamba2, map[string]any{"layer_types": []string{"mamba", "attention"}}, `layer_types[1] = "attention"`},
+		{"mamba bias", mamba, map[string]any{"use_bias": true}, "use_bias = true is not supported"},
+		{"mamba expand", mamba, map[string]any{"intermediate_size": 96}, "llama.cpp's mamba takes only expand = 2"},
+		{"mamba activation", mamba, map[string]any{"hidden_act": "relu"}, `hidden_act = "relu"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := tt.c
+			c.Config = maps.Clone(c.Config)
+			for k, v := range tt.edit {
+				c.Config[k] = v
+			}
+			dir := t.TempDir()
+			if err := c.Write(dir, converttest.Safetensors); err != nil {
+				t.Fatal(err)
+			}
+			outDir := t.TempDir()
+			_, err := convert.Dir(dir, filepath.Join(outDir, "m.gguf"), convert.Options{})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want %q", err, tt.want)
+			}
+			if left, _ := os.ReadDir(outDir); len(left) != 0 {
+				t.Errorf("a refused conversion left %v", left)
+			}
+		})
+	}
+}
+
+// TestFalconH1MupVector: a stored mup_vector (older checkpoints saved the
+// buffer) is used up when it is the config's ssm_multipliers, and refused
+// when it is not, since current Hugging Face code ignores it.
+func TestFalconH1MupVector(t *testing.T) {
+	m := converttest.SmallFalconH1
+	c := m.Checkpoint()
+	mults := m.Multipliers["ssm_multipliers"].([]float64)
+	blocks := []int{m.SSMInner, m.SSMInner, m.Groups * m.State, m.Groups * m.State, m.SSMHeads}
+	var mup []float32
+	for i, n := range blocks {
+		for range n {
+			mup = append(mup, float32(mults[i]))
+		}
+	}
+	for _, tt := range []struct {
+		name  string
+		scale float32
+		want  string
+	}{{"same", 1, ""}, {"different", 2, "but ssm_multipliers in config.json give"}} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := c
+			c.Tensors = maps.Clone(c.Tensors)
+			for l := range m.Layers {
+				v := slices.Clone(mup)
+				for i := range v {
+					v[i] *= tt.scale
+				}
+				name := fmt.Sprintf("model.layers.%d.mamba.mup_vector", l)
+				c.Tensors[name] = converttest.Tensor{Name: name, Shape: []uint64{1, 1, uint64(len(v))}, Values: v}
+			}
+			dir := t.TempDir()
+			if err := c.Write(dir, converttest.Safetensors); err != nil {
+				t.Fatal(err)
+			}
+			_, err := convert.Dir(dir, filepath.Join(t.TempDir(), "m.gguf"), convert.Options{})
+			if tt.want == "" && err != nil {
+				t.Fatal(err)
+			}
+			if tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Fatalf("error %v, want %q", err, tt.want)
 			}
 		})
 	}

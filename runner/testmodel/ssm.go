@@ -1,12 +1,9 @@
 package testmodel
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
-
-	"github.com/udgamlabs/udgam-ci/runner"
 )
 
 // The state-space references below (Falcon-H1, Mamba-2, Mamba) read a
@@ -17,57 +14,8 @@ import (
 // multipliers into weights, reorders rows or drops a tensor is checked
 // against them.
 
-// SSMReference is a float64 forward pass of one checkpoint; it implements
-// runner.Scorer, each branch scored as one sequence from an empty state.
-type SSMReference struct {
-	vocab   int
-	forward func(seq []int32, n int) [][]float64 // final hidden states of seq[:n]
-	logits  func(dst, h []float64)
-}
-
-// Score implements runner.Scorer.
-func (m *SSMReference) Score(ctx context.Context, reqs []runner.Request) ([]runner.Result, error) {
-	return scoreRequests(ctx, reqs, m.vocab, math.MaxInt, m.logProbs)
-}
-
-func (m *SSMReference) logProbs(seq []int32, positions []int) []float64 {
-	last := 0
-	for _, p := range positions {
-		last = max(last, p)
-	}
-	h := m.forward(seq, last)
-	logits := make([]float64, m.vocab)
-	out := make([]float64, len(positions))
-	for i, p := range positions {
-		m.logits(logits, h[p-1])
-		out[i] = logits[seq[p]] - logSumExp(logits)
-	}
-	return out
-}
-
-// tensors looks up checkpoint tensors, remembering the first missing or
-// misshapen one so a constructor checks once.
-type tensors struct {
-	w   map[string][]float32
-	err error
-}
-
-func (t *tensors) get(name string, n int) []float32 {
-	v, ok := t.w[name]
-	switch {
-	case t.err != nil:
-	case !ok:
-		t.err = fmt.Errorf("reference: checkpoint has no tensor %s", name)
-	case len(v) != n:
-		t.err = fmt.Errorf("reference: tensor %s has %d values, want %d", name, len(v), n)
-	default:
-		return v
-	}
-	return make([]float32, n)
-}
-
-// has reports whether the checkpoint holds name.
-func (t *tensors) has(name string) bool { _, ok := t.w[name]; return ok }
+// stateContext is the context of a model without positions: any length.
+const stateContext = 1 << 20
 
 // ssdMixer is one Mamba-2 mixer (state-space duality form): in_proj rows
 // [z | x | B | C | dt], a causal depthwise conv over x|B|C, then per head a
@@ -91,7 +39,7 @@ func (s *ssdMixer) convDim() int  { return s.inner + 2*s.groups*s.state }
 func (s *ssdMixer) projSize() int { return s.inner + s.convDim() + s.heads }
 
 // load reads the mixer's tensors under prefix (…mamba. or …mixer.).
-func (s *ssdMixer) load(t *tensors, prefix string, hidden int, convBias, norm bool) {
+func (s *ssdMixer) load(t *weightReader, prefix string, hidden int, convBias, norm bool) {
 	cd := s.convDim()
 	s.inProj = t.get(prefix+"in_proj.weight", s.projSize()*hidden)
 	s.convW = t.get(prefix+"conv1d.weight", cd*s.kernel) // [conv_dim, 1, kernel]
@@ -111,7 +59,7 @@ func (s *ssdMixer) load(t *tensors, prefix string, hidden int, convBias, norm bo
 // sequence, starting from zero conv and scan states.
 func (s *ssdMixer) run(u [][]float64, hidden int) [][]float64 {
 	n, cd := len(u), s.convDim()
-	proj := newRefRows(n, s.projSize())
+	proj := newRows(n, s.projSize())
 	in := make([]float64, hidden)
 	for t := range n {
 		for i, v := range u[t] {
@@ -124,7 +72,7 @@ func (s *ssdMixer) run(u [][]float64, hidden int) [][]float64 {
 	}
 	// Causal depthwise convolution: output t of channel c sees inputs
 	// t-kernel+1 .. t, missing ones (before the sequence) zero.
-	conv := newRefRows(n, cd)
+	conv := newRows(n, cd)
 	for t := range n {
 		for c := range cd {
 			var sum float64
@@ -136,12 +84,12 @@ func (s *ssdMixer) run(u [][]float64, hidden int) [][]float64 {
 					sum += float64(s.convW[c*s.kernel+k]) * proj[src][s.inner+c]
 				}
 			}
-			conv[t][c] = refSilu(sum)
+			conv[t][c] = silu(sum)
 		}
 	}
 	state := make([]float64, s.heads*s.headDim*s.state)
 	y := make([]float64, s.inner)
-	out := newRefRows(n, hidden)
+	out := newRows(n, hidden)
 	perGroup := s.heads / s.groups
 	for t := range n {
 		x := conv[t][:s.inner]
@@ -165,7 +113,7 @@ func (s *ssdMixer) run(u [][]float64, hidden int) [][]float64 {
 		}
 		// Gate, then (optionally) the gated RMS norm.
 		for i := range y {
-			y[i] *= refSilu(proj[t][i])
+			y[i] *= silu(proj[t][i])
 		}
 		if s.norm != nil {
 			parts := 1
@@ -185,9 +133,10 @@ func (s *ssdMixer) run(u [][]float64, hidden int) [][]float64 {
 // FalconH1Reference is FalconH1ForCausalLM: each layer runs attention and a
 // Mamba-2 mixer side by side on the same normed input, adds both to the
 // residual, then a SwiGLU MLP; with every µP multiplier of config.json.
-func FalconH1Reference(config []byte, w map[string][]float32) (*SSMReference, error) {
+func FalconH1Reference(config []byte, w map[string][]float32) (*Reference, error) {
 	var c struct {
 		Vocab      int     `json:"vocab_size"`
+		Context    int     `json:"max_position_embeddings"`
 		Hidden     int     `json:"hidden_size"`
 		FFN        int     `json:"intermediate_size"`
 		Layers     int     `json:"num_hidden_layers"`
@@ -218,8 +167,8 @@ func FalconH1Reference(config []byte, w map[string][]float32) (*SSMReference, er
 		MLPMults    []float64 `json:"mlp_multipliers"`
 		SSMMults    []float64 `json:"ssm_multipliers"`
 	}
-	if err := json.Unmarshal(config, &c); err != nil {
-		return nil, fmt.Errorf("reference: config.json: %w", err)
+	if err := parseConfig(config, &c); err != nil {
+		return nil, err
 	}
 	one := func(p *float64) float64 {
 		if p == nil {
@@ -256,11 +205,11 @@ func FalconH1Reference(config []byte, w map[string][]float32) (*SSMReference, er
 		}
 		mix.mup[i] = mups[k]
 	}
-	t := &tensors{w: w}
+	t := &weightReader{w: w}
 	embed := t.get("model.embed_tokens.weight", c.Vocab*h)
 	final := t.get("model.final_layernorm.weight", h)
 	lmHead := embed
-	if !c.Tied || t.has("lm_head.weight") {
+	if !c.Tied || t.w["lm_head.weight"] != nil {
 		lmHead = t.get("lm_head.weight", c.Vocab*h)
 	}
 	type layer struct {
@@ -289,10 +238,15 @@ func FalconH1Reference(config []byte, w map[string][]float32) (*SSMReference, er
 	embMult, lmMult := one(c.EmbMult), one(c.LMHeadMult)
 	attnIn, attnOut, keyMult, ssmOut := one(c.AttnInMult), one(c.AttnOutMult), one(c.KeyMult), one(c.SSMOutMult)
 	forward := func(seq []int32, n int) [][]float64 {
-		x := refEmbed(embed, seq, n, h, embMult)
-		normed := newRefRows(n, h)
-		scaled := newRefRows(n, h)
-		q, k, v := newRefRows(n, c.Heads*hd), newRefRows(n, c.KVHeads*hd), newRefRows(n, c.KVHeads*hd)
+		x := embedRows(embed, seq, n, h)
+		for t := range x {
+			for i := range x[t] {
+				x[t][i] *= embMult
+			}
+		}
+		normed := newRows(n, h)
+		scaled := newRows(n, h)
+		q, k, v := newRows(n, c.Heads*hd), newRows(n, c.KVHeads*hd), newRows(n, c.KVHeads*hd)
 		attnOutRow := make([]float64, h)
 		gate, up := make([]float64, c.FFN), make([]float64, c.FFN)
 		delta := make([]float64, h)
@@ -308,10 +262,10 @@ func FalconH1Reference(config []byte, w map[string][]float32) (*SSMReference, er
 				for i := range k[t] {
 					k[t][i] *= keyMult
 				}
-				refRopeHalf(q[t], hd, t, theta)
-				refRopeHalf(k[t], hd, t, theta)
+				RotateHalf(q[t], hd, hd, t, theta)
+				RotateHalf(k[t], hd, hd, t, theta)
 			}
-			attn := refCausalAttention(q, k, v, c.Heads, c.KVHeads, hd, 1/math.Sqrt(float64(hd)))
+			attn := attendAll(q, k, v, c.Heads, c.KVHeads)
 			ssm := L.mix.run(normed, h)
 			for t := range n {
 				matVec(attnOutRow, L.o, attn[t])
@@ -322,7 +276,7 @@ func FalconH1Reference(config []byte, w map[string][]float32) (*SSMReference, er
 				matVec(gate, L.gate, normed[t])
 				matVec(up, L.up, normed[t])
 				for i := range gate {
-					gate[i] = refSilu(gate[i]*mlp[0]) * up[i]
+					gate[i] = silu(gate[i]*mlp[0]) * up[i]
 				}
 				matVec(delta, L.down, gate)
 				for i := range x[t] {
@@ -341,12 +295,12 @@ func FalconH1Reference(config []byte, w map[string][]float32) (*SSMReference, er
 			dst[i] *= lmMult
 		}
 	}
-	return &SSMReference{vocab: c.Vocab, forward: forward, logits: logits}, nil
+	return wholeSequence(c.Vocab, c.Context, forward, logits), nil
 }
 
 // Mamba2Reference is Mamba2ForCausalLM: pre-norm residual blocks of one
 // Mamba-2 mixer each, its gated RMS norm over the whole inner dimension.
-func Mamba2Reference(config []byte, w map[string][]float32) (*SSMReference, error) {
+func Mamba2Reference(config []byte, w map[string][]float32) (*Reference, error) {
 	var c struct {
 		Vocab    int     `json:"vocab_size"`
 		Hidden   int     `json:"hidden_size"`
@@ -361,19 +315,19 @@ func Mamba2Reference(config []byte, w map[string][]float32) (*SSMReference, erro
 		ConvBias *bool   `json:"use_conv_bias"`
 		Tied     *bool   `json:"tie_word_embeddings"`
 	}
-	if err := json.Unmarshal(config, &c); err != nil {
-		return nil, fmt.Errorf("reference: config.json: %w", err)
+	if err := parseConfig(config, &c); err != nil {
+		return nil, err
 	}
 	h := c.Hidden
 	inner := int(c.Expand * float64(h))
 	if c.Heads == 0 || c.Groups == 0 || c.Heads*c.HeadDim != inner {
 		return nil, fmt.Errorf("reference: config.json: malformed Mamba-2 options")
 	}
-	t := &tensors{w: w}
+	t := &weightReader{w: w}
 	embed := t.get("backbone.embeddings.weight", c.Vocab*h)
 	final := t.get("backbone.norm_f.weight", h)
 	lmHead := embed
-	if (c.Tied != nil && !*c.Tied) || t.has("lm_head.weight") {
+	if (c.Tied != nil && !*c.Tied) || t.w["lm_head.weight"] != nil {
 		lmHead = t.get("lm_head.weight", c.Vocab*h)
 	}
 	norms := make([][]float32, c.Layers)
@@ -389,8 +343,8 @@ func Mamba2Reference(config []byte, w map[string][]float32) (*SSMReference, erro
 		return nil, t.err
 	}
 	forward := func(seq []int32, n int) [][]float64 {
-		x := refEmbed(embed, seq, n, h, 1)
-		normed := newRefRows(n, h)
+		x := embedRows(embed, seq, n, h)
+		normed := newRows(n, h)
 		for l, m := range mixers {
 			for t := range n {
 				rmsNorm(normed[t], x[t], norms[l], c.Eps)
@@ -404,13 +358,13 @@ func Mamba2Reference(config []byte, w map[string][]float32) (*SSMReference, erro
 		}
 		return x
 	}
-	return &SSMReference{vocab: c.Vocab, forward: forward, logits: func(dst, hs []float64) { matVec(dst, lmHead, hs) }}, nil
+	return wholeSequence(c.Vocab, stateContext, forward, func(dst, hs []float64) { matVec(dst, lmHead, hs) }), nil
 }
 
 // MambaReference is MambaForCausalLM (Mamba-1): per channel a selective
 // scan with a decay per (channel, state) pair, dt from a low-rank
 // projection.
-func MambaReference(config []byte, w map[string][]float32) (*SSMReference, error) {
+func MambaReference(config []byte, w map[string][]float32) (*Reference, error) {
 	var c struct {
 		Vocab    int             `json:"vocab_size"`
 		Hidden   int             `json:"hidden_size"`
@@ -423,8 +377,8 @@ func MambaReference(config []byte, w map[string][]float32) (*SSMReference, error
 		ConvBias *bool           `json:"use_conv_bias"`
 		Tied     *bool           `json:"tie_word_embeddings"`
 	}
-	if err := json.Unmarshal(config, &c); err != nil {
-		return nil, fmt.Errorf("reference: config.json: %w", err)
+	if err := parseConfig(config, &c); err != nil {
+		return nil, err
 	}
 	h, di, ds := c.Hidden, c.Inner, c.State
 	rank := (h + 15) / 16 // "auto": ceil(hidden / 16)
@@ -433,11 +387,11 @@ func MambaReference(config []byte, w map[string][]float32) (*SSMReference, error
 			return nil, fmt.Errorf("reference: config.json: time_step_rank: %w", err)
 		}
 	}
-	t := &tensors{w: w}
+	t := &weightReader{w: w}
 	embed := t.get("backbone.embeddings.weight", c.Vocab*h)
 	final := t.get("backbone.norm_f.weight", h)
 	lmHead := embed
-	if (c.Tied != nil && !*c.Tied) || t.has("lm_head.weight") {
+	if (c.Tied != nil && !*c.Tied) || t.w["lm_head.weight"] != nil {
 		lmHead = t.get("lm_head.weight", c.Vocab*h)
 	}
 	type layer struct{ norm, inProj, convW, convB, xProj, dtW, dtB, aLog, d, outProj []float32 }
@@ -462,9 +416,9 @@ func MambaReference(config []byte, w map[string][]float32) (*SSMReference, error
 		return nil, t.err
 	}
 	forward := func(seq []int32, n int) [][]float64 {
-		x := refEmbed(embed, seq, n, h, 1)
+		x := embedRows(embed, seq, n, h)
 		normed := make([]float64, h)
-		xz := newRefRows(n, 2*di)
+		xz := newRows(n, 2*di)
 		u := make([]float64, di)
 		xdb := make([]float64, rank+2*ds)
 		dt := make([]float64, di)
@@ -488,7 +442,7 @@ func MambaReference(config []byte, w map[string][]float32) (*SSMReference, error
 							sum += float64(L.convW[ch*c.Kernel+k]) * xz[src][ch]
 						}
 					}
-					u[ch] = refSilu(sum)
+					u[ch] = silu(sum)
 				}
 				matVec(xdb, L.xProj, u)
 				matVec(dt, L.dtW, xdb[:rank])
@@ -502,7 +456,7 @@ func MambaReference(config []byte, w map[string][]float32) (*SSMReference, error
 						st[j] = st[j]*math.Exp(d*a) + d*B[j]*u[ch]
 						sum += st[j] * C[j]
 					}
-					y[ch] = (sum + float64(L.d[ch])*u[ch]) * refSilu(xz[t][di+ch])
+					y[ch] = (sum + float64(L.d[ch])*u[ch]) * silu(xz[t][di+ch])
 				}
 				matVec(out, L.outProj, y)
 				addTo(x[t], out)
@@ -513,10 +467,8 @@ func MambaReference(config []byte, w map[string][]float32) (*SSMReference, error
 		}
 		return x
 	}
-	return &SSMReference{vocab: c.Vocab, forward: forward, logits: func(dst, hs []float64) { matVec(dst, lmHead, hs) }}, nil
+	return wholeSequence(c.Vocab, stateContext, forward, func(dst, hs []float64) { matVec(dst, lmHead, hs) }), nil
 }
-
-func refSilu(x float64) float64 { return x / (1 + math.Exp(-x)) }
 
 // refSoftplus is PyTorch's softplus (beta 1, threshold 20).
 func refSoftplus(x float64) float64 {
@@ -524,65 +476,4 @@ func refSoftplus(x float64) float64 {
 		return x
 	}
 	return math.Log1p(math.Exp(x))
-}
-
-// refEmbed returns the embedding rows of seq[:n], times mult.
-func refEmbed(emb []float32, seq []int32, n, width int, mult float64) [][]float64 {
-	x := newRefRows(n, width)
-	for t := range n {
-		row := emb[int(seq[t])*width:]
-		for i := range x[t] {
-			x[t][i] = float64(row[i]) * mult
-		}
-	}
-	return x
-}
-
-func newRefRows(n, width int) [][]float64 {
-	x := make([][]float64, n)
-	for t := range x {
-		x[t] = make([]float64, width)
-	}
-	return x
-}
-
-// refRopeHalf is Hugging Face's rotate_half RoPE over whole heads of size
-// hd: dimension i pairs with i+hd/2 and turns by pos * base^(-2i/hd).
-func refRopeHalf(vec []float64, hd, pos int, base float64) {
-	half := hd / 2
-	for h := 0; h < len(vec); h += hd {
-		for i := range half {
-			sin, cos := math.Sincos(float64(pos) * math.Pow(base, -float64(2*i)/float64(hd)))
-			a, b := vec[h+i], vec[h+i+half]
-			vec[h+i] = a*cos - b*sin
-			vec[h+i+half] = b*cos + a*sin
-		}
-	}
-}
-
-// refCausalAttention returns per token each head's softmax(q.k * scale)
-// average of the values of tokens 0..t (grouped-query: kv head j serves
-// query heads j*group .. (j+1)*group-1).
-func refCausalAttention(q, k, v [][]float64, heads, kvHeads, hd int, scale float64) [][]float64 {
-	n, group := len(q), heads/kvHeads
-	scores := make([]float64, n)
-	out := newRefRows(n, heads*hd)
-	for t := range n {
-		for head := range heads {
-			qh := q[t][head*hd : (head+1)*hd]
-			off := (head / group) * hd
-			for u := 0; u <= t; u++ {
-				scores[u] = dot(qh, k[u][off:off+hd]) * scale
-			}
-			lse := logSumExp(scores[:t+1])
-			o := out[t][head*hd : (head+1)*hd]
-			for u := 0; u <= t; u++ {
-				a := math.Exp(scores[u] - lse)
-				for i, vi := range v[u][off : off+hd] {
-					o[i] += a * vi
-				}
-			}
-		}
-	}
-	return out
 }

@@ -23,6 +23,16 @@ type FalconH1 struct {
 	Extra map[string]any
 	Dtype string // F32, F16 or BF16
 	Seed  uint64
+	// VocabSize, when set, replaces the test tokenizer's Vocab in the
+	// shapes (for a real model's sizes; such a checkpoint is not written).
+	VocabSize int
+}
+
+func (m FalconH1) vocab() int {
+	if m.VocabSize > 0 {
+		return m.VocabSize
+	}
+	return Vocab
 }
 
 // SmallFalconH1 exercises every Falcon-H1 option llama.cpp implements:
@@ -92,7 +102,6 @@ func (m FalconH1) Checkpoint() Checkpoint {
 		"mamba_use_mlp":           true,
 		"time_step_min":           0.001,
 		"time_step_max":           0.1,
-		"time_step_limit":         []float64{0, 0}, // replaced below: JSON has no infinity
 		"initializer_range":       0.02,
 		"num_logits_to_keep":      1,
 		"use_cache":               true,
@@ -100,24 +109,40 @@ func (m FalconH1) Checkpoint() Checkpoint {
 		"eos_token_id":            Vocab - 1,
 		"torch_dtype":             TorchDtype(m.Dtype),
 	}
-	// (0.0, inf) is the default; Python writes inf as Infinity, which Go's
-	// JSON cannot, so the key is left out as real configs may.
-	delete(config, "time_step_limit")
+	// time_step_limit is left out: its default (0.0, inf) is written by
+	// Python as Infinity, which is not JSON.
 	for k, v := range m.Multipliers {
 		config[k] = v
 	}
 	for k, v := range m.Extra {
 		config[k] = v
 	}
+	// The sizes are the struct's whatever Extra says, so that a real
+	// model's config converts at tiny scale with all its other options.
+	for k, v := range map[string]any{
+		"vocab_size": Vocab, "hidden_size": m.Hidden, "intermediate_size": m.FFN,
+		"num_hidden_layers": m.Layers, "num_attention_heads": m.Heads, "num_key_value_heads": m.KVHeads,
+		"head_dim": m.HeadDim, "mamba_d_ssm": m.SSMInner, "mamba_n_heads": m.SSMHeads,
+		"mamba_d_head": m.SSMHeadDim, "mamba_d_state": m.State, "mamba_n_groups": m.Groups,
+		"mamba_d_conv": m.Kernel, "mamba_rms_norm": m.RMSNorm, "tie_word_embeddings": m.Tied,
+	} {
+		config[k] = v
+	}
+	return Checkpoint{Config: config, Dtype: m.Dtype, NoBOS: true, Tensors: Random(m.Seed, m.Dtype, m.Shapes(), ssmInit)}
+}
+
+// Shapes lists the checkpoint's tensors by Hugging Face name, slowest
+// dimension first.
+func (m FalconH1) Shapes() map[string][]uint64 {
 	h := uint64(m.Hidden)
 	cd := uint64(m.SSMInner + 2*m.Groups*m.State)
 	proj := uint64(m.SSMInner) + cd + uint64(m.SSMHeads)
 	shapes := map[string][]uint64{
-		"model.embed_tokens.weight":    {uint64(Vocab), h},
+		"model.embed_tokens.weight":    {uint64(m.vocab()), h},
 		"model.final_layernorm.weight": {h},
 	}
 	if !m.Tied {
-		shapes["lm_head.weight"] = []uint64{uint64(Vocab), h}
+		shapes["lm_head.weight"] = []uint64{uint64(m.vocab()), h}
 	}
 	q, kv := uint64(m.Heads*m.HeadDim), uint64(m.KVHeads*m.HeadDim)
 	for l := range m.Layers {
@@ -133,7 +158,7 @@ func (m FalconH1) Checkpoint() Checkpoint {
 		shapes[p+"feed_forward.down_proj.weight"] = []uint64{h, uint64(m.FFN)}
 		mixerShapes(shapes, p+"mamba.", h, proj, cd, uint64(m.SSMInner), uint64(m.SSMHeads), uint64(m.Kernel), m.RMSNorm)
 	}
-	return Checkpoint{Config: config, Dtype: m.Dtype, NoBOS: true, Tensors: Random(m.Seed, m.Dtype, shapes, ssmInit)}
+	return shapes
 }
 
 // Mamba2 describes a tiny Mamba2ForCausalLM.
