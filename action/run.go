@@ -202,6 +202,7 @@ func (r *actionRun) compare(ctx context.Context, res *Result) error {
 func (r *actionRun) compareOptions() report.Options {
 	return report.Options{
 		Resamples:             r.in.Resamples,
+		Seed:                  report.DefaultSeed,
 		MinEffectBPB:          minEffect(r.in.MinEffectBPB),
 		MinEffectAccuracy:     minEffect(r.in.MinEffectAcc),
 		AllowSettingsMismatch: true, // compared, and flagged loudly

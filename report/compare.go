@@ -38,6 +38,10 @@ const (
 	DefaultMinEffectAccuracy = 1.0 // percentage points
 	DefaultMinShared         = 10
 	DefaultMovers            = 5
+	// DefaultSeed seeds the bootstrap wherever no seed is asked for: the
+	// command line, the Action and the report server, so one comparison
+	// shows the same interval on every surface.
+	DefaultSeed uint64 = 0
 )
 
 // Options tune Compare. The zero value gives the defaults above.

@@ -8,14 +8,15 @@ import (
 	"strings"
 )
 
-// Numbers are shown as people read them: bits per byte to 3 decimals and
-// its deltas to 4; accuracy and its deltas to 1 (percentage points).
+// Numbers are shown as people read them: bits per byte and its deltas to
+// 4 decimals; accuracy and its deltas to 1 (percentage points). Every
+// surface (terminal, comment, job summary, pages) formats through these.
 
-// FormatScore writes a score as people read it: bpb to 3 decimals,
+// FormatScore writes a score as people read it: bpb to 4 decimals,
 // accuracy to 1.
 func FormatScore(metric string, v float64) string {
 	if metric == MetricBPB {
-		return strconv.FormatFloat(v, 'f', 3, 64)
+		return strconv.FormatFloat(v, 'f', 4, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 1, 64)
 }
@@ -46,8 +47,8 @@ func FormatCI(metric string, ci [2]float64) string {
 	return "[" + FormatDelta(metric, ci[0]) + ", " + FormatDelta(metric, ci[1]) + "]"
 }
 
-// fmtP writes a p-value as a phrase: "p < 0.001", "p = 0.249".
-func fmtP(p float64) string {
+// FormatP writes a p-value as a phrase: "p < 0.001", "p = 0.249".
+func FormatP(p float64) string {
 	if p < 0.001 {
 		return "p < 0.001"
 	}
@@ -86,7 +87,7 @@ func FormatCount(n int) string {
 	return b.String()
 }
 
-func fmtPct(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+func fmtPct(v float64) string { return FormatScore(MetricAccuracy, v) }
 
 func fmtFloat(v float64, prec int) string {
 	if math.IsNaN(v) {

@@ -87,5 +87,5 @@ func estimate(recs []record, scale float64) point {
 		r := &recs[i]
 		bn, bd, hn, hd = bn+r.bn, bd+r.bd, hn+r.hn, hd+r.hd
 	}
-	return point{base: scale * safeDiv(bn, bd), head: scale * safeDiv(hn, hd), baseDen: bd, headDen: hd}
+	return point{base: runfile.Ratio(scale, bn, bd), head: runfile.Ratio(scale, hn, hd), baseDen: bd, headDen: hd}
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -233,7 +234,12 @@ func TestMarker(t *testing.T) {
 
 func TestFormat(t *testing.T) {
 	for _, tc := range []struct{ got, want string }{
-		{FormatScore(MetricBPB, 0.94449), "0.944"},
+		{FormatScore(MetricBPB, 0.94449), "0.9445"},
+		// 689 of 2,000 is 34.45: the score and the comparison both compute
+		// it as 100·689/2000 (runfile.Ratio), so both show 34.5.
+		{FormatScore(MetricAccuracy, runfile.Percent(689, 2000)), "34.5"},
+		{FormatScore(MetricAccuracy, estimate([]record{{bn: 689, bd: 2000, hn: 689, hd: 2000}}, 100).base), "34.5"},
+		{FormatScore(MetricAccuracy, runfile.SummarizeProbes(probeItems(689, 2000)).Accuracy), "34.5"},
 		{FormatDelta(MetricBPB, -0.00314), "-0.0031"},
 		{FormatDelta(MetricBPB, 0.00001), "0.0000"},
 		{FormatDelta(MetricBPB, -0.00001), "0.0000"},
@@ -243,8 +249,8 @@ func TestFormat(t *testing.T) {
 		{FormatCount(1670), "1,670"},
 		{FormatCount(999), "999"},
 		{FormatCount(1234567), "1,234,567"},
-		{fmtP(0.0004), "p < 0.001"},
-		{fmtP(0.0496), "p = 0.050"},
+		{FormatP(0.0004), "p < 0.001"},
+		{FormatP(0.0496), "p = 0.050"},
 		{fmtMinEffect(MetricAccuracy, 1), "1.0 point"},
 		{fmtMinEffect(MetricBPB, 0.002), "0.002 bpb"},
 		{hubURL("org/name", "abc"), "https://huggingface.co/org/name/tree/abc"},
@@ -289,4 +295,13 @@ func TestGoldenMarkdownParsesAsGFM(t *testing.T) {
 			t.Errorf("%s: unbalanced <details> after parsing", f)
 		}
 	}
+}
+
+// probeItems is n two-choice items of which the first k are right.
+func probeItems(k, n int) []runfile.Item {
+	items := make([]runfile.Item, n)
+	for i := range items {
+		items[i] = runfile.Item{ID: strconv.Itoa(i), Logprobs: []float64{0, -1}, Correct: i < k}
+	}
+	return items
 }

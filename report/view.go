@@ -277,7 +277,7 @@ func pairedLine(c *Comparison, s style) string {
 	if c.OnlyBase > 0 || c.OnlyHead > 0 {
 		line += sprintf(" (%s only in base, %s only in head, left out)", FormatCount(c.OnlyBase), FormatCount(c.OnlyHead))
 	}
-	line += sprintf("; %s; smallest detectable change %s", fmtP(c.PValue), fmtEffect(c.Metric, c.MDE))
+	line += sprintf("; %s; smallest detectable change %s", FormatP(c.PValue), fmtEffect(c.Metric, c.MDE))
 	if c.Flips != nil {
 		line += sprintf("; flips: %s right %s wrong, %s wrong %s right",
 			FormatCount(c.Flips.RightToWrong), s.arrow(), FormatCount(c.Flips.WrongToRight), s.arrow())

@@ -2,6 +2,19 @@ package runfile
 
 import "sort"
 
+// Ratio is scale·num/den, and 0 when den is 0: the one way every surface
+// computes a score from its sums, multiplying before dividing so that
+// 689 of 2,000 is 34.45 (one rounding) on every page, never 34.449999.
+func Ratio(scale, num, den float64) float64 {
+	if den == 0 {
+		return 0
+	}
+	return scale * num / den
+}
+
+// Percent is k of n in percent (see Ratio).
+func Percent(k, n int) float64 { return Ratio(100, float64(k), float64(n)) }
+
 // FreshGroup sums one group of documents. BPB is a ratio of sums.
 type FreshGroup struct {
 	Docs   int     `json:"docs"`
@@ -20,7 +33,7 @@ func (g *FreshGroup) add(d *Doc) {
 
 func (g *FreshGroup) finish() {
 	if g.Bytes > 0 {
-		g.BPB = g.Bits / float64(g.Bytes)
+		g.BPB = Ratio(1, g.Bits, float64(g.Bytes))
 	}
 }
 
@@ -73,7 +86,7 @@ func (g *ProbeGroup) add(it *Item) {
 
 func (g *ProbeGroup) finish() {
 	if g.Items > 0 {
-		g.Accuracy = 100 * float64(g.Correct) / float64(g.Items)
+		g.Accuracy = Percent(g.Correct, g.Items)
 		g.Chance /= float64(g.Items)
 	}
 }

@@ -89,7 +89,7 @@ func (s *Server) compareOptions(c echo.Context) (int, uint64, error) {
 		}
 		resamples = n
 	}
-	var seed uint64
+	seed := report.DefaultSeed
 	if v := c.QueryParam("seed"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {

@@ -85,24 +85,15 @@ var funcs = template.FuncMap{
 	"verdictClass": func(v report.Verdict) string { return strings.ReplaceAll(string(v), " ", "-") },
 }
 
+// fmtScore is report's score with the unit pages show: "34.5%".
 func fmtScore(metric string, v float64) string {
 	if metric == store.MetricBPB {
-		return strconv.FormatFloat(v, 'f', 4, 64)
+		return report.FormatScore(metric, v)
 	}
-	return strconv.FormatFloat(v, 'f', 1, 64) + "%"
+	return report.FormatScore(metric, v) + "%"
 }
 
-func fmtDelta(metric string, v float64) string {
-	prec := 1
-	if metric == store.MetricBPB {
-		prec = 4
-	}
-	s := strconv.FormatFloat(v, 'f', prec, 64)
-	if v > 0 && strings.Trim(s, "0.") != "" {
-		s = "+" + s
-	}
-	return s
-}
+func fmtDelta(metric string, v float64) string { return report.FormatDelta(metric, v) }
 
 func metricName(metric string) string {
 	if metric == store.MetricBPB {

@@ -34,7 +34,7 @@ func parseCompare(e *env, args []string) (compareOptions, error) {
 	fs.BoolVar(&o.JSON, "json", false, "print one JSON object (metric, base, head, delta, ci, n, significant, verdict, settings_diff, by_group, ...)")
 	fs.BoolVar(&o.Markdown, "markdown", false, "print Markdown, as in the PR comment")
 	fs.IntVar(&o.Stats.Resamples, "resamples", report.DefaultResamples, "bootstrap resamples")
-	fs.Uint64Var(&o.Stats.Seed, "seed", 1, "seed of the resampling generator (same seed, same interval)")
+	fs.Uint64Var(&o.Stats.Seed, "seed", report.DefaultSeed, "seed of the resampling generator (same seed, same interval)")
 	fs.Float64Var(&o.Stats.Confidence, "confidence", report.DefaultConfidence, "level of the interval")
 	fs.Float64Var(&o.MinEffect, "min-effect", 0, fmt.Sprintf("smallest delta that counts as a change, in the test's unit (0: %g bpb for fresh text, %g point for probes; negative: no minimum)",
 		report.DefaultMinEffectBPB, report.DefaultMinEffectAccuracy))

@@ -127,7 +127,7 @@ func encode(r *runfile.Run) (*encoded, error) {
 		return nil, invalidf("run %s summary: %v", r.Header.ID, err)
 	}
 	e.score = ScoreRun(r)
-	if !e.score.finite() {
+	if !isFinite(e.score) {
 		return nil, invalidf("run %s: its score %v [%v, %v] is not a finite number", r.Header.ID, e.score.Value, e.score.Lo, e.score.Hi)
 	}
 	return e, nil
@@ -370,7 +370,7 @@ func scanRun(sc scanner) (*Run, error) {
 		n := int(pr.Int64)
 		r.PR = &n
 	}
-	if !r.Score.finite() {
+	if !isFinite(r.Score) {
 		// A row stored before uploads were checked: shown, flagged, never
 		// a baseline, and its numbers zeroed so JSON can carry it.
 		r.Invalid = fmt.Sprintf("its stored score %v [%v, %v] is not a finite number", r.Score.Value, r.Score.Lo, r.Score.Hi)
