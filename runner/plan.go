@@ -83,6 +83,24 @@ func Validate(reqs []Request, lim Limits, vocab int) error {
 	return nil
 }
 
+// CheckTrainingContext refuses a branch longer than the model's training
+// context (its GGUF context_length; 0 means unknown): no position past it
+// was trained, and a model whose sliding window became its context
+// (Mistral) computes other math there than llama.cpp's full attention.
+func CheckTrainingContext(reqs []Request, trained int) error {
+	if trained <= 0 {
+		return nil
+	}
+	for i, r := range reqs {
+		for b, br := range r.Branches {
+			if n := len(r.Prefix) + len(br.Tokens); n > trained {
+				return fmt.Errorf("request %d branch %d: %d tokens, longer than the model's training context of %d (context_length)", i, b, n, trained)
+			}
+		}
+	}
+	return nil
+}
+
 func cells(r Request) int {
 	n := len(r.Prefix)
 	for _, b := range r.Branches {

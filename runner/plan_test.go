@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -190,6 +191,20 @@ func TestValidateRejects(t *testing.T) {
 				t.Fatal("accepted")
 			}
 		})
+	}
+}
+
+func TestCheckTrainingContext(t *testing.T) {
+	reqs := []Request{{Prefix: make([]int32, 6), Branches: []Branch{{Tokens: make([]int32, 2)}, {Tokens: make([]int32, 4)}}}}
+	if err := CheckTrainingContext(reqs, 10); err != nil {
+		t.Errorf("10 tokens in a context of 10: %v", err)
+	}
+	if err := CheckTrainingContext(reqs, 0); err != nil {
+		t.Errorf("unknown context: %v", err)
+	}
+	err := CheckTrainingContext(reqs, 9)
+	if err == nil || !strings.Contains(err.Error(), "request 0 branch 1: 10 tokens, longer than the model's training context of 9") {
+		t.Errorf("10 tokens in a context of 9: %v", err)
 	}
 }
 

@@ -1,10 +1,16 @@
 package convert_test
 
 import (
+	"context"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/runner/convert"
 	"github.com/udgamlabs/udgam-ci/runner/convert/archtest"
 	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
+	"github.com/udgamlabs/udgam-ci/runner/llama"
+	"github.com/udgamlabs/udgam-ci/runner/llama/llamatest"
 )
 
 // decoderCase is an exactness case of a llama-family checkpoint, whose
@@ -37,5 +43,30 @@ func TestLlamaExact(t *testing.T) {
 				archtest.Invariance(t, gguf, tt.d.Model.Vocab)
 			}
 		})
+	}
+}
+
+// Mistral's sliding window becomes the GGUF's context length, so that
+// llama.cpp's full attention is the model's math: the engine refuses longer
+// sequences, before anything reaches C.
+func TestMistralWindowIsTheContext(t *testing.T) {
+	d := converttest.Decoder{Class: "MistralForCausalLM", ModelType: "mistral", Model: converttest.TinyDecoder(), Dtype: "BF16", Seed: 4,
+		Extra: map[string]any{"sliding_window": 64}}
+	dir := t.TempDir()
+	if err := d.Checkpoint().Write(dir, converttest.Safetensors); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "m.gguf")
+	if _, err := convert.Dir(dir, out, convert.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	m := llamatest.Load(t, out, llama.Options{Threads: 1, Context: 256})
+	if got := m.Info().ContextLength; got != 64 {
+		t.Fatalf("context length %d, want the window 64", got)
+	}
+	llamatest.Score(t, m, llamatest.RandomSequences(1, 1, 64, converttest.Vocab, 0))
+	_, err := m.Score(context.Background(), llamatest.RandomSequences(1, 1, 65, converttest.Vocab, 0))
+	if err == nil || !strings.Contains(err.Error(), "65 tokens, longer than the model's training context of 64") {
+		t.Errorf("65 tokens: %v", err)
 	}
 }

@@ -359,6 +359,9 @@ func (m *Model) Score(ctx context.Context, reqs []runner.Request) ([]runner.Resu
 		return nil, errors.New("score: model is closed")
 	}
 	lim := m.Limits()
+	if err := runner.CheckTrainingContext(reqs, m.info.ContextLength); err != nil {
+		return nil, fmt.Errorf("score: %w", err)
+	}
 	// Recurrent state cannot be shared the way KV cells are, nor can
 	// separate caches share a prompt: give every branch its own copy.
 	planned := reqs
