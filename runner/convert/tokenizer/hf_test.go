@@ -135,7 +135,7 @@ func rawComparable(spec tokspec.Spec, added []string, text string) bool {
 // (the converter reports them), these show the ids agree all the same.
 func runTexts() []string {
 	var out []string
-	for n := 1; n <= 40; n++ {
+	for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 20, 24, 29, 30, 31, 32, 33, 40, 47, 61, 62, 63, 64, 65, 100, 257, 1000} {
 		for _, c := range []string{" ", "\t"} {
 			r := strings.Repeat(c, n)
 			out = append(out, r, "a"+r+"b", "x."+r+"the")
