@@ -64,6 +64,11 @@ func ReadInfo(path string) (info Info, err error) {
 	return info, nil
 }
 
+// positionTable is llama.cpp's tensor of learned absolute position
+// embeddings. llama.cpp looks positions up in it unchecked: a position past
+// its end aborts the process (GGML_ASSERT in ggml's get_rows).
+const positionTable = "position_embd.weight"
+
 func infoFromGGUF(kv ggml.KV, tensors []*ggml.Tensor) Info {
 	arch := kv.Architecture()
 	info := Info{
@@ -78,6 +83,9 @@ func infoFromGGUF(kv ggml.KV, tensors []*ggml.Tensor) Info {
 	}
 	elems := map[string]uint64{}
 	for _, t := range tensors {
+		if t.Name == positionTable && len(t.Shape) == 2 {
+			info.MaxPositions = int(t.Shape[1]) // ggml order: n_embd, then positions
+		}
 		info.Params += t.Elements()
 		info.TensorTypes[t.Type()]++
 		elems[t.Type()] += t.Elements()

@@ -34,20 +34,24 @@ type Tokenizer interface {
 
 // Info describes a loaded model: what a run header records.
 type Info struct {
-	Path            string         `json:"path"`
-	SHA256          string         `json:"sha256"`
-	Name            string         `json:"name,omitempty"`
-	Arch            string         `json:"arch"`
-	Params          uint64         `json:"params"`
-	Dtype           string         `json:"dtype"`        // the most common tensor type by elements
-	TensorTypes     map[string]int `json:"tensor_types"` // type -> tensor count
-	VocabSize       int            `json:"vocab_size"`
-	ContextLength   int            `json:"context_length"`
-	BOS             int32          `json:"bos"` // -1 when none
-	EOS             int32          `json:"eos"` // -1 when none
-	AddBOS          bool           `json:"add_bos"`
-	TokenizerModel  string         `json:"tokenizer_model"`
-	TokenizerSHA256 string         `json:"tokenizer_sha256"`
+	Path          string         `json:"path"`
+	SHA256        string         `json:"sha256"`
+	Name          string         `json:"name,omitempty"`
+	Arch          string         `json:"arch"`
+	Params        uint64         `json:"params"`
+	Dtype         string         `json:"dtype"`        // the most common tensor type by elements
+	TensorTypes   map[string]int `json:"tensor_types"` // type -> tensor count
+	VocabSize     int            `json:"vocab_size"`
+	ContextLength int            `json:"context_length"`
+	// MaxPositions, when not 0, is how many positions the model has learned
+	// embeddings for (GPT-2's position table): no sequence may be longer,
+	// where rotary models would only extrapolate.
+	MaxPositions    int    `json:"max_positions,omitempty"`
+	BOS             int32  `json:"bos"` // -1 when none
+	EOS             int32  `json:"eos"` // -1 when none
+	AddBOS          bool   `json:"add_bos"`
+	TokenizerModel  string `json:"tokenizer_model"`
+	TokenizerSHA256 string `json:"tokenizer_sha256"`
 }
 
 // HasBOS reports whether the tokenizer defines a BOS token.

@@ -1,6 +1,7 @@
 package convert_test
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"os"
@@ -101,6 +102,30 @@ func TestOlmo2Exact(t *testing.T) {
 		{"bf16 tied", converttest.Olmo{Version: 2, Hidden: 32, Intermediate: 64, Heads: 4, KVHeads: 4, Layers: 2, Tied: true, Dtype: "BF16", Seed: 8}.Checkpoint(),
 			[]converttest.Format{converttest.Torch}},
 	})
+}
+
+// A sequence longer than GPT-2's position table would make llama.cpp read
+// past it and abort the process; the engine refuses it instead, and
+// sequences that fill the table score.
+func TestGPT2PositionsBeyondTableRefused(t *testing.T) {
+	dir := t.TempDir()
+	if err := (converttest.GPT2{Embd: 32, Heads: 4, Layers: 1, Positions: 64, Dtype: "F32", Seed: 1}.Checkpoint()).Write(dir, converttest.Safetensors); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "m.gguf")
+	if _, err := convert.Dir(dir, out, convert.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	m := llamatest.Load(t, out, llama.Options{Threads: 1})
+	if got := m.Info().MaxPositions; got != 64 {
+		t.Errorf("MaxPositions %d, want 64", got)
+	}
+	bos := int32(converttest.Vocab - 1)
+	llamatest.Score(t, m, llamatest.RandomSequences(1, 2, 64, converttest.Vocab, bos))
+	_, err := m.Score(context.Background(), llamatest.RandomSequences(1, 1, 65, converttest.Vocab, bos))
+	if err == nil || !strings.Contains(err.Error(), "65 tokens, more than the 64 positions") {
+		t.Fatalf("65 tokens on 64 positions: %v", err)
+	}
 }
 
 // TestGELUArchitecturesNearReference measures GPT-2 and GPT-NeoX with GELU
