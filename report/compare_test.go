@@ -396,9 +396,9 @@ func TestJSONContract(t *testing.T) {
 // TestCompareContextStops: a cancelled context stops the bootstrap with
 // the context's error, whether it ends before or during the resampling.
 func TestCompareContextStops(t *testing.T) {
-	docs := synthDocs(200000, 1, 0.95, 0.2) // seconds of resampling at 4,000
+	docs := synthDocs(50000, 1, 0.95, 0.2) // about a second of resampling at 4,000
 	base := freshRun("base", "m", docs)
-	head := freshRun("head", "m", shifted(synthDocs(200000, 1, 0.95, 0.2), -0.003))
+	head := freshRun("head", "m", shifted(synthDocs(50000, 1, 0.95, 0.2), -0.003))
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := CompareContext(done, base, head, Options{}); !errors.Is(err, context.Canceled) {

@@ -142,6 +142,9 @@ func TestReadSurvivesBadStoredRows(t *testing.T) {
 	if code, body := ts.get("/api/v1/runs/old-3"); !strings.Contains(body, `"invalid":"its stored score`) {
 		t.Errorf("the bad run is not flagged: %d %s", code, body)
 	}
+	if _, page := ts.get("/models/" + model); !strings.Contains(page, "old-3") || !strings.Contains(page, ">invalid<") {
+		t.Errorf("the history page does not list the bad run as invalid")
+	}
 	// The baseline skips both bad runs.
 	code, body := ts.get("/api/v1/models/" + model + "/baseline?test=fresh")
 	if code != 200 || !strings.Contains(body, `"id":"old-1"`) {

@@ -251,7 +251,7 @@ func (s *Server) historySection(model, test string, runs []store.Run, ref string
 			Href: runPath(r.ID), Tip: pointTip(r), Tick1: r.StartedAt.UTC().Format("Jan 2"), Tick2: shortRev(r.Revision),
 		})
 	}
-	if len(points) == 0 {
+	if len(sec.Rows) == 0 {
 		return sec, false
 	}
 	reverse(sec.Rows) // the table shows the newest first
