@@ -88,7 +88,6 @@ func (m Gemma3) logProbs(w map[string][]float32, seq []int32, positions []int) [
 		n = max(n, p)
 	}
 	hd, qDim, kvDim := c.HeadDim, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
-	group := c.Heads / c.KVHeads
 	embd := w["model.embed_tokens.weight"]
 	scale := math.Sqrt(float64(c.Hidden))
 	x := make([][]float64, n)
@@ -101,11 +100,13 @@ func (m Gemma3) logProbs(w map[string][]float32, seq []int32, positions []int) [
 	}
 	q, k, v := rows(n, qDim), rows(n, kvDim), rows(n, kvDim)
 	h := make([]float64, c.Hidden)
-	attn := make([]float64, qDim)
+	attn, qs := make([]float64, qDim), make([]float64, qDim)
 	delta := make([]float64, c.Hidden)
 	gate, up := make([]float64, c.FFN), make([]float64, c.FFN)
 	scores := make([]float64, n)
-	attnScale := 1 / math.Sqrt(c.QueryPreAttnScalar)
+	// Scores are q.k / sqrt(query_pre_attn_scalar); causalAttention divides
+	// by sqrt(head size), so queries are rescaled by the ratio.
+	qScale := math.Sqrt(float64(hd) / c.QueryPreAttnScalar)
 	for l := range c.Layers {
 		get := func(name string) []float32 { return w[fmt.Sprintf("model.layers.%d.%s.weight", l, name)] }
 		sliding := c.LayerTypes[l] == "sliding_attention"
@@ -133,10 +134,10 @@ func (m Gemma3) logProbs(w map[string][]float32, seq []int32, positions []int) [
 			if sliding {
 				first = max(0, t-c.SlidingWindow+1)
 			}
-			for head := range c.Heads {
-				kvOff := (head / group) * hd
-				attendHead(attn[head*hd:(head+1)*hd], q[t][head*hd:(head+1)*hd], k, v, kvOff, first, t, attnScale, scores)
+			for i, x := range q[t] {
+				qs[i] = x * qScale
 			}
+			causalAttention(attn, qs, k[first:t+1], v[first:t+1], c.Heads, c.KVHeads, scores)
 			matVec(outs[t], get("self_attn.o_proj"), attn)
 		}
 		for t := range n {
@@ -170,29 +171,6 @@ func (m Gemma3) logProbs(w map[string][]float32, seq []int32, positions []int) [
 		res[i] = LogSoftmaxAt(logits, seq[p])
 	}
 	return res
-}
-
-// attendHead sets out to softmax(scale * q.k_u) v_u over u in [first, t],
-// reading one KV head at kvOff; scores is scratch of at least t+1.
-func attendHead(out, q []float64, k, v [][]float64, kvOff, first, t int, scale float64, scores []float64) {
-	hd := len(q)
-	mx := math.Inf(-1)
-	for u := first; u <= t; u++ {
-		scores[u] = dot(q, k[u][kvOff:kvOff+hd]) * scale
-		mx = max(mx, scores[u])
-	}
-	var sum float64
-	for u := first; u <= t; u++ {
-		scores[u] = math.Exp(scores[u] - mx)
-		sum += scores[u]
-	}
-	clear(out)
-	for u := first; u <= t; u++ {
-		a := scores[u] / sum
-		for i, vi := range v[u][kvOff : kvOff+hd] {
-			out[i] += a * vi
-		}
-	}
 }
 
 func rows(n, width int) [][]float64 {

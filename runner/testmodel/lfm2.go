@@ -82,7 +82,7 @@ func (m Lfm2) logProbs(w map[string][]float32, seq []int32, positions []int) []f
 		n = max(n, p)
 	}
 	H, hd := c.Hidden, c.Hidden/c.Heads
-	kvDim, group := c.KVHeads*hd, c.Heads/c.KVHeads
+	kvDim := c.KVHeads * hd
 	embd := w["model.embed_tokens.weight"]
 	x := rows(n, H)
 	for t := range n {
@@ -120,11 +120,8 @@ func (m Lfm2) logProbs(w map[string][]float32, seq []int32, positions []int) []f
 					RotateHalf(k[t][off:off+hd], hd, hd, t, c.RopeTheta)
 				}
 			}
-			scale := 1 / math.Sqrt(float64(hd))
 			for t := range n {
-				for head := range c.Heads {
-					attendHead(attn[head*hd:(head+1)*hd], q[t][head*hd:(head+1)*hd], k, v, (head/group)*hd, 0, t, scale, scores)
-				}
+				causalAttention(attn, q[t], k[:t+1], v[:t+1], c.Heads, c.KVHeads, scores)
 				matVec(outs[t], get("self_attn.out_proj"), attn)
 			}
 		} else {
