@@ -1,0 +1,117 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/udgamlabs/udgam-ci/evals/fresh"
+	"github.com/udgamlabs/udgam-ci/evals/probes"
+	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
+	"github.com/udgamlabs/udgam-ci/runner/llama"
+	"github.com/udgamlabs/udgam-ci/runner/llama/llamatest"
+	"github.com/udgamlabs/udgam-ci/runner/testmodel"
+)
+
+// TestConvertedFalconH1Scores converts a tiny Falcon-H1 (hybrid, no BOS,
+// as Falcon-H1-Tiny) with `model convert`, checks what `model info` says of
+// it, and scores it with `score fresh` (without BOS: the first token of each
+// document unscored and its bytes left out), whose bits per byte must equal
+// the float64 reference's on the same tokens, and with `score probes`.
+func TestConvertedFalconH1Scores(t *testing.T) {
+	dir := t.TempDir()
+	docs := fresh.GenerateDocs(5, 4, 100, 400)
+	data := writeDocs(t, dir, docs)
+	items := filepath.Join(dir, "items.jsonl")
+	if e, _, stderr := freshTestEnv(); run(e, []string{"probes", "generate", items, "--per", "1"}) != 0 {
+		t.Fatalf("probes generate: %s", stderr)
+	}
+	c := converttest.SmallFalconH1.Checkpoint()
+	ckpt := filepath.Join(t.TempDir(), "repo")
+	if err := c.Write(ckpt, converttest.Safetensors); err != nil {
+		t.Fatal(err)
+	}
+	gguf := filepath.Join(t.TempDir(), "m.gguf")
+	e, stdout, stderr := freshTestEnv()
+	if code := run(e, []string{"model", "convert", ckpt, "--out", gguf}); code != 0 {
+		t.Fatalf("model convert: exit %d: %s", code, stderr)
+	}
+	e, stdout, stderr = freshTestEnv()
+	if code := run(e, []string{"model", "info", gguf}); code != 0 {
+		t.Fatalf("model info: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"family            hybrid", "layers            2 x attention+ssm"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("model info lacks %q:\n%s", want, stdout)
+		}
+	}
+
+	e, stdout, stderr = freshTestEnv()
+	if code := run(e, []string{"score", "fresh", "--model", gguf, "--data", data, "--out", filepath.Join(t.TempDir(), "fresh.jsonl"),
+		"--add-bos", "auto", "--threads", "2", "--json"}); code != 0 {
+		t.Fatalf("score fresh: exit %d: %s", code, stderr)
+	}
+	var sum fresh.Summary
+	if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil {
+		t.Fatalf("--json output %q: %v", stdout, err)
+	}
+	want := noBOSReferenceBPB(t, gguf, c, docs)
+	t.Logf("score fresh: bpb %.9f, float64 reference %.9f", sum.BPB, want)
+	if math.Abs(sum.BPB-want) > 1e-6*want {
+		t.Errorf("score fresh: bpb %.9f, float64 reference %.9f", sum.BPB, want)
+	}
+
+	e, stdout, stderr = freshTestEnv()
+	if code := run(e, []string{"score", "probes", "--model", gguf, "--items", items, "--out", filepath.Join(t.TempDir(), "probes.jsonl"),
+		"--threads", "2", "--json"}); code != 0 {
+		t.Fatalf("score probes: exit %d: %s", code, stderr)
+	}
+	var ps probes.Summary
+	if err := json.Unmarshal(stdout.Bytes(), &ps); err != nil || ps.Items == 0 {
+		t.Fatalf("score probes --json %q: %v", stdout, err)
+	}
+}
+
+// noBOSReferenceBPB is the bits per byte of docs, each scored whole from
+// its first token (unscored, its bytes left out), by the float64 Falcon-H1
+// reference on llama.cpp's token ids.
+func noBOSReferenceBPB(t *testing.T, gguf string, c converttest.Checkpoint, docs []fresh.Document) float64 {
+	t.Helper()
+	m, err := llama.Load(gguf, llama.Options{Threads: 2, Context: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if m.Info().HasBOS() {
+		t.Fatalf("the converted model has BOS %d; its tokenizer has none", m.Info().BOS)
+	}
+	config, err := json.Marshal(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := testmodel.FalconH1Reference(config, c.Values())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bits float64
+	var bytes int
+	for _, doc := range docs {
+		ids, err := m.Tokenize(doc.Text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, err := m.TokenBytes(ids[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := llamatest.Score(t, ref, []runner.Request{llamatest.Whole(ids)})
+		for _, lp := range res[0][0] {
+			bits -= lp / math.Ln2
+		}
+		bytes += len(doc.Text) - len(first)
+	}
+	return bits / float64(bytes)
+}
