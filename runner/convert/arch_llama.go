@@ -1,8 +1,11 @@
 package convert
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 )
 
 // Llama covers LlamaForCausalLM and the configurations built on it
@@ -84,6 +87,7 @@ func (d *decoder) read(r *ConfigReader) {
 	d.headDim = r.IntOr("head_dim", d.hidden/d.heads)
 	r.Refuse("hidden_act", `"silu"`)
 	r.Refuse("rope_scaling")
+	d.ropeParameters(r)
 	r.Refuse("partial_rotary_factor", "1", "1.0")
 	// nanotron's configs (SmolLM2) say whether rope turns adjacent pairs;
 	// Hugging Face's modeling code turns (i, i+d/2) whatever it says, and so
@@ -99,6 +103,41 @@ func (d *decoder) read(r *ConfigReader) {
 		r.Fail(fmt.Errorf("config.json: rms_norm_eps %v is not positive", d.eps))
 	case d.ropeTheta <= 0:
 		r.Fail(fmt.Errorf("config.json: rope_theta %v is not positive", d.ropeTheta))
+	}
+}
+
+// ropeParameters reads transformers 5's rope_parameters, which replace
+// rope_theta and rope_scaling: only the default rope, unscaled.
+func (d *decoder) ropeParameters(r *ConfigReader) {
+	raw := r.Raw("rope_parameters")
+	if raw == nil {
+		return
+	}
+	var rp map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &rp); err != nil {
+		r.Fail(fmt.Errorf("config.json: rope_parameters: %w", err))
+		return
+	}
+	for _, k := range slices.Sorted(maps.Keys(rp)) {
+		v := strings.Join(strings.Fields(string(rp[k])), "")
+		switch {
+		case k == "rope_type" && v == `"default"`:
+		case k == "partial_rotary_factor" && (v == "1" || v == "1.0"):
+		case k == "rope_theta":
+			var theta float64
+			if err := json.Unmarshal(rp[k], &theta); err != nil || theta <= 0 {
+				r.Fail(fmt.Errorf("config.json: rope_parameters.rope_theta = %s is not a positive number", v))
+				return
+			}
+			if r.c.Has("rope_theta") && theta != d.ropeTheta {
+				r.Fail(fmt.Errorf("config.json: rope_parameters.rope_theta %v differs from rope_theta %v", theta, d.ropeTheta))
+				return
+			}
+			d.ropeTheta = theta
+		default:
+			r.Fail(fmt.Errorf("config.json: rope_parameters.%s = %s is not supported by the converter (only the default, unscaled rope)", k, v))
+			return
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ollama/ollama/fs/ggml"
 	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
 )
 
@@ -159,6 +160,11 @@ func TestWeightErrors(t *testing.T) {
 		{"rope scaling", converttest.Safetensors, func(t *testing.T, dir string) {
 			editConfig(t, dir, func(m map[string]any) { m["rope_scaling"] = map[string]any{"type": "linear", "factor": 2} })
 		}, `rope_scaling = {"factor":2,"type":"linear"} is not supported`},
+		{"rope parameters of another type", converttest.Safetensors, func(t *testing.T, dir string) {
+			editConfig(t, dir, func(m map[string]any) {
+				m["rope_parameters"] = map[string]any{"rope_type": "llama3", "rope_theta": 500000, "factor": 8}
+			})
+		}, `rope_parameters.factor = 8 is not supported`},
 		{"tied but different head", converttest.Safetensors, func(t *testing.T, dir string) {
 			editConfig(t, dir, func(m map[string]any) { m["tie_word_embeddings"] = true })
 		}, "tie_word_embeddings is true but lm_head.weight differs from model.embed_tokens.weight"},
@@ -268,5 +274,67 @@ func rewritePickle(t *testing.T, path, old, new string) {
 	zw.Close()
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// transformers 5 writes rope_theta inside rope_parameters; the converter
+// must read it there, not fall back to the default 10,000.
+func TestRopeParameters(t *testing.T) {
+	dir := t.TempDir()
+	c := converttest.Small.Checkpoint()
+	delete(c.Config, "rope_theta")
+	c.Config["rope_parameters"] = map[string]any{"rope_type": "default", "rope_theta": 100000.0}
+	if err := c.Write(dir, converttest.Safetensors); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "m.gguf")
+	if _, err := Dir(dir, out, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readGGUF(t, out).KV.Float("rope.freq_base"); got != 100000 {
+		t.Errorf("rope.freq_base %v, want 100000 from rope_parameters", got)
+	}
+}
+
+// Buffers PyTorch saves with the weights (rotary inv_freq) may be left out;
+// nothing else may.
+func TestIgnoredBuffers(t *testing.T) {
+	dir := t.TempDir()
+	c := converttest.Small.Checkpoint()
+	c.Tensors = maps.Clone(c.Tensors)
+	c.Tensors["model.layers.0.self_attn.rotary_emb.inv_freq"] = converttest.Tensor{Shape: []uint64{8}, Values: make([]float32, 8)}
+	if err := c.Write(dir, converttest.Torch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Dir(dir, filepath.Join(t.TempDir(), "m.gguf"), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{
+		"model.layers.3.self_attn.rotary_emb.inv_freq": true, "h.0.attn.bias": true, "transformer.h.11.attn.masked_bias": true,
+		"h.0.attn.c_attn.bias": false, "model.layers.0.self_attn.q_proj.bias": false, "inv_freq": false,
+	} {
+		if Ignored(name) != want {
+			t.Errorf("Ignored(%s) = %v", name, !want)
+		}
+	}
+}
+
+func TestOutputType(t *testing.T) {
+	tests := []struct {
+		t    Tensor
+		want ggml.TensorType
+		as   ggml.TensorType
+	}{
+		{Tensor{Name: "blk.0.attn_q.weight", Shape: []uint64{64, 64}}, ggml.TensorTypeBF16, ggml.TensorTypeBF16},
+		{Tensor{Name: "blk.0.attn_norm.weight", Shape: []uint64{64}}, ggml.TensorTypeF32, ggml.TensorTypeF16},
+		{Tensor{Name: "blk.0.attn_q.bias", Shape: []uint64{1, 64}}, ggml.TensorTypeF32, ggml.TensorTypeF16},
+		{Tensor{Name: "blk.0.ssm_conv1d.weight", Shape: []uint64{64, 4}, F32: true}, ggml.TensorTypeF32, ggml.TensorTypeBF16},
+		{Tensor{Name: "blk.0.ffn_down.weight", Shape: []uint64{64, 96}}, ggml.TensorTypeQ8_0, ggml.TensorTypeQ8_0},
+		{Tensor{Name: "blk.0.ffn_down.weight", Shape: []uint64{64, 40}}, ggml.TensorTypeF16, ggml.TensorTypeQ8_0},
+	}
+	for _, tt := range tests {
+		if got := OutputType(tt.t, tt.as); got != tt.want {
+			t.Errorf("%s %v as %v: %v, want %v", tt.t.Name, tt.t.Shape, tt.as, got, tt.want)
+		}
 	}
 }
