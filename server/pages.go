@@ -82,6 +82,7 @@ var funcs = template.FuncMap{
 	"pct":          func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 	"f3":           func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) },
 	"f2":           func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
+	"pvalue":       report.FormatP,
 	"verdictClass": func(v report.Verdict) string { return strings.ReplaceAll(string(v), " ", "-") },
 }
 
