@@ -13,6 +13,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/llama/llamatest"
+	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 // TestConvertedModelsScore converts a tiny checkpoint of each llama-family
@@ -37,67 +38,75 @@ func TestConvertedModelsScore(t *testing.T) {
 		{Class: "Qwen3ForCausalLM", ModelType: "qwen3", Model: qwen3, Dtype: "BF16", Seed: 13},
 	} {
 		t.Run(d.Class, func(t *testing.T) {
-			c := d.Checkpoint()
-			ckpt := filepath.Join(t.TempDir(), "repo")
-			if err := c.Write(filepath.Join(ckpt, "final"), converttest.Torch); err != nil {
-				t.Fatal(err)
-			}
-			gguf := filepath.Join(t.TempDir(), "m.gguf")
-			e, stdout, stderr := freshTestEnv()
-			if code := run(e, []string{"model", "convert", ckpt, "--subfolder", "final", "--out", gguf}); code != 0 {
-				t.Fatalf("model convert: exit %d: %s", code, stderr)
-			}
-			if !strings.Contains(stdout.String(), "from pytorch") {
-				t.Errorf("model convert said %q", stdout)
-			}
-			e, stdout, stderr = freshTestEnv()
-			if code := run(e, []string{"model", "info", gguf}); code != 0 {
-				t.Fatalf("model info: exit %d: %s", code, stderr)
-			}
-			for _, want := range []string{"family            transformer", "layers            2 x attention"} {
-				if !strings.Contains(stdout.String(), want) {
-					t.Errorf("model info lacks %q:\n%s", want, stdout)
-				}
-			}
-
-			e, stdout, stderr = freshTestEnv()
-			if code := run(e, []string{"score", "fresh", "--model", gguf, "--data", data, "--out", filepath.Join(t.TempDir(), "fresh.jsonl"),
-				"--add-bos", "yes", "--window", "512", "--stride", "256", "--threads", "2", "--json"}); code != 0 {
-				t.Fatalf("score fresh: exit %d: %s", code, stderr)
-			}
-			var sum fresh.Summary
-			if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil {
-				t.Fatalf("--json output %q: %v", stdout, err)
-			}
-			want := referenceBPB(t, gguf, d, c, docs)
-			t.Logf("score fresh: bpb %.9f, float64 reference %.9f", sum.BPB, want)
-			if math.Abs(sum.BPB-want) > 1e-6*want {
-				t.Errorf("score fresh: bpb %.9f, float64 reference %.9f", sum.BPB, want)
-			}
-
-			e, stdout, stderr = freshTestEnv()
-			if code := run(e, []string{"score", "probes", "--model", gguf, "--items", items, "--out", filepath.Join(t.TempDir(), "probes.jsonl"),
-				"--threads", "2", "--json"}); code != 0 {
-				t.Fatalf("score probes: exit %d: %s", code, stderr)
-			}
-			var ps probes.Summary
-			if err := json.Unmarshal(stdout.Bytes(), &ps); err != nil || ps.Items == 0 {
-				t.Fatalf("score probes --json %q: %v", stdout, err)
-			}
+			checkConvertedScores(t, d.Checkpoint(), d.Model.Reference, docs, data, items)
 		})
+	}
+}
+
+// checkConvertedScores writes checkpoint c as pytorch_model.bin in a
+// subfolder, converts it with `model convert`, describes it with `model
+// info`, scores docs (written to data) with `score fresh`, whose bits per
+// byte must equal ref's on the same tokens, and items with `score probes`.
+func checkConvertedScores(t *testing.T, c converttest.Checkpoint, ref func(map[string][]float32) (*testmodel.Reference, error), docs []fresh.Document, data, items string) {
+	t.Helper()
+	ckpt := filepath.Join(t.TempDir(), "repo")
+	if err := c.Write(filepath.Join(ckpt, "final"), converttest.Torch); err != nil {
+		t.Fatal(err)
+	}
+	gguf := filepath.Join(t.TempDir(), "m.gguf")
+	e, stdout, stderr := freshTestEnv()
+	if code := run(e, []string{"model", "convert", ckpt, "--subfolder", "final", "--out", gguf}); code != 0 {
+		t.Fatalf("model convert: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout.String(), "from pytorch") {
+		t.Errorf("model convert said %q", stdout)
+	}
+	e, stdout, stderr = freshTestEnv()
+	if code := run(e, []string{"model", "info", gguf}); code != 0 {
+		t.Fatalf("model info: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"family            transformer", "layers            2 x attention"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("model info lacks %q:\n%s", want, stdout)
+		}
+	}
+
+	e, stdout, stderr = freshTestEnv()
+	if code := run(e, []string{"score", "fresh", "--model", gguf, "--data", data, "--out", filepath.Join(t.TempDir(), "fresh.jsonl"),
+		"--add-bos", "yes", "--window", "512", "--stride", "256", "--threads", "2", "--json"}); code != 0 {
+		t.Fatalf("score fresh: exit %d: %s", code, stderr)
+	}
+	var sum fresh.Summary
+	if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil {
+		t.Fatalf("--json output %q: %v", stdout, err)
+	}
+	want := referenceBPB(t, gguf, ref, c, docs)
+	t.Logf("score fresh: bpb %.9f, float64 reference %.9f", sum.BPB, want)
+	if math.Abs(sum.BPB-want) > 1e-6*want {
+		t.Errorf("score fresh: bpb %.9f, float64 reference %.9f", sum.BPB, want)
+	}
+
+	e, stdout, stderr = freshTestEnv()
+	if code := run(e, []string{"score", "probes", "--model", gguf, "--items", items, "--out", filepath.Join(t.TempDir(), "probes.jsonl"),
+		"--threads", "2", "--json"}); code != 0 {
+		t.Fatalf("score probes: exit %d: %s", code, stderr)
+	}
+	var ps probes.Summary
+	if err := json.Unmarshal(stdout.Bytes(), &ps); err != nil || ps.Items == 0 {
+		t.Fatalf("score probes --json %q: %v", stdout, err)
 	}
 }
 
 // referenceBPB is the bits per byte of docs, each scored whole after BOS,
 // by the checkpoint's float64 forward pass on llama.cpp's token ids.
-func referenceBPB(t *testing.T, gguf string, d converttest.Decoder, c converttest.Checkpoint, docs []fresh.Document) float64 {
+func referenceBPB(t *testing.T, gguf string, reference func(map[string][]float32) (*testmodel.Reference, error), c converttest.Checkpoint, docs []fresh.Document) float64 {
 	t.Helper()
 	m, err := llama.Load(gguf, llama.Options{Threads: 2, Context: 512})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	ref, err := d.Model.Reference(c.Values())
+	ref, err := reference(c.Values())
 	if err != nil {
 		t.Fatal(err)
 	}
