@@ -206,3 +206,26 @@ func TestTrickledUploadIsBounded(t *testing.T) {
 		t.Fatalf("health %d after trickled uploads", code)
 	}
 }
+
+// TestHistoryOfHugeScoresAnswers: two runs whose scores differ by less
+// than float64 can step at their size (1e15 bits per byte, 0.125 apart,
+// the most the record limits allow) once made the chart loop forever on
+// any viewer's GET; the page now answers (issue 13, case 1).
+func TestHistoryOfHugeScoresAnswers(t *testing.T) {
+	ts := startServer(t, server.Config{})
+	const m = "acme/huge"
+	for i, bits := range []string{"1e15", "1000000000000000.125"} {
+		sp := servertest.Spec{ID: fmt.Sprintf("huge-%d", i), Test: runfile.TestFresh, Model: m, Seed: uint64(i), Records: 1, Started: day(1 + i)}
+		body := lines(sp, func(l []string) []string {
+			return append(l[:1], fmt.Sprintf(`{"id":"d","source":"x","bytes":1,"tokens":1,"bits":%s,"windows":1}`, bits))
+		})
+		if code, _, resp := ts.upload(body, ""); code != 201 {
+			t.Fatalf("upload %s: %d %s", sp.ID, code, resp)
+		}
+	}
+	for _, path := range []string{"/models/" + m, "/models/" + m + "?ref=junk", "/"} {
+		if code, body := ts.get(path); code != 200 || strings.Contains(body, "NaN") {
+			t.Errorf("%s: %d", path, code)
+		}
+	}
+}
