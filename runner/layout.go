@@ -30,8 +30,12 @@ var (
 	// swaPattern is, for architectures whose sliding-window layers
 	// llama.cpp places by a fixed period, that period: in each run of n
 	// layers the last attends to everything, the others slide.
-	swaPattern = map[string]int{"gemma2": 2, "gemma3": 6, "gemma3n": 5, "cohere2": 4, "exaone4": 4, "gpt-oss": 2}
+	swaPattern = map[string]int{"gemma2": 2, "gemma3": Gemma3SWAPattern, "gemma3n": 5, "cohere2": 4, "exaone4": 4, "gpt-oss": 2}
 )
+
+// Gemma3SWAPattern is llama.cpp's fixed gemma3 period: with a sliding
+// window, layer i attends globally when i%6 == 5, whatever the GGUF says.
+const Gemma3SWAPattern = 6
 
 // LayoutFromKV reads the layout of a model from its GGUF metadata.
 func LayoutFromKV(kv ggml.KV) Layout {
@@ -41,6 +45,9 @@ func LayoutFromKV(kv ggml.KV) Layout {
 	// A per-layer KV head count of 0 marks a layer without attention
 	// (LFM2, Jamba, Nemotron-H write one count per layer).
 	perLayer := kv.Uints("attention.head_count_kv")
+	if built, ok := kv[arch+".attention.head_count_kv"].([]uint32); ok {
+		perLayer = built // a KV built in Go, not decoded from a file
+	}
 	if perLayer == nil {
 		for _, v := range kv.Ints("attention.head_count_kv") {
 			perLayer = append(perLayer, uint32(max(v, 0)))

@@ -21,13 +21,16 @@ func TestCheckLoadable(t *testing.T) {
 	}{
 		{"gemma3 with a global layer", gemma(6, 512), ""},
 		{"gemma3 without a window", gemma(2, 0), ""},
-		{"gemma3 without a global layer", gemma(5, 512), "no global-attention layer"},
+		{"gemma3 without a global layer", gemma(5, 512), "without a global-attention layer"},
 		{"lfm2 hybrid", lfm2(3, []uint32{0, 4, 0}), ""},
 		{"lfm2 all attention", lfm2(3, []uint32{4, 4, 4}), "all attention"},
-		{"lfm2 all attention, one value", lfm2(3, uint32(4)), "all attention"},
-		{"lfm2 all convolution", lfm2(3, []uint32{0, 0, 0}), "all convolution"},
+		{"lfm2 all convolution", lfm2(3, []uint32{0, 0, 0}), "all shortconv"},
 		{"lfm2 kernel of one", lfm2(1, []uint32{0, 4, 0}), "shortconv.l_cache = 1"},
-		{"other architecture", ggml.KV{"general.architecture": "llama"}, ""},
+		{"gemma2 of one layer", ggml.KV{"general.architecture": "gemma2", "gemma2.block_count": uint32(1), "gemma2.attention.sliding_window": uint32(64)}, "without a global-attention layer"},
+		{"falcon-h1", ggml.KV{"general.architecture": "falcon-h1", "falcon-h1.block_count": uint32(2)}, ""},
+		{"mamba", ggml.KV{"general.architecture": "mamba", "mamba.block_count": uint32(2)}, ""},
+		{"jamba without attention", ggml.KV{"general.architecture": "jamba", "jamba.block_count": uint32(2), "jamba.attention.head_count_kv": []uint32{0, 0}}, "without attention layers"},
+		{"llama", ggml.KV{"general.architecture": "llama", "llama.block_count": uint32(2)}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,8 +1,10 @@
 package convert_test
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -147,7 +149,7 @@ func TestGemma3UnloadableIsAGoError(t *testing.T) {
 	if err := g.Rewrite(bad, func(kv ggml.KV) { kv["gemma3.block_count"] = uint32(2) }, drop...); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := llama.Load(bad, llama.Options{Threads: 1}); err == nil || !strings.Contains(err.Error(), "no global-attention layer") {
+	if _, err := llama.Load(bad, llama.Options{Threads: 1}); err == nil || !strings.Contains(err.Error(), "without a global-attention layer") {
 		t.Errorf("two layers: %v", err)
 	}
 	missing := filepath.Join(t.TempDir(), "missing.gguf")
@@ -156,5 +158,67 @@ func TestGemma3UnloadableIsAGoError(t *testing.T) {
 	}
 	if _, err := llama.Load(missing, llama.Options{Threads: 1}); err == nil || !strings.Contains(err.Error(), "blk.5.attn_k_norm.weight") {
 		t.Errorf("missing tensor: %v", err)
+	}
+}
+
+// paramsAndShapes adds up the converted tensors and indexes their shapes.
+func paramsAndShapes(ts []convert.Tensor) (uint64, map[string]convert.Tensor) {
+	var params uint64
+	byName := map[string]convert.Tensor{}
+	for _, tt := range ts {
+		n := uint64(1)
+		for _, x := range tt.Shape {
+			n *= x
+		}
+		params += n
+		byName[tt.Name] = tt
+	}
+	return params, byName
+}
+
+// Gemma 3 270M's config.json (testdata/configs/gemma3-270m.json, as
+// published) with its full-size tensor shapes: the key-values llama.cpp
+// reads and 268,098,176 parameters (counted by hand from the config:
+// 167,772,160 in the embedding, 5,573,632 per layer, 640 in the last norm).
+func TestGemma3_270MConfig(t *testing.T) {
+	b, _ := json.Marshal(readRefConfig(t, "gemma3-270m.json"))
+	cfg, err := convert.ParseConfig(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := testmodel.Gemma3{Hidden: 640, FFN: 2048, Layers: 18, Heads: 4, KVHeads: 1, HeadDim: 256, Vocab: 262144, Tied: true}
+	kv, ts, err := convert.Gemma3.Convert(cfg, shapesOnly(full.Shapes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]any{
+		"gemma3.embedding_length": uint32(640), "gemma3.block_count": uint32(18), "gemma3.feed_forward_length": uint32(2048),
+		"gemma3.attention.head_count": uint32(4), "gemma3.attention.head_count_kv": uint32(1), "gemma3.attention.key_length": uint32(256),
+		"gemma3.attention.sliding_window": uint32(512), "gemma3.context_length": uint32(32768), "gemma3.rope.freq_base": float32(1e6),
+		"gemma3.attention.layer_norm_rms_epsilon": float32(1e-6), "gemma3.rope.dimension_count": uint32(256),
+	} {
+		if kv[k] != want {
+			t.Errorf("%s = %v (%T), want %v (%T)", k, kv[k], kv[k], want, want)
+		}
+	}
+	if _, ok := kv["gemma3.final_logit_softcapping"]; ok {
+		t.Error("final_logit_softcapping is null, yet written")
+	}
+	params, byName := paramsAndShapes(ts)
+	if params != 268098176 {
+		t.Errorf("%d parameters, want 268,098,176", params)
+	}
+	if _, ok := byName["output.weight"]; ok {
+		t.Error("a tied model has output.weight")
+	}
+	for name, want := range map[string][]uint64{"blk.17.attn_q.weight": {1024, 640}, "blk.17.attn_output.weight": {640, 1024}, "blk.17.attn_k_norm.weight": {256}} {
+		if !slices.Equal(byName[name].Shape, want) {
+			t.Errorf("%s has shape %v, want %v", name, byName[name].Shape, want)
+		}
+	}
+	for _, name := range []string{"output_norm.weight", "blk.0.post_ffw_norm.weight", "blk.3.attn_q_norm.weight"} {
+		if !byName[name].F32 {
+			t.Errorf("%s is not kept float32", name)
+		}
 	}
 }

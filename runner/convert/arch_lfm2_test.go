@@ -1,6 +1,7 @@
 package convert_test
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/runner/convert/archtest"
 	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
+	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 func lfm2Case(c converttest.Lfm2, formats ...converttest.Format) archtest.Case {
@@ -123,7 +125,51 @@ func TestLfm2UnloadableIsAGoError(t *testing.T) {
 	}, drop...); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := llama.Load(bad, llama.Options{Threads: 1}); err == nil || !strings.Contains(err.Error(), "all convolution") {
+	if _, err := llama.Load(bad, llama.Options{Threads: 1}); err == nil || !strings.Contains(err.Error(), "all shortconv") {
 		t.Errorf("load: %v", err)
+	}
+}
+
+// LFM2-350M's config.json (testdata/configs/lfm2-350m.json, as published)
+// with its full-size tensor shapes: the MLP width its config works out to
+// (4,608 from block_ff_dim 6,656), the layer pattern, and 354,483,968
+// parameters (counted by hand: 67,108,864 in the embedding, 14,157,824 per
+// layer in the MLP and norms, 3,145,856 per attention layer, 4,197,376 per
+// convolution layer, 1,024 in the last norm).
+func TestLfm2_350MConfig(t *testing.T) {
+	raw := readRefConfig(t, "lfm2-350m.json")
+	b, _ := json.Marshal(raw)
+	cfg, err := convert.ParseConfig(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, v := range raw["layer_types"].([]any) {
+		types = append(types, v.(string))
+	}
+	full := testmodel.Lfm2{Hidden: 1024, FFN: 4608, Layers: 16, Heads: 16, KVHeads: 8, Vocab: 65536, ConvLCache: 3, LayerTypes: types, Tied: true}
+	kv, ts, err := convert.Lfm2.Convert(cfg, shapesOnly(full.Shapes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]any{
+		"lfm2.embedding_length": uint32(1024), "lfm2.block_count": uint32(16), "lfm2.feed_forward_length": uint32(4608),
+		"lfm2.attention.head_count": uint32(16), "lfm2.shortconv.l_cache": uint32(3), "lfm2.context_length": uint32(128000),
+		"lfm2.rope.freq_base": float32(1e6), "lfm2.attention.layer_norm_rms_epsilon": float32(1e-5),
+	} {
+		if kv[k] != want {
+			t.Errorf("%s = %v (%T), want %v (%T)", k, kv[k], kv[k], want, want)
+		}
+	}
+	want := []uint32{0, 0, 8, 0, 0, 8, 0, 0, 8, 0, 8, 0, 8, 0, 8, 0}
+	if got, _ := kv["lfm2.attention.head_count_kv"].([]uint32); !slices.Equal(got, want) {
+		t.Errorf("head_count_kv %v, want %v", got, want)
+	}
+	params, byName := paramsAndShapes(ts)
+	if params != 354483968 {
+		t.Errorf("%d parameters, want 354,483,968", params)
+	}
+	if c := byName["blk.0.shortconv.conv.weight"]; !c.F32 || !slices.Equal(c.Shape, []uint64{1024, 3}) {
+		t.Errorf("conv: F32 %v, shape %v; want float32 [1024 3]", c.F32, c.Shape)
 	}
 }
