@@ -162,22 +162,18 @@ func (d *decoder) kv() KV {
 
 func (d *decoder) convert(w Weights) (KV, []Tensor, error) {
 	var ts []Tensor
-	var errs []error
-	take := func(hf, name string, shape ...uint64) Tensor {
-		t, err := Take(w, hf, name, shape...)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		return t
-	}
+	tk := &Taker{W: w}
+	take := tk.Take
 	h, v, ff := uint64(d.hidden), uint64(d.vocab), uint64(d.ffn)
 	q, kvDim, hd := uint64(d.heads*d.headDim), uint64(d.kvHeads*d.headDim), uint64(d.headDim)
 	ts = append(ts, take("model.embed_tokens.weight", "token_embd.weight", v, h))
 	ts = append(ts, take("model.norm.weight", "output_norm.weight", h))
-	if t, err := outputMatrix(w, d.tied, "lm_head.weight", "model.embed_tokens.weight", v, h); err != nil {
-		errs = append(errs, err)
-	} else if t != nil {
-		ts = append(ts, *t)
+	out, err := outputMatrix(w, d.tied, "lm_head.weight", "model.embed_tokens.weight", v, h)
+	if err != nil {
+		return nil, nil, err
+	}
+	if out != nil {
+		ts = append(ts, *out)
 	}
 	for l := range d.layers {
 		p := fmt.Sprintf("model.layers.%d.", l)
@@ -220,8 +216,8 @@ func (d *decoder) convert(w Weights) (KV, []Tensor, error) {
 				take(p+"self_attn.k_norm.weight", b+"attn_k_norm.weight", hd))
 		}
 	}
-	if len(errs) > 0 {
-		return nil, nil, errs[0]
+	if err := tk.Err(); err != nil {
+		return nil, nil, err
 	}
 	return d.kv(), ts, nil
 }

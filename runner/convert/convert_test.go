@@ -227,15 +227,22 @@ func TestConvertErrors(t *testing.T) {
 			if err := tt.setup(dir); err != nil {
 				t.Fatal(err)
 			}
-			outDir := t.TempDir()
-			_, err := Dir(dir, filepath.Join(outDir, "m.gguf"), tt.opts)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("error %v, want %q", err, tt.want)
-			}
-			if left, _ := os.ReadDir(outDir); len(left) != 0 {
-				t.Errorf("a failed conversion left %v", left)
-			}
+			checkRefused(t, dir, tt.opts, tt.want)
 		})
+	}
+}
+
+// checkRefused converts dir, which must fail with an error containing
+// want and leave nothing behind.
+func checkRefused(t *testing.T, dir string, opts Options, want string) {
+	t.Helper()
+	outDir := t.TempDir()
+	_, err := Dir(dir, filepath.Join(outDir, "m.gguf"), opts)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want %q", err, want)
+	}
+	if left, _ := os.ReadDir(outDir); len(left) != 0 {
+		t.Errorf("a failed conversion left %v", left)
 	}
 }
 

@@ -248,6 +248,26 @@ func Take(w Weights, hf, name string, shape ...uint64) (Tensor, error) {
 	return Tensor{Name: name, Shape: got, Read: func() ([]float32, error) { return w.Read(hf) }}, nil
 }
 
+// A Taker takes checkpoint tensors one after another, as Take does, and
+// keeps the first error, so a converter lists its tensors and checks once.
+type Taker struct {
+	W   Weights
+	err error
+}
+
+// Take is Take(t.W, hf, name, shape...); after an error it returns an
+// empty Tensor and Err reports the first.
+func (t *Taker) Take(hf, name string, shape ...uint64) Tensor {
+	x, err := Take(t.W, hf, name, shape...)
+	if err != nil && t.err == nil {
+		t.err = err
+	}
+	return x
+}
+
+// Err is the first error of Take.
+func (t *Taker) Err() error { return t.err }
+
 // Map returns t with its values passed through fn when read.
 func (t Tensor) Map(fn func([]float32) ([]float32, error)) Tensor {
 	read := t.Read

@@ -184,14 +184,7 @@ func TestWeightErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			tt.change(t, dir)
-			outDir := t.TempDir()
-			_, err := Dir(dir, filepath.Join(outDir, "m.gguf"), Options{})
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("error %v, want %q", err, tt.want)
-			}
-			if left, _ := os.ReadDir(outDir); len(left) != 0 {
-				t.Errorf("a failed conversion left %v", left)
-			}
+			checkRefused(t, dir, Options{}, tt.want)
 		})
 	}
 }
