@@ -25,6 +25,7 @@ type HeaderOptions struct {
 	Window        int    // fresh text only
 	Stride        int
 	Formulation   string
+	TextPrep      *runfile.TextPrep // how text is prepared for the tokenizer (TextPrepOf)
 	Runtime       runfile.Runtime
 	Git           GitFlags
 	Sample        *runfile.Sample
@@ -101,6 +102,7 @@ func NewHeader(test string, info runner.Info, opt HeaderOptions) (runfile.Header
 			TokenizerSHA256: info.TokenizerSHA256,
 			Engine:          runner.EngineVersion(),
 			Formulation:     opt.Formulation,
+			TextPrep:        opt.TextPrep,
 		},
 		Runtime:       opt.Runtime,
 		Git:           GitFromEnv(opt.Git, opt.Getenv),

@@ -309,6 +309,9 @@ func byDesign(d runfile.Diff, bh, hh runfile.Header) bool {
 		return true
 	case "add_bos": // "auto" follows the tokenizer
 		return bh.Settings.BOSMode == hh.Settings.BOSMode
+	case "text_prep": // the normalizer and added tokens follow the tokenizer; how text is prepared does not
+		b, h := bh.Settings.TextPrep, hh.Settings.TextPrep
+		return b != nil && h != nil && b.By == h.By && b.Unverified == "" && h.Unverified == ""
 	}
 	return false
 }

@@ -154,6 +154,7 @@ func runsTable(test string, runs []*runfile.Run, s style) runsView {
 		runRow{"Contamination", []string{"contamination"}, func(r *runfile.Run) string {
 			return s.cell(orDash(runfile.ContaminationKey(r.Header.Contamination)))
 		}},
+		runRow{"Text preparation", []string{"text_prep"}, func(r *runfile.Run) string { return s.cell(orDash(r.Header.Settings.TextPrep.String())) }},
 	)
 	if test == runfile.TestFresh {
 		rows = append(rows, runRow{"Window / stride", []string{"window", "stride"}, func(r *runfile.Run) string {

@@ -56,6 +56,7 @@ var fields = []field{
 	{"tokenizer_sha256", true, func(h *Header) string { return h.Settings.TokenizerSHA256 }},
 	{"engine", true, func(h *Header) string { return h.Settings.Engine }},
 	{"formulation", true, func(h *Header) string { return h.Settings.Formulation }},
+	{"text_prep", true, func(h *Header) string { return h.Settings.TextPrep.String() }},
 	{"bos_mode", false, func(h *Header) string { return h.Settings.BOSMode }},
 	{"dataset.name", false, func(h *Header) string { return h.Dataset.Name }},
 	{"threads", false, func(h *Header) string { return itoa(h.Runtime.Threads) }},

@@ -5,6 +5,7 @@
 package runfile
 
 import (
+	"strconv"
 	"time"
 )
 
@@ -79,6 +80,50 @@ type Settings struct {
 	TokenizerSHA256 string `json:"tokenizer_sha256"`
 	Engine          string `json:"engine"`
 	Formulation     string `json:"formulation,omitempty"`
+	// TextPrep says how text was prepared before llama.cpp tokenized it.
+	// Nil in runs made before it was recorded.
+	TextPrep *TextPrep `json:"text_prep,omitempty"`
+}
+
+// Text preparations (TextPrep.By).
+const (
+	// PrepHF: the GGUF carries udgam-ci's tokenizer record, and text is
+	// split on added tokens and normalized as the checkpoint's Hugging Face
+	// tokenizer does before llama.cpp sees it.
+	PrepHF = "hf"
+	// PrepLlama: the GGUF has no such record (it was not converted by
+	// udgam-ci); llama.cpp tokenizes the text as it is, and text holding a
+	// control token's literal is refused.
+	PrepLlama = "llama.cpp"
+)
+
+// TextPrep records the text preparation of a run.
+type TextPrep struct {
+	By         string `json:"by"`                   // PrepHF or PrepLlama
+	Normalizer string `json:"normalizer,omitempty"` // steps applied in Go, e.g. "NFC"
+	// AddedTokens is how many added tokens are matched in text (PrepHF).
+	AddedTokens int `json:"added_tokens,omitempty"`
+	// Unverified says what the converter could not establish (the user
+	// passed --allow-unverified-tokenizer); empty when verified.
+	Unverified string `json:"unverified,omitempty"`
+}
+
+// String is the preparation in one line, as settings diffs and pages show it.
+func (t *TextPrep) String() string {
+	if t == nil {
+		return ""
+	}
+	s := t.By
+	if t.Normalizer != "" {
+		s += ", normalizer " + t.Normalizer
+	}
+	if t.By == PrepHF {
+		s += ", " + strconv.Itoa(t.AddedTokens) + " added tokens matched"
+	}
+	if t.Unverified != "" {
+		s += ", UNVERIFIED: " + t.Unverified
+	}
+	return s
 }
 
 // Runtime holds settings that do not change results: shown, never judged.

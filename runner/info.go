@@ -12,6 +12,8 @@ import (
 	"sort"
 
 	"github.com/ollama/ollama/fs/ggml"
+
+	"github.com/udgamlabs/udgam-ci/runner/tokspec"
 )
 
 // ReadInfo reads a GGUF file's metadata in pure Go, before llama.cpp sees
@@ -49,7 +51,9 @@ func ReadInfo(path string) (info Info, err error) {
 		}
 		return Info{}, fmt.Errorf("model %s: malformed GGUF: %w", path, err)
 	}
-	info = infoFromGGUF(g.KV(), g.Tensors().Items())
+	if info, err = infoFromGGUF(g.KV(), g.Tensors().Items()); err != nil {
+		return Info{}, fmt.Errorf("model %s: %w", path, err)
+	}
 	info.Path = path
 	if err := checkLoadable(g.KV()); err != nil {
 		return Info{}, fmt.Errorf("model %s: %w", path, err)
@@ -69,7 +73,7 @@ func ReadInfo(path string) (info Info, err error) {
 // its end aborts the process (GGML_ASSERT in ggml's get_rows).
 const positionTable = "position_embd.weight"
 
-func infoFromGGUF(kv ggml.KV, tensors []*ggml.Tensor) Info {
+func infoFromGGUF(kv ggml.KV, tensors []*ggml.Tensor) (Info, error) {
 	arch := kv.Architecture()
 	info := Info{
 		Name:           kv.String("general.name"),
@@ -92,10 +96,58 @@ func infoFromGGUF(kv ggml.KV, tensors []*ggml.Tensor) Info {
 	}
 	info.Dtype = mostElements(elems)
 	tokens := kv.Strings("tokenizer.ggml.tokens")
+	types := kv.Ints("tokenizer.ggml.token_type")
 	info.VocabSize = len(tokens)
-	info.TokenizerSHA256 = TokenizerSHA256(kv.String("tokenizer.ggml.model"), kv.String("tokenizer.ggml.pre"),
-		tokens, kv.Strings("tokenizer.ggml.merges"), kv.Ints("tokenizer.ggml.token_type"))
-	return info
+	info.AddSpacePrefix = AddSpacePrefix(info.TokenizerModel, kv)
+	for i, t := range types {
+		switch {
+		case i >= len(tokens):
+		case t == TokenControl:
+			info.ControlTokens = append(info.ControlTokens, tokens[i])
+		case t == TokenUserDefined:
+			info.UserTokens = append(info.UserTokens, tokens[i])
+		}
+	}
+	spec := kv.String(tokspec.Key)
+	if spec != "" {
+		s, err := tokspec.Decode(spec)
+		if err != nil {
+			return Info{}, err
+		}
+		info.TokenizerSpec = &s
+	}
+	info.TokenizerSHA256 = WithSpec(TokenizerSHA256(kv.String("tokenizer.ggml.model"), kv.String("tokenizer.ggml.pre"),
+		tokens, kv.Strings("tokenizer.ggml.merges"), types), spec)
+	return info, nil
+}
+
+// llama.cpp's token types that decide matching in text: control tokens
+// (BOS, EOS, <|im_start|>...) are never matched when special tokens are not
+// parsed; user-defined tokens always are.
+const (
+	TokenControl     = 3
+	TokenUserDefined = 4
+)
+
+// AddSpacePrefix reads whether llama.cpp prepends a space to text before
+// tokenizing it: its default is on for SentencePiece ("llama") and off for
+// the others, and tokenizer.ggml.add_space_prefix overrides it.
+func AddSpacePrefix(model string, kv ggml.KV) bool {
+	return kv.Bool("tokenizer.ggml.add_space_prefix", model == "llama")
+}
+
+// WithSpec folds the tokenizer record udgam-ci's converter writes (its
+// JSON, tokspec.Key) into a tokenizer hash: the normalizer and the added
+// tokens change ids as much as the vocabulary does. Without a record the
+// hash is unchanged.
+func WithSpec(sum, spec string) string {
+	if spec == "" {
+		return sum
+	}
+	h := sha256.New()
+	writeField(h, "vocabulary", []string{sum})
+	writeField(h, "udgam_ci.tokenizer", []string{spec})
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // tokenID reads an optional token id; -1 means the tokenizer has none.

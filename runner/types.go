@@ -1,6 +1,10 @@
 package runner
 
-import "context"
+import (
+	"context"
+
+	"github.com/udgamlabs/udgam-ci/runner/tokspec"
+)
 
 // Request asks for next-token log-probabilities along one or more token
 // sequences that share a prefix. The prefix is evaluated once; each branch
@@ -51,7 +55,22 @@ type Info struct {
 	EOS             int32  `json:"eos"` // -1 when none
 	AddBOS          bool   `json:"add_bos"`
 	TokenizerModel  string `json:"tokenizer_model"`
-	TokenizerSHA256 string `json:"tokenizer_sha256"`
+	TokenizerSHA256 string `json:"tokenizer_sha256"` // covers TokenizerSpec too
+	// AddSpacePrefix says llama.cpp puts a space (SentencePiece's dummy
+	// prefix) before the text it tokenizes, so the first token's piece
+	// starts with a space that is not in the text.
+	AddSpacePrefix bool `json:"add_space_prefix,omitempty"`
+	// TokenizerSpec is the record udgam-ci's converter writes (tokspec.Key):
+	// how text must be prepared so the ids equal Hugging Face's. Nil when
+	// the GGUF was not converted by udgam-ci.
+	TokenizerSpec *tokspec.Spec `json:"tokenizer_spec,omitempty"`
+	// ControlTokens are the texts of the vocabulary's control tokens, which
+	// llama.cpp never matches in text; textprep uses them where the GGUF
+	// has no TokenizerSpec. Not part of the header.
+	ControlTokens []string `json:"-"`
+	// UserTokens are the texts of user-defined tokens, which llama.cpp
+	// matches in any text it is given, special tokens parsed or not.
+	UserTokens []string `json:"-"`
 }
 
 // HasBOS reports whether the tokenizer defines a BOS token.

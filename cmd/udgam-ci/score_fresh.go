@@ -1,12 +1,15 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/hub"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
+	"github.com/udgamlabs/udgam-ci/runner/textprep"
 )
 
 type scoreFreshOptions struct {
@@ -55,7 +58,23 @@ func runScoreFresh(e *env, args []string) error {
 // short documents are packed into it, and a larger cache only makes every
 // token attend over more (masked) cells (BENCHMARKS.md).
 func openFreshLlama(path string, threads, window int, cpuOnly bool) (runner.Model, error) {
-	return llama.Load(path, llama.Options{Threads: threads, Context: window, CPUOnly: cpuOnly})
+	return openLlama(path, llama.Options{Threads: threads, Context: window, CPUOnly: cpuOnly})
+}
+
+// openLlama loads a GGUF for scoring with its text preparation
+// (runner/textprep): the one way both tests, and so the Action, load a
+// model.
+func openLlama(path string, opts llama.Options) (runner.Model, error) {
+	m, err := llama.Load(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	w, err := textprep.WrapModel(m)
+	if err != nil {
+		m.Close()
+		return nil, fmt.Errorf("model %s: %w", path, err)
+	}
+	return w, nil
 }
 
 func fetchFromHub(e *env) func(string) (fresh.Fetched, error) {

@@ -50,7 +50,7 @@ func runScoreProbes(e *env, args []string) error {
 // openProbesLlama loads a model for short prompts and choices: 1,024 cache
 // cells hold several items at once, and fewer cells keep attention cheap.
 func openProbesLlama(path string, threads int, cpuOnly bool) (runner.Model, error) {
-	return llama.Load(path, llama.Options{Threads: threads, Context: 1024, CPUOnly: cpuOnly})
+	return openLlama(path, llama.Options{Threads: threads, Context: 1024, CPUOnly: cpuOnly})
 }
 
 func scoreProbes(e *env, o scoreProbesOptions) error {

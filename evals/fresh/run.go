@@ -82,6 +82,7 @@ func Run(ctx context.Context, opt RunOptions) (*Result, error) {
 	ho.BOSMode = opt.BOSMode
 	ho.Window, ho.Stride = opt.Window, opt.Stride
 	ho.Formulation = Formulation(addBOS)
+	ho.TextPrep = evals.TextPrepOf(opt.Model)
 	ho.Sample, ho.Shard, ho.Contamination = sel.Sample, sel.Shard, sel.Contamination
 	if ho.Now == nil {
 		ho.Now = now
@@ -89,6 +90,13 @@ func Run(ctx context.Context, opt RunOptions) (*Result, error) {
 	h, err := evals.NewHeader(runfile.TestFresh, info, ho)
 	if err != nil {
 		return nil, err
+	}
+	// Text the tokenizer is known to get wrong fails here, before the run
+	// file is written or anything scored.
+	for _, i := range idx {
+		if err := evals.CheckText(opt.Model, docs[i].Text); err != nil {
+			return nil, fmt.Errorf("document %s: %w", docs[i].ID, err)
+		}
 	}
 	out, err := evals.OpenOutput(opt.Out, h, opt.Resume)
 	if err != nil {
@@ -100,6 +108,7 @@ func Run(ctx context.Context, opt RunOptions) (*Result, error) {
 			todo = append(todo, docs[i])
 		}
 	}
+
 	res := &Result{Out: opt.Out, Resumed: out.Resumed, Skipped: len(idx) - len(todo)}
 	// The ETA follows the bytes left: a long document takes longer than a
 	// short one, and the time per byte settles after the first few.

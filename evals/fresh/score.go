@@ -1,7 +1,6 @@
 package fresh
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/runner/textprep"
 )
 
 // TokenByter is what scoring without BOS needs from a model: the bytes of
@@ -16,6 +16,14 @@ import (
 // the byte count.
 type TokenByter interface {
 	TokenBytes(id int32) ([]byte, error)
+}
+
+// FirstByter is a model that knows how many bytes of a text its first
+// token covers when it prepares text before tokenizing it
+// (runner/textprep: added tokens, normalizers). Other models' first token
+// is read with TokenBytes.
+type FirstByter interface {
+	FirstTokenBytes(text string, first int32) (int, error)
 }
 
 // Formulations record the BOS convention in the settings.
@@ -128,14 +136,14 @@ func (s *scorer) prepare(d *Document) (*job, error) {
 	if err != nil {
 		return nil, fmt.Errorf("document %s: tokenize: %w", d.ID, err)
 	}
-	if len(toks) == 0 {
-		return nil, fmt.Errorf("document %s: the tokenizer returned no tokens for %d bytes of text", d.ID, len(d.Text))
-	}
+	// A text the tokenizer gives no tokens (as SentencePiece may give none
+	// for some whitespace) is still a document: read from BOS, as the
+	// reference reads it, nothing is scored and all its bytes count.
 	j := &job{doc: d}
 	if s.opt.AddBOS {
 		j.seq = append(make([]int32, 0, len(toks)+1), s.opt.BOS)
 		j.seq = append(j.seq, toks...)
-	} else {
+	} else if len(toks) > 0 {
 		j.seq = toks
 		if j.first, err = firstTokenBytes(s.m, d, toks[0]); err != nil {
 			return nil, err
@@ -151,9 +159,17 @@ func (s *scorer) prepare(d *Document) (*job, error) {
 }
 
 // firstTokenBytes is how many bytes of the text the first token covers. A
-// SentencePiece tokenizer may show the first piece with the space it adds
-// in front of the text; that space is not in the text, so it is not counted.
+// SentencePiece tokenizer that puts a space in front of the text
+// (runner.Info.AddSpacePrefix) shows it in the first piece; that space is
+// not in the text, so it is not counted, and a lone "▁" covers nothing.
 func firstTokenBytes(m runner.Model, d *Document, tok int32) (int, error) {
+	if fb, ok := m.(FirstByter); ok {
+		n, err := fb.FirstTokenBytes(d.Text, tok)
+		if err != nil {
+			return 0, fmt.Errorf("document %s: %w", d.ID, err)
+		}
+		return n, nil
+	}
 	tb, ok := m.(TokenByter)
 	if !ok {
 		return 0, fmt.Errorf("document %s: scoring without BOS needs the bytes of the first token, which this model cannot give (use --add-bos yes)", d.ID)
@@ -162,14 +178,11 @@ func firstTokenBytes(m runner.Model, d *Document, tok int32) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("document %s: first token: %w", d.ID, err)
 	}
-	text := []byte(d.Text)
-	switch {
-	case len(piece) > 0 && bytes.HasPrefix(text, piece):
-		return len(piece), nil
-	case len(piece) > 1 && piece[0] == ' ' && bytes.HasPrefix(text, piece[1:]):
-		return len(piece) - 1, nil
+	n, err := textprep.PieceCover(piece, d.Text, m.Info().AddSpacePrefix, tok)
+	if err != nil {
+		return 0, fmt.Errorf("document %s: %w", d.ID, err)
 	}
-	return 0, fmt.Errorf("document %s: the first token %d reads %q, which does not start the text", d.ID, tok, piece)
+	return n, nil
 }
 
 // positions lists a span's scored positions relative to its first token.
@@ -237,7 +250,7 @@ func (j *job) record(addBOS bool) (runfile.Doc, error) {
 			tokens++
 		}
 	}
-	if want := len(j.seq) - 1; tokens != want {
+	if want := max(len(j.seq)-1, 0); tokens != want {
 		return runfile.Doc{}, fmt.Errorf("document %s: %d tokens scored, want %d", j.doc.ID, tokens, want)
 	}
 	bits := 0.0

@@ -213,43 +213,103 @@ func TestValidateWindow(t *testing.T) {
 }
 
 // pieceModel gives chosen pieces for the first token, as a SentencePiece
-// or BPE tokenizer would.
+// (space prefix) or BPE tokenizer would.
 type pieceModel struct {
 	*byteModel
-	piece []byte
+	piece       []byte
+	spacePrefix bool
 }
 
 func (m pieceModel) TokenBytes(int32) ([]byte, error) { return m.piece, nil }
 
+func (m pieceModel) Info() runner.Info {
+	info := m.byteModel.Info()
+	info.AddSpacePrefix = m.spacePrefix
+	return info
+}
+
 func TestFirstTokenBytes(t *testing.T) {
-	d := &Document{ID: "d", Text: "Hello world"}
 	tests := []struct {
-		piece   string
-		want    int
-		wantErr string
+		text        string
+		piece       string
+		spacePrefix bool
+		want        int
+		wantErr     string
 	}{
-		{"Hello", 5, ""},
-		{" Hello", 5, ""}, // the space SentencePiece puts in front is not in the text
-		{"H", 1, ""},
-		{"Help", 0, `reads "Help"`},
-		{"", 0, `reads ""`},
+		{"Hello world", "Hello", false, 5, ""},
+		{"Hello world", "H", false, 1, ""},
+		{" Hello", " ", false, 1, ""}, // byte-level BPE: a leading space is text
+		{"Hello world", "Help", false, 0, `reads "Help"`},
+		{"Hello world", "", false, 0, `reads ""`},
+		{"Hello world", " Hello", false, 0, `reads " Hello"`}, // no dummy prefix: the space would be text
+		// SentencePiece: the dummy prefix is not in the text.
+		{"Hello world", " Hello", true, 5, ""},
+		{"1 apple", " ", true, 0, ""}, // a lone "▁" before a digit covers nothing
+		{"\nnext", " ", true, 0, ""},  // ... before a newline
+		{"日本", " ", true, 0, ""},      // ... before CJK
+		{" Hello", " ", true, 0, ""},  // the "▁" is the prefix, the text's space comes next
+		{" Hello", "  ", true, 1, ""}, // "▁▁": the prefix and the text's space
+		{"Hello", "Hello", true, 0, "should start with one"},
 	}
 	for _, tt := range tests {
-		got, err := firstTokenBytes(pieceModel{newByteModel(1), []byte(tt.piece)}, d, 7)
+		d := &Document{ID: "d", Text: tt.text}
+		got, err := firstTokenBytes(pieceModel{newByteModel(1), []byte(tt.piece), tt.spacePrefix}, d, 7)
 		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("piece %q: %v, want an error containing %q", tt.piece, err, tt.wantErr)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "document d") {
+				t.Errorf("text %q piece %q prefix %v: %v, want an error naming document d containing %q", tt.text, tt.piece, tt.spacePrefix, err, tt.wantErr)
 			}
 			continue
 		}
 		if err != nil || got != tt.want {
-			t.Errorf("piece %q: %d, %v; want %d", tt.piece, got, err, tt.want)
+			t.Errorf("text %q piece %q prefix %v: %d, %v; want %d", tt.text, tt.piece, tt.spacePrefix, got, err, tt.want)
 		}
 	}
 	// A model that cannot tell token bytes cannot score without BOS.
-	_, err := firstTokenBytes(testmodel.RandomBigram(1), d, 7)
+	_, err := firstTokenBytes(testmodel.RandomBigram(1), &Document{ID: "d", Text: "Hello"}, 7)
 	if err == nil || !strings.Contains(err.Error(), "--add-bos yes") {
 		t.Errorf("model without TokenBytes: %v", err)
+	}
+}
+
+// silentModel gives no tokens for whitespace, as some SentencePiece
+// configurations do, and bytes otherwise.
+type silentModel struct{ *byteModel }
+
+func (m silentModel) Tokenize(s string) ([]int32, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	return m.byteModel.Tokenize(s)
+}
+
+// A document the tokenizer gives no tokens is scored, not a stop of the
+// whole run: from BOS nothing is scored and all its bytes count; without
+// BOS there is no first token to leave out.
+func TestScoreNoTokens(t *testing.T) {
+	m := silentModel{newByteModel(3)}
+	docs := []Document{{ID: "a", Text: "ab"}, {ID: "ws", Text: " \n\t "}, {ID: "c", Text: "cd"}}
+	for _, addBOS := range []bool{true, false} {
+		var got []runfile.Doc
+		err := Score(context.Background(), m, docs, ScoreOptions{Window: 8, Stride: 4, AddBOS: addBOS, BOS: testmodel.BOS}, func(d runfile.Doc) error {
+			got = append(got, d)
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("addBOS %v: %v", addBOS, err)
+		}
+		if len(got) != 3 {
+			t.Fatalf("addBOS %v: %d records, want 3", addBOS, len(got))
+		}
+		ws := got[1]
+		if ws.ID != "ws" || ws.Tokens != 0 || ws.Bits != 0 || ws.Bytes != 4 || ws.TextBytes != 4 || ws.Windows != 0 {
+			t.Errorf("addBOS %v: whitespace document %+v, want 0 tokens, 0 bits, 4 bytes, no windows", addBOS, ws)
+		}
+		for _, i := range []int{0, 2} {
+			bits, nbytes, tokens := expectedBits(m.Bigram, docs[i].Text, addBOS)
+			if d := got[i]; math.Abs(d.Bits-bits) > 1e-9 || d.Bytes != nbytes || d.Tokens != tokens {
+				t.Errorf("addBOS %v: %s %+v, want bits %v bytes %d tokens %d", addBOS, d.ID, d, bits, nbytes, tokens)
+			}
+		}
 	}
 }
 

@@ -54,6 +54,7 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Summary, error) {
 	ho.Dataset = opt.Set.Dataset()
 	ho.BOSMode = opt.BOSMode
 	ho.Formulation = Formulation
+	ho.TextPrep = evals.TextPrepOf(m)
 	ho.Sample, ho.Shard, ho.Contamination = sel.Sample, sel.Shard, sel.Contamination
 	if ho.Now == nil {
 		ho.Now = now
@@ -61,6 +62,16 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Summary, error) {
 	h, err := evals.NewHeader(runfile.TestProbes, m.Info(), ho)
 	if err != nil {
 		return Summary{}, err
+	}
+	// Text the tokenizer is known to get wrong fails here, before the run
+	// file is written or anything scored.
+	for _, i := range idx {
+		it := &items[i]
+		for _, text := range append([]string{it.Prompt}, ChoiceTexts(it)...) {
+			if err := evals.CheckText(m, text); err != nil {
+				return Summary{}, fmt.Errorf("item %s: %w", it.ID, err)
+			}
+		}
 	}
 	out, err := evals.OpenOutput(opt.Out, h, opt.Resume)
 	if err != nil {

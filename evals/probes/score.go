@@ -55,8 +55,8 @@ func buildRequest(tok runner.Tokenizer, it *Item, addBOS bool, bos int32) (reque
 		return request{}, fmt.Errorf("item %s: the prompt has no tokens", it.ID)
 	}
 	r := request{req: runner.Request{Prefix: prefix}}
-	for _, c := range it.Choices {
-		cont := " " + c
+	for _, cont := range ChoiceTexts(it) {
+		c := cont[1:]
 		toks, err := tok.Tokenize(cont)
 		if err != nil {
 			return request{}, fmt.Errorf("item %s: tokenize choice %q: %w", it.ID, c, err)
@@ -73,6 +73,15 @@ func buildRequest(tok runner.Tokenizer, it *Item, addBOS bool, bos int32) (reque
 		r.tokens += len(toks)
 	}
 	return r, nil
+}
+
+// ChoiceTexts are the texts tokenized for an item's choices: " " + choice.
+func ChoiceTexts(it *Item) []string {
+	out := make([]string, len(it.Choices))
+	for i, c := range it.Choices {
+		out[i] = " " + c
+	}
+	return out
 }
 
 // Score scores items in batches and hands each record to emit as its batch

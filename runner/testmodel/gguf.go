@@ -11,6 +11,7 @@ import (
 
 	"github.com/ollama/ollama/fs/ggml"
 	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/runner/tokspec"
 	"github.com/x448/float16"
 )
 
@@ -185,7 +186,8 @@ func (l *ggufLayout) info() runner.Info {
 		EOS:             int32(l.kv.Uint("tokenizer.ggml.eos_token_id")),
 		AddBOS:          l.kv.Bool("tokenizer.ggml.add_bos_token"),
 		TokenizerModel:  l.kv.String("tokenizer.ggml.model"),
-		TokenizerSHA256: runner.TokenizerSHA256(l.kv.String("tokenizer.ggml.model"), l.kv.String("tokenizer.ggml.pre"), tokens, merges, types),
+		TokenizerSHA256: runner.WithSpec(runner.TokenizerSHA256(l.kv.String("tokenizer.ggml.model"), l.kv.String("tokenizer.ggml.pre"), tokens, merges, types), l.kv.String(tokspec.Key)),
+		AddSpacePrefix:  runner.AddSpacePrefix(l.kv.String("tokenizer.ggml.model"), l.kv),
 	}
 }
 

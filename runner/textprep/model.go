@@ -1,0 +1,66 @@
+package textprep
+
+import (
+	"errors"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/runner/tokspec"
+)
+
+// Model is a loaded model whose Tokenize prepares text as its GGUF says:
+// the production path of both tests.
+type Model struct {
+	runner.Model
+	tok *Tokenizer
+}
+
+// WrapModel wraps m's tokenizer with the text preparation its GGUF records
+// (m.Info().TokenizerSpec), or with llama.cpp's own preparation and its
+// known-inexact cases refused when the GGUF records none.
+func WrapModel(m runner.Model) (*Model, error) {
+	info := m.Info()
+	var spec tokspec.Spec
+	if info.TokenizerSpec != nil {
+		spec = *info.TokenizerSpec
+	}
+	tok, err := wrap(m, spec, info)
+	if err != nil {
+		return nil, err
+	}
+	return &Model{Model: m, tok: tok}, nil
+}
+
+// Tokenize implements runner.Tokenizer with the text preparation.
+func (m *Model) Tokenize(text string) ([]int32, error) { return m.tok.Tokenize(text) }
+
+// TokenBytes is the inner model's piece of a token.
+func (m *Model) TokenBytes(id int32) ([]byte, error) {
+	tb, ok := m.Model.(TokenByter)
+	if !ok {
+		return nil, errors.New("this model cannot give the bytes of its tokens")
+	}
+	return tb.TokenBytes(id)
+}
+
+// FirstTokenBytes: see Tokenizer.FirstTokenBytes.
+func (m *Model) FirstTokenBytes(text string, first int32) (int, error) {
+	return m.tok.FirstTokenBytes(text, first)
+}
+
+// CheckText: see Tokenizer.CheckText.
+func (m *Model) CheckText(text string) error { return m.tok.CheckText(text) }
+
+// TextPrep is the text preparation for the run settings.
+func (m *Model) TextPrep() runfile.TextPrep { return m.tok.Record() }
+
+// Close closes the inner model when it has a Close.
+func (m *Model) Close() error {
+	if c, ok := m.Model.(interface{ Close() error }); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// Unwrap is the inner model.
+func (m *Model) Unwrap() runner.Model { return m.Model }

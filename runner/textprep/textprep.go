@@ -1,0 +1,280 @@
+// Package textprep prepares text the way the checkpoint's Hugging Face
+// tokenizer does before llama.cpp turns it into ids: added tokens are
+// matched in the text and emitted as their ids, the text between them is
+// normalized (the tokenizer.json normalizer steps llama.cpp does not apply)
+// and only then tokenized by llama.cpp. The converter records what is needed
+// in the GGUF (tokspec.Spec); the matching and normalizing rules themselves
+// live in runner/hftok, the one home of Hugging Face's pre-steps.
+//
+// A GGUF without that record (not converted by udgam-ci) is tokenized by
+// llama.cpp alone, and text that llama.cpp is known to tokenize differently
+// from Hugging Face's tokenizer (a control token's literal) is refused.
+package textprep
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/runner/tokspec"
+)
+
+// Segment is a run of text after Hugging Face's steps before
+// pre-tokenization: an added token (Added, with its id) or normalized text
+// for the tokenizer model. Empty segments are left out.
+type Segment struct {
+	Text  string
+	ID    int32
+	Added bool
+}
+
+// Prep is Hugging Face's text preparation ahead of the pre-tokenizer and
+// model: added tokens matched in the raw text, the normalizer on each other
+// segment, then the added tokens matched in normalized text (runner/hftok).
+type Prep interface {
+	Segments(text string) ([]Segment, error)
+}
+
+// TokenByter gives the bytes a token stands for (llama.cpp's piece).
+type TokenByter interface {
+	TokenBytes(id int32) ([]byte, error)
+}
+
+// Tokenizer tokenizes text as the checkpoint's Hugging Face tokenizer does,
+// with an inner (llama.cpp) tokenizer for the plain segments.
+type Tokenizer struct {
+	inner runner.Tokenizer
+	prep  Prep // nil: llama.cpp's own preparation (no record in the GGUF)
+	// control are the control tokens' texts, refused in text when prep is
+	// nil; user are the user-defined tokens' texts, which llama.cpp would
+	// match inside a plain segment where Hugging Face's tokenizer did not.
+	control, user *literals
+	spacePrefix   bool
+	record        runfile.TextPrep
+}
+
+// Wrap returns a tokenizer that prepares text as spec says before inner
+// tokenizes it. inner must not add special tokens (llama.cpp without
+// parse_special). A zero Spec (no record) leaves the text to inner.
+func Wrap(inner runner.Tokenizer, spec tokspec.Spec) (runner.Tokenizer, error) {
+	return wrap(inner, spec, runner.Info{})
+}
+
+func wrap(inner runner.Tokenizer, spec tokspec.Spec, info runner.Info) (*Tokenizer, error) {
+	t := &Tokenizer{inner: inner, spacePrefix: info.AddSpacePrefix}
+	if spec.Source == "" {
+		t.record = runfile.TextPrep{By: runfile.PrepLlama}
+		t.control = newLiterals(info.ControlTokens)
+		return t, nil
+	}
+	prep, n, err := newPrep(spec)
+	if err != nil {
+		return nil, err
+	}
+	t.prep = prep
+	t.user = newLiterals(info.UserTokens)
+	norm, err := describeNormalizer(spec.Normalizer)
+	if err != nil {
+		return nil, err
+	}
+	t.record = runfile.TextPrep{By: runfile.PrepHF, Normalizer: norm, AddedTokens: n, Unverified: spec.Unverified}
+	return t, nil
+}
+
+// Record is the text preparation for the run settings.
+func (t *Tokenizer) Record() runfile.TextPrep { return t.record }
+
+// Tokenize returns the ids of text without BOS or other added special
+// tokens, special-token literals in the text matched as Hugging Face's
+// tokenizer matches them.
+func (t *Tokenizer) Tokenize(text string) ([]int32, error) {
+	if t.prep == nil {
+		if err := t.CheckText(text); err != nil {
+			return nil, err
+		}
+		return t.inner.Tokenize(text)
+	}
+	segs, err := t.segments(text)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int32
+	for _, seg := range segs {
+		if seg.Added {
+			ids = append(ids, seg.ID)
+			continue
+		}
+		toks, err := t.inner.Tokenize(seg.Text)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, toks...)
+	}
+	return ids, nil
+}
+
+// segments prepares text and checks that llama.cpp will not match a
+// user-defined token inside a plain segment, where Hugging Face's tokenizer
+// did not match it.
+func (t *Tokenizer) segments(text string) ([]Segment, error) {
+	segs, err := t.prep.Segments(text)
+	if err != nil {
+		return nil, err
+	}
+	for _, seg := range segs {
+		if seg.Added {
+			continue
+		}
+		if lit, at, ok := t.user.find(seg.Text); ok {
+			return nil, fmt.Errorf("text %q holds %q at byte %d of a segment Hugging Face's tokenizer leaves as text, but llama.cpp would match it as a user-defined token: the ids would differ", clip(seg.Text), lit, at)
+		}
+	}
+	return segs, nil
+}
+
+// CheckText reports text this tokenizer is known to tokenize differently
+// from the checkpoint's Hugging Face tokenizer, so callers can refuse it
+// before anything is scored. Only a GGUF without udgam-ci's record has such
+// text: a control token's literal, which Hugging Face's tokenizer matches as
+// the token and llama.cpp splits into pieces.
+func (t *Tokenizer) CheckText(text string) error {
+	if t.prep != nil {
+		return nil
+	}
+	if lit, at, ok := t.control.find(text); ok {
+		return fmt.Errorf("the text holds %q at byte %d, the literal of a control token: Hugging Face's tokenizer reads it as that token, llama.cpp as plain text, and this GGUF carries no udgam-ci tokenizer record to match it (convert the checkpoint with `udgam-ci model convert`)", lit, at)
+	}
+	return nil
+}
+
+// FirstTokenBytes is how many bytes at the start of text the first token of
+// its ids (first) covers, for scoring without BOS, where the first token is
+// not scored and its bytes are left out. The space a SentencePiece
+// tokenizer puts in front of a segment is not in the text and covers
+// nothing; an added token covers its span; a normalized segment is mapped
+// back to the original bytes.
+func (t *Tokenizer) FirstTokenBytes(text string, first int32) (int, error) {
+	tb, ok := t.inner.(TokenByter)
+	if !ok {
+		return 0, fmt.Errorf("scoring without BOS needs the bytes of the first token, which this tokenizer cannot give (use --add-bos yes)")
+	}
+	if t.prep == nil {
+		piece, err := tb.TokenBytes(first)
+		if err != nil {
+			return 0, fmt.Errorf("first token: %w", err)
+		}
+		return PieceCover(piece, text, t.spacePrefix, first)
+	}
+	piece, err := tb.TokenBytes(first)
+	if err != nil {
+		return 0, fmt.Errorf("first token: %w", err)
+	}
+	// The shortest prefix of the text whose own preparation starts with
+	// the whole first token: its bytes are the token's. Tokens are short,
+	// so few prefixes are tried.
+	for k := 0; k <= len(text); k++ {
+		if k < len(text) && !utf8.RuneStart(text[k]) {
+			continue
+		}
+		segs, err := t.prep.Segments(text[:k])
+		if err != nil {
+			return 0, err
+		}
+		if len(segs) == 0 {
+			continue
+		}
+		if seg := segs[0]; seg.Added {
+			if seg.ID != first {
+				return 0, fmt.Errorf("the first token is %d, but the text starts with added token %d", first, seg.ID)
+			}
+			return k, nil
+		}
+		if n, err := PieceCover(piece, segs[0].Text, t.spacePrefix, first); err == nil {
+			if n == 0 {
+				return 0, nil // SentencePiece's lone dummy prefix
+			}
+			return k, nil
+		}
+	}
+	return 0, fmt.Errorf("the first token %d reads %q, which does not start the text", first, piece)
+}
+
+// PieceCover is how many bytes at the start of text a first token whose
+// piece is piece covers. With a space prefix (SentencePiece's dummy prefix,
+// runner.Info.AddSpacePrefix) the piece starts with a space that is not in
+// the text: a lone "▁" covers nothing. Otherwise the piece must start the
+// text byte for byte.
+func PieceCover(piece []byte, text string, spacePrefix bool, id int32) (int, error) {
+	p := string(piece)
+	if spacePrefix {
+		if !strings.HasPrefix(p, " ") {
+			return 0, fmt.Errorf("the first token %d reads %q, but the tokenizer puts a space before the text, so it should start with one", id, p)
+		}
+		p = p[1:]
+	} else if p == "" {
+		return 0, fmt.Errorf("the first token %d reads %q, which does not start the text", id, p)
+	}
+	if !strings.HasPrefix(text, p) {
+		return 0, fmt.Errorf("the first token %d reads %q, which does not start the text", id, string(piece))
+	}
+	return len(p), nil
+}
+
+// newPrep builds Hugging Face's pre-steps from the record.
+func newPrep(spec tokspec.Spec) (Prep, int, error) {
+	var added []json.RawMessage
+	if len(spec.AddedTokens) > 0 && string(spec.AddedTokens) != "null" {
+		if err := json.Unmarshal(spec.AddedTokens, &added); err != nil {
+			return nil, 0, fmt.Errorf("tokenizer record: added_tokens: %w", err)
+		}
+	}
+	p, err := hfPrep(spec.Normalizer, spec.AddedTokens)
+	if err != nil {
+		return nil, 0, fmt.Errorf("tokenizer record: %w", err)
+	}
+	return p, len(added), nil
+}
+
+// describeNormalizer names a tokenizer.json normalizer's steps, e.g. "NFC"
+// or "Lowercase+NFKC".
+func describeNormalizer(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var n struct {
+		Type        string            `json:"type"`
+		Normalizers []json.RawMessage `json:"normalizers"`
+	}
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return "", fmt.Errorf("tokenizer record: normalizer: %w", err)
+	}
+	if n.Type != "Sequence" {
+		return n.Type, nil
+	}
+	var parts []string
+	for _, s := range n.Normalizers {
+		d, err := describeNormalizer(s)
+		if err != nil {
+			return "", err
+		}
+		if d != "" {
+			parts = append(parts, d)
+		}
+	}
+	return strings.Join(parts, "+"), nil
+}
+
+func clip(s string) string {
+	if len(s) <= 40 {
+		return s
+	}
+	for i := 40; i > 0; i-- {
+		if i < len(s) && (s[i]&0xC0) != 0x80 {
+			return s[:i] + "..."
+		}
+	}
+	return s[:40] + "..."
+}

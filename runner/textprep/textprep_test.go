@@ -1,0 +1,203 @@
+package textprep
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/runner/tokspec"
+)
+
+// byteTok tokenizes text into its bytes and gives each byte as its piece,
+// with a space prefix when asked (as llama.cpp's SentencePiece does).
+type byteTok struct {
+	spacePrefix bool
+	seen        []string // texts given to Tokenize
+}
+
+func (b *byteTok) Tokenize(s string) ([]int32, error) {
+	b.seen = append(b.seen, s)
+	if b.spacePrefix {
+		s = " " + s
+	}
+	ids := make([]int32, len(s))
+	for i := range ids {
+		ids[i] = int32(s[i])
+	}
+	return ids, nil
+}
+
+func (b *byteTok) TokenBytes(id int32) ([]byte, error) {
+	if id >= 1000 {
+		return nil, nil // an added token: llama.cpp shows control tokens as nothing
+	}
+	return []byte{byte(id)}, nil
+}
+
+func TestLlamaOwnRefusesControlLiterals(t *testing.T) {
+	inner := &byteTok{}
+	tok, err := wrap(inner, runnerSpecNone, runner.Info{ControlTokens: []string{"<|endoftext|>", "<s>", "</s>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tok.Record(); got != (runfile.TextPrep{By: runfile.PrepLlama}) {
+		t.Errorf("record %+v, want by llama.cpp", got)
+	}
+	for _, tt := range []struct {
+		text, lit string
+		at        int
+	}{
+		{"a <s> b", "<s>", 2},
+		{"x</s>", "</s>", 1},
+		{"end<|endoftext|>", "<|endoftext|>", 3},
+	} {
+		_, err := tok.Tokenize(tt.text)
+		if err == nil || !strings.Contains(err.Error(), `"`+tt.lit+`"`) || !strings.Contains(err.Error(), "model convert") {
+			t.Errorf("%q: %v, want a refusal naming %q", tt.text, err, tt.lit)
+		}
+		if cerr := tok.CheckText(tt.text); cerr == nil || cerr.Error() != err.Error() {
+			t.Errorf("%q: CheckText %v, want the same refusal as Tokenize", tt.text, cerr)
+		}
+	}
+	for _, text := range []string{"a < s > b", "<|endoftext", "plain"} {
+		ids, err := tok.Tokenize(text)
+		if err != nil || len(ids) != len(text) {
+			t.Errorf("%q: %v %v, want its bytes", text, ids, err)
+		}
+	}
+}
+
+var runnerSpecNone = tokspec.Spec{}
+
+// fakePrep stands for runner/hftok in these unit tests of the composition:
+// "<s>" is added token 1001, and the normalizer composes "e" + U+0301 into
+// "é" (NFC's one case used here). The real pre-steps are checked against
+// transformers.js in the end-to-end tests.
+type fakePrep struct{}
+
+func (fakePrep) Segments(text string) ([]Segment, error) {
+	var out []Segment
+	for len(text) > 0 {
+		i := strings.Index(text, "<s>")
+		if i < 0 {
+			i = len(text)
+		}
+		if i > 0 {
+			out = append(out, Segment{Text: strings.ReplaceAll(text[:i], "e\u0301", "é")})
+		}
+		if i == len(text) {
+			break
+		}
+		out = append(out, Segment{Text: "<s>", ID: 1001, Added: true})
+		text = text[i+3:]
+	}
+	return out, nil
+}
+
+func TestSpecTokenize(t *testing.T) {
+	for _, spacePrefix := range []bool{false, true} {
+		inner := &byteTok{spacePrefix: spacePrefix}
+		tok := &Tokenizer{inner: inner, prep: fakePrep{}, spacePrefix: spacePrefix, user: newLiterals([]string{"[PAD0]"})}
+		ids, err := tok.Tokenize("ae\u0301<s>b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Each plain segment goes to the inner tokenizer on its own,
+		// normalized; the added token is its id.
+		if want := []string{"aé", "b"}; strings.Join(inner.seen, "|") != strings.Join(want, "|") {
+			t.Errorf("prefix %v: inner saw %q, want %q", spacePrefix, inner.seen, want)
+		}
+		var want []int32
+		p := ""
+		if spacePrefix {
+			p = " "
+		}
+		for _, c := range []byte(p + "aé") {
+			want = append(want, int32(c))
+		}
+		want = append(want, 1001)
+		for _, c := range []byte(p + "b") {
+			want = append(want, int32(c))
+		}
+		if !equal(ids, want) {
+			t.Errorf("prefix %v: ids %v, want %v", spacePrefix, ids, want)
+		}
+		// llama.cpp would match a user-defined token inside plain text:
+		// refused, as Hugging Face's tokenizer left it as text.
+		if _, err := tok.Tokenize("x [PAD0] y"); err == nil || !strings.Contains(err.Error(), `"[PAD0]"`) {
+			t.Errorf("prefix %v: padding literal: %v, want a refusal naming [PAD0]", spacePrefix, err)
+		}
+	}
+}
+
+func TestSpecFirstTokenBytes(t *testing.T) {
+	for _, tt := range []struct {
+		text        string
+		spacePrefix bool
+		first       int32
+		want        int
+	}{
+		{"abc", false, 'a', 1},
+		{"<s>abc", false, 1001, 3},   // an added token covers its literal
+		{"e\u0301x", false, 0xC3, 3}, // "é" normalized from 3 bytes: its first byte covers them
+		{"abc", true, ' ', 0},        // the lone dummy prefix covers nothing
+		{"<s>abc", true, 1001, 3},
+	} {
+		inner := &byteTok{spacePrefix: tt.spacePrefix}
+		tok := &Tokenizer{inner: inner, prep: fakePrep{}, spacePrefix: tt.spacePrefix}
+		got, err := tok.FirstTokenBytes(tt.text, tt.first)
+		if err != nil || got != tt.want {
+			t.Errorf("%q prefix %v first %d: %d, %v; want %d", tt.text, tt.spacePrefix, tt.first, got, err, tt.want)
+		}
+	}
+	tok := &Tokenizer{inner: &byteTok{}, prep: fakePrep{}}
+	if _, err := tok.FirstTokenBytes("<s>abc", 'a'); err == nil || !strings.Contains(err.Error(), "added token 1001") {
+		t.Errorf("wrong first token: %v, want an error naming the added token", err)
+	}
+}
+
+func TestDescribeNormalizer(t *testing.T) {
+	for _, tt := range []struct{ raw, want string }{
+		{``, ""},
+		{`null`, ""},
+		{`{"type":"NFC"}`, "NFC"},
+		{`{"type":"Sequence","normalizers":[{"type":"NFKC"},{"type":"Lowercase"}]}`, "NFKC+Lowercase"},
+	} {
+		got, err := describeNormalizer([]byte(tt.raw))
+		if err != nil || got != tt.want {
+			t.Errorf("%s: %q, %v; want %q", tt.raw, got, err, tt.want)
+		}
+	}
+}
+
+func TestLiterals(t *testing.T) {
+	l := newLiterals([]string{"<a>", "<ab>", "x", ""})
+	for _, tt := range []struct {
+		text, lit string
+		at        int
+		ok        bool
+	}{
+		{"zz<ab>", "<ab>", 2, true}, // the longest at a position wins
+		{"<a", "", 0, false},
+		{"yx", "x", 1, true},
+		{"", "", 0, false},
+	} {
+		lit, at, ok := l.find(tt.text)
+		if lit != tt.lit || at != tt.at || ok != tt.ok {
+			t.Errorf("%q: %q %d %v, want %q %d %v", tt.text, lit, at, ok, tt.lit, tt.at, tt.ok)
+		}
+	}
+}
+
+func equal(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
