@@ -11,7 +11,6 @@ package hfref
 
 import (
 	"bytes"
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -21,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/udgamlabs/udgam-ci/runner/tokcheck"
 )
 
 // families maps each family to its directory inside the install directory.
@@ -104,20 +105,12 @@ func EncodeDirs(tb testing.TB, dirs []string, texts []string) [][][]int32 {
 	return ids
 }
 
-//go:embed testdata/texts.json
-var textsJSON []byte
-
-// Texts returns the shared text set (testdata/texts.json): prose, numbers,
+// Texts returns the shared text set (runner/tokcheck's, also the
+// built-in set of `udgam-ci model check-tokenizer`): prose, numbers,
 // whitespace, accents composed and decomposed, several scripts, emoji,
 // code, URLs, contractions, special-token literals and a sample of the
 // Probe Suite's prompts and continuations.
-func Texts() []string {
-	var f struct{ Texts []string }
-	if err := json.Unmarshal(textsJSON, &f); err != nil {
-		panic(fmt.Sprintf("hfref: testdata/texts.json: %v", err)) // embedded; a test catches it
-	}
-	return f.Texts
-}
+func Texts() []string { return tokcheck.Texts() }
 
 var install struct {
 	once sync.Once

@@ -69,7 +69,10 @@ type addedVocab struct {
 func newAddedVocab(tokens []addedToken, m model, n normalizer) (*addedVocab, error) {
 	v := &addedVocab{raw: newTrie(), norm: newTrie()}
 	seen := map[string]int32{}
-	next := int32(m.size()) // the id tokenizers gives the next token not in the vocabulary
+	next := int32(0) // the id tokenizers gives the next token not in the vocabulary
+	if m != nil {
+		next = int32(m.size())
+	}
 	for _, a := range tokens {
 		if a.Content == "" {
 			continue // Hugging Face ignores empty added tokens
@@ -81,7 +84,10 @@ func newAddedVocab(tokens []addedToken, m model, n normalizer) (*addedVocab, err
 		// Hugging Face gives an added token the model's id for its content,
 		// or the next free id, whatever the file says; refuse a file where
 		// the two differ rather than guess which the model was trained with.
-		want, inVocab := m.id(a.Content)
+		want, inVocab := a.ID, true // no model (ParsePrep): the converter checked the ids
+		if m != nil {
+			want, inVocab = m.id(a.Content)
+		}
 		if !inVocab {
 			want = next
 			next++

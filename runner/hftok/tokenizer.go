@@ -117,6 +117,9 @@ func (t *Tokenizer) Encode(text string) ([]int32, error) {
 	if !utf8.ValidString(text) {
 		return nil, fmt.Errorf("encode: text is not valid UTF-8")
 	}
+	if t.model == nil {
+		return nil, fmt.Errorf("encode: this tokenizer only prepares text (ParsePrep): it has no model")
+	}
 	var ids []int32
 	for _, seg := range t.segments(text) {
 		if seg.Added {

@@ -19,23 +19,15 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/runner/hftok"
 	"github.com/udgamlabs/udgam-ci/runner/tokspec"
 )
-
-// Segment is a run of text after Hugging Face's steps before
-// pre-tokenization: an added token (Added, with its id) or normalized text
-// for the tokenizer model. Empty segments are left out.
-type Segment struct {
-	Text  string
-	ID    int32
-	Added bool
-}
 
 // Prep is Hugging Face's text preparation ahead of the pre-tokenizer and
 // model: added tokens matched in the raw text, the normalizer on each other
 // segment, then the added tokens matched in normalized text (runner/hftok).
 type Prep interface {
-	Segments(text string) ([]Segment, error)
+	Segments(text string) ([]hftok.Segment, error)
 }
 
 // TokenByter gives the bytes a token stands for (llama.cpp's piece).
@@ -119,7 +111,7 @@ func (t *Tokenizer) Tokenize(text string) ([]int32, error) {
 // segments prepares text and checks that llama.cpp will not match a
 // user-defined token inside a plain segment, where Hugging Face's tokenizer
 // did not match it.
-func (t *Tokenizer) segments(text string) ([]Segment, error) {
+func (t *Tokenizer) segments(text string) ([]hftok.Segment, error) {
 	segs, err := t.prep.Segments(text)
 	if err != nil {
 		return nil, err
@@ -161,45 +153,70 @@ func (t *Tokenizer) FirstTokenBytes(text string, first int32) (int, error) {
 	if !ok {
 		return 0, fmt.Errorf("scoring without BOS needs the bytes of the first token, which this tokenizer cannot give (use --add-bos yes)")
 	}
-	if t.prep == nil {
-		piece, err := tb.TokenBytes(first)
-		if err != nil {
-			return 0, fmt.Errorf("first token: %w", err)
-		}
-		return PieceCover(piece, text, t.spacePrefix, first)
-	}
 	piece, err := tb.TokenBytes(first)
 	if err != nil {
 		return 0, fmt.Errorf("first token: %w", err)
 	}
-	// The shortest prefix of the text whose own preparation starts with
-	// the whole first token: its bytes are the token's. Tokens are short,
-	// so few prefixes are tried.
-	for k := 0; k <= len(text); k++ {
+	if t.prep == nil {
+		n, err := PieceCover(piece, text, t.spacePrefix, first)
+		if err == nil || len(piece) > 0 {
+			return n, err
+		}
+	} else if n, ok, err := t.coverByPiece(text, first, piece); err != nil || ok {
+		return n, err
+	}
+	// llama.cpp shows some tokens as nothing (control tokens, and pieces
+	// such as Gemma's runs of "▁"): the token covers the shortest prefix
+	// that tokenizes to it alone.
+	for k := 1; k <= min(len(text), maxTokenBytes); k++ {
+		if k < len(text) && !utf8.RuneStart(text[k]) {
+			continue
+		}
+		if ids, err := t.Tokenize(text[:k]); err == nil && len(ids) == 1 && ids[0] == first {
+			return k, nil
+		}
+	}
+	return 0, fmt.Errorf("the first token %d reads %q, which does not start the text", first, piece)
+}
+
+// maxTokenBytes bounds the prefixes tried for the first token: no token of
+// a real vocabulary is longer.
+const maxTokenBytes = 1024
+
+// coverByPiece finds the shortest prefix of the text whose own preparation
+// starts with the whole first token, given its piece: those bytes are the
+// token's (a normalized segment maps back to the original bytes this way).
+func (t *Tokenizer) coverByPiece(text string, first int32, piece []byte) (int, bool, error) {
+	for k := 0; k <= min(len(text), maxTokenBytes); k++ {
 		if k < len(text) && !utf8.RuneStart(text[k]) {
 			continue
 		}
 		segs, err := t.prep.Segments(text[:k])
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
 		if len(segs) == 0 {
 			continue
 		}
 		if seg := segs[0]; seg.Added {
-			if seg.ID != first {
-				return 0, fmt.Errorf("the first token is %d, but the text starts with added token %d", first, seg.ID)
+			// A shorter prefix may match a shorter added token ("\n\n"
+			// before "\n\n\n"): only the token itself ends the search.
+			if seg.ID == first {
+				return k, true, nil
 			}
-			return k, nil
+			continue
+		}
+		if len(piece) == 0 {
+			return 0, false, nil
 		}
 		if n, err := PieceCover(piece, segs[0].Text, t.spacePrefix, first); err == nil {
 			if n == 0 {
-				return 0, nil // SentencePiece's lone dummy prefix
+				return 0, true, nil // SentencePiece's lone dummy prefix
 			}
-			return k, nil
+			return k, true, nil
 		}
 	}
-	return 0, fmt.Errorf("the first token %d reads %q, which does not start the text", first, piece)
+	return 0, false, nil
 }
 
 // PieceCover is how many bytes at the start of text a first token whose
@@ -231,7 +248,7 @@ func newPrep(spec tokspec.Spec) (Prep, int, error) {
 			return nil, 0, fmt.Errorf("tokenizer record: added_tokens: %w", err)
 		}
 	}
-	p, err := hfPrep(spec.Normalizer, spec.AddedTokens)
+	p, err := hftok.ParsePrep(spec.Normalizer, spec.AddedTokens)
 	if err != nil {
 		return nil, 0, fmt.Errorf("tokenizer record: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/runner/hftok"
 	"github.com/udgamlabs/udgam-ci/runner/tokspec"
 )
 
@@ -76,20 +77,20 @@ var runnerSpecNone = tokspec.Spec{}
 // transformers.js in the end-to-end tests.
 type fakePrep struct{}
 
-func (fakePrep) Segments(text string) ([]Segment, error) {
-	var out []Segment
+func (fakePrep) Segments(text string) ([]hftok.Segment, error) {
+	var out []hftok.Segment
 	for len(text) > 0 {
 		i := strings.Index(text, "<s>")
 		if i < 0 {
 			i = len(text)
 		}
 		if i > 0 {
-			out = append(out, Segment{Text: strings.ReplaceAll(text[:i], "e\u0301", "é")})
+			out = append(out, hftok.Segment{Text: strings.ReplaceAll(text[:i], "e\u0301", "é")})
 		}
 		if i == len(text) {
 			break
 		}
-		out = append(out, Segment{Text: "<s>", ID: 1001, Added: true})
+		out = append(out, hftok.Segment{Text: "<s>", ID: 1001, Added: true})
 		text = text[i+3:]
 	}
 	return out, nil
@@ -152,8 +153,8 @@ func TestSpecFirstTokenBytes(t *testing.T) {
 		}
 	}
 	tok := &Tokenizer{inner: &byteTok{}, prep: fakePrep{}}
-	if _, err := tok.FirstTokenBytes("<s>abc", 'a'); err == nil || !strings.Contains(err.Error(), "added token 1001") {
-		t.Errorf("wrong first token: %v, want an error naming the added token", err)
+	if _, err := tok.FirstTokenBytes("<s>abc", 'x'); err == nil || !strings.Contains(err.Error(), "does not start the text") {
+		t.Errorf("wrong first token: %v, want an error", err)
 	}
 }
 
@@ -200,4 +201,36 @@ func equal(a, b []int32) bool {
 		}
 	}
 	return true
+}
+
+// runTok gives a run of spaces as one token whose piece llama.cpp shows as
+// nothing (as it shows Gemma's "▁▁▁"), other bytes as themselves.
+type runTok struct{ byteTok }
+
+func (r *runTok) Tokenize(s string) ([]int32, error) {
+	var ids []int32
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) && s[j] == ' ' {
+			j++
+		}
+		if j > i {
+			ids = append(ids, int32(2000+j-i))
+			i = j
+			continue
+		}
+		ids = append(ids, int32(s[i]))
+		i++
+	}
+	return ids, nil
+}
+
+func TestFirstTokenBytesEmptyPiece(t *testing.T) {
+	for _, prep := range []Prep{nil, fakePrep{}} {
+		tok := &Tokenizer{inner: &runTok{}, prep: prep}
+		got, err := tok.FirstTokenBytes("   leading", 2003)
+		if err != nil || got != 3 {
+			t.Errorf("prep %v: %d, %v; want the 3 spaces", prep, got, err)
+		}
+	}
 }
