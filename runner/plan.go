@@ -20,9 +20,6 @@ type Limits struct {
 	// (llama.cpp's kv_unified=false): no budget is shared, and no prompt can
 	// be shared either, so requests must have one branch.
 	Separate bool
-	// Positions, when not 0, is the longest sequence (prefix and branch)
-	// the model has positions for (Info.MaxPositions).
-	Positions int
 }
 
 // Step is one decode call: tokens to evaluate, and the sequences to clear
@@ -76,9 +73,6 @@ func Validate(reqs []Request, lim Limits, vocab int) error {
 				}
 			}
 			n := len(r.Prefix) + len(br.Tokens)
-			if lim.Positions > 0 && n > lim.Positions {
-				return fmt.Errorf("request %d branch %d: %d tokens, more than the %d positions the model has learned embeddings for", i, b, n, lim.Positions)
-			}
 			for _, p := range br.Positions {
 				if p < 1 || p >= n {
 					return fmt.Errorf("request %d branch %d: position %d out of range [1, %d)", i, b, p, n)

@@ -73,6 +73,17 @@ type Info struct {
 	UserTokens []string `json:"-"`
 }
 
+// TrainedLength is the longest sequence the model has positions for: its
+// context_length, or its learned position table when that is shorter (0:
+// unknown). llama.cpp reads GPT-2-style tables unchecked, so a sequence
+// beyond one would abort the process.
+func (i Info) TrainedLength() int {
+	if i.MaxPositions > 0 && (i.ContextLength <= 0 || i.MaxPositions < i.ContextLength) {
+		return i.MaxPositions
+	}
+	return i.ContextLength
+}
+
 // HasBOS reports whether the tokenizer defines a BOS token.
 func (i Info) HasBOS() bool { return i.BOS >= 0 }
 

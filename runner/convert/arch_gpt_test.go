@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/convert"
 	"github.com/udgamlabs/udgam-ci/runner/convert/archtest"
 	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
@@ -105,8 +106,8 @@ func TestOlmo2Exact(t *testing.T) {
 }
 
 // A sequence longer than GPT-2's position table would make llama.cpp read
-// past it and abort the process; the engine refuses it instead, and
-// sequences that fill the table score.
+// past it and abort the process; the engine refuses it instead
+// (Info.TrainedLength), and sequences that fill the table score.
 func TestGPT2PositionsBeyondTableRefused(t *testing.T) {
 	dir := t.TempDir()
 	if err := (converttest.GPT2{Embd: 32, Heads: 4, Layers: 1, Positions: 64, Dtype: "F32", Seed: 1}.Checkpoint()).Write(dir, converttest.Safetensors); err != nil {
@@ -120,10 +121,14 @@ func TestGPT2PositionsBeyondTableRefused(t *testing.T) {
 	if got := m.Info().MaxPositions; got != 64 {
 		t.Errorf("MaxPositions %d, want 64", got)
 	}
+	// A GGUF made elsewhere may claim a longer context than its table.
+	if got := (runner.Info{ContextLength: 1024, MaxPositions: 64}).TrainedLength(); got != 64 {
+		t.Errorf("TrainedLength %d, want the table's 64", got)
+	}
 	bos := int32(converttest.Vocab - 1)
 	llamatest.Score(t, m, llamatest.RandomSequences(1, 2, 64, converttest.Vocab, bos))
 	_, err := m.Score(context.Background(), llamatest.RandomSequences(1, 1, 65, converttest.Vocab, bos))
-	if err == nil || !strings.Contains(err.Error(), "65 tokens, more than the 64 positions") {
+	if err == nil || !strings.Contains(err.Error(), "65 tokens, longer than the model's training context of 64") {
 		t.Fatalf("65 tokens on 64 positions: %v", err)
 	}
 }

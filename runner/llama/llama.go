@@ -283,7 +283,7 @@ func (m *Model) Info() runner.Info { return m.info }
 // Limits are the packing limits of this context.
 func (m *Model) Limits() runner.Limits {
 	return runner.Limits{BatchTokens: m.opts.Batch, MaxSeqs: m.opts.Parallel, Cells: m.nCtx,
-		PackCells: m.opts.PackCells, Separate: m.opts.SeparateCaches, Positions: m.info.MaxPositions}
+		PackCells: m.opts.PackCells, Separate: m.opts.SeparateCaches}
 }
 
 // Tokenize turns text into ids without adding BOS or parsing special tokens,
@@ -359,7 +359,7 @@ func (m *Model) Score(ctx context.Context, reqs []runner.Request) ([]runner.Resu
 		return nil, errors.New("score: model is closed")
 	}
 	lim := m.Limits()
-	if err := runner.CheckTrainingContext(reqs, m.info.ContextLength); err != nil {
+	if err := runner.CheckTrainingContext(reqs, m.info.TrainedLength()); err != nil {
 		return nil, fmt.Errorf("score: %w", err)
 	}
 	// Recurrent state cannot be shared the way KV cells are, nor can
