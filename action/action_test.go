@@ -332,12 +332,14 @@ func TestActionRegressionFails(t *testing.T) {
 	w := newWorld(t)
 	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.95, "probes": 30}
 	tests := []struct {
-		failOn string
-		exit   int
-		annot  string
+		failOn  string
+		exit    int
+		annot   string
+		verdict string // the comment's line under the data
 	}{
-		{"regression", 1, "::error title=udgam-ci%3A probes regressed::acme/tiny probes regressed: accuracy 42.86 -> 29.29, delta -13.57 points (95%25 interval [-25.71, -3.571]) against baseline run probes-22222222"},
-		{"never", 0, "::warning title=udgam-ci%3A probes regressed::"},
+		{"regression", 1, "::error title=udgam-ci%3A probes regressed::acme/tiny probes regressed: accuracy 42.9 -> 29.3, delta -13.6 points (95%25 interval [-25.7, -3.6]) against baseline run probes-22222222",
+			"**This job fails because of: probes regressed (fail-on: regression)."},
+		{"never", 0, "::warning title=udgam-ci%3A probes regressed::", "**This job passes (fail-on: never), with warnings: probes regressed.**"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.failOn, func(t *testing.T) {
@@ -351,6 +353,9 @@ func TestActionRegressionFails(t *testing.T) {
 			}
 			if !strings.Contains(o.log, tt.annot) {
 				t.Errorf("log lacks %q:\n%s", tt.annot, o.log)
+			}
+			if cs := ourComments(w.gh, 8); len(cs) != 1 || !strings.Contains(strings.SplitN(cs[0].Body, "| Test |", 2)[0], tt.verdict) {
+				t.Errorf("the comment does not say %q above its table:\n%v", tt.verdict, cs)
 			}
 			if o.outputs["verdict"] != "regressed" || o.outputs["probes-verdict"] != "regressed" || o.outputs["fresh-verdict"] != "no change" {
 				t.Errorf("outputs %v", o.outputs)

@@ -85,36 +85,31 @@ func worse(a, b string) string {
 	return a
 }
 
-// gate turns the findings into the exit code fail-on asks for, with an
-// error annotation naming each reason.
-func (r *actionRun) gate(res Result) int {
-	failOnRegression := r.in.FailOn != FailOnNever
-	code := 0
+// finding is one thing the gate reports: it fails the job when fail-on
+// says so (an error annotation), and is a warning otherwise.
+type finding struct {
+	title, msg string
+	fails      bool
+	test       string // the test it concerns, "" for the whole run
+}
+
+// findings lists what the gate reports, in the order it reports them.
+func (r *actionRun) findings(res Result) []finding {
+	var out []finding
 	if r.found() {
-		msg := "contamination: " + r.scanReport.Line() + " (see " + r.scanPath + ")"
-		title := map[string]string{"title": "udgam-ci: test items in the training data"}
-		if r.in.FailOn == FailOnContamination {
-			r.a.WithFieldsMap(title).Errorf("%s", msg)
-			code = 1
-		} else {
-			r.a.WithFieldsMap(title).Warningf("%s", msg)
-		}
+		out = append(out, finding{title: "udgam-ci: test items in the training data",
+			msg:   "contamination: " + r.scanReport.Line() + " (see " + r.scanPath + ")",
+			fails: r.in.FailOn == FailOnContamination})
 	}
 	for _, c := range res.Regressions {
 		unit := ""
 		if c.Metric == report.MetricAccuracy {
 			unit = " points"
 		}
-		msg := fmt.Sprintf("%s %s regressed: %s %s -> %s, delta %+g%s (%g%% interval [%g, %g]) against baseline run %s",
-			r.in.ModelName, c.Test, c.Metric, formatScore(c.Metric, c.Base), formatScore(c.Metric, c.Head),
-			round(c.Delta), unit, c.Confidence*100, round(c.CI[0]), round(c.CI[1]), c.BaseRun.ID)
-		title := map[string]string{"title": "udgam-ci: " + c.Test + " regressed"}
-		if failOnRegression {
-			r.a.WithFieldsMap(title).Errorf("%s", msg)
-			code = 1
-		} else {
-			r.a.WithFieldsMap(title).Warningf("%s", msg)
-		}
+		msg := fmt.Sprintf("%s %s regressed: %s %s -> %s, delta %s%s (%s%% interval %s) against baseline run %s",
+			r.in.ModelName, c.Test, c.Metric, report.FormatScore(c.Metric, c.Base), report.FormatScore(c.Metric, c.Head),
+			report.FormatDelta(c.Metric, c.Delta), unit, strconv.FormatFloat(c.Confidence*100, 'f', -1, 64), report.FormatCI(c.Metric, c.CI), c.BaseRun.ID)
+		out = append(out, finding{title: "udgam-ci: " + c.Test + " regressed", msg: msg, fails: r.in.FailOn != FailOnNever, test: c.Test})
 	}
 	if res.Mismatch {
 		var diffs []string
@@ -129,21 +124,47 @@ func (r *actionRun) gate(res Result) int {
 		if len(diffs) == 0 {
 			msg = "the report server flagged the baseline's settings as different from this run's"
 		}
-		title := map[string]string{"title": "udgam-ci: settings mismatch"}
-		if r.in.FailOn == FailOnMismatch {
-			r.a.WithFieldsMap(title).Errorf("%s", msg)
+		out = append(out, finding{title: "udgam-ci: settings mismatch", msg: msg, fails: r.in.FailOn == FailOnMismatch})
+	}
+	return out
+}
+
+// gate turns the findings into the exit code fail-on asks for, with an
+// error annotation naming each reason.
+func (r *actionRun) gate(res Result) int {
+	code := 0
+	for _, f := range r.findings(res) {
+		title := map[string]string{"title": f.title}
+		if f.fails {
+			r.a.WithFieldsMap(title).Errorf("%s", f.msg)
 			code = 1
 		} else {
-			r.a.WithFieldsMap(title).Warningf("%s", msg)
+			r.a.WithFieldsMap(title).Warningf("%s", f.msg)
 		}
 	}
 	return code
 }
 
-// round keeps annotation numbers short.
-func round(v float64) float64 {
-	f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64)
-	return f
+// jobVerdict says in one sentence what the job concludes under fail-on,
+// for the top of the comment and the Check run's title.
+func jobVerdict(failOn string, fs []finding) (fails bool, line string) {
+	var why, warn []string
+	for _, f := range fs {
+		reason := strings.TrimPrefix(f.title, "udgam-ci: ")
+		if f.fails {
+			why = append(why, reason)
+		} else {
+			warn = append(warn, reason)
+		}
+	}
+	if len(why) > 0 {
+		return true, fmt.Sprintf("This job fails because of: %s (fail-on: %s). Fix it, or change fail-on if this is expected.", strings.Join(why, "; "), failOn)
+	}
+	line = fmt.Sprintf("This job passes (fail-on: %s).", failOn)
+	if len(warn) > 0 {
+		line = fmt.Sprintf("This job passes (fail-on: %s), with warnings: %s.", failOn, strings.Join(warn, "; "))
+	}
+	return false, line
 }
 
 // scoresMarkdown is the job summary when nothing was compared: a push

@@ -223,8 +223,9 @@ func (r *actionRun) publish(ctx context.Context, res *Result, links []report.Lin
 	for _, h := range res.Heads {
 		heads[h.Header.Test] = h
 	}
+	_, verdict := jobVerdict(r.in.FailOn, r.findings(*res))
 	c := report.Comment{Model: r.in.ModelName, Tests: res.Comparisons, RunURLs: links, ServerFlags: flags,
-		Contamination: r.contaminationView(res.Comparisons, r.bases, heads)}
+		Contamination: r.contaminationView(res.Comparisons, r.bases, heads), Verdict: verdict}
 	var body strings.Builder
 	if err := report.RenderSummary(&body, c); err != nil {
 		return err

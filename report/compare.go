@@ -163,6 +163,15 @@ type RunRef struct {
 	GitRef   string `json:"git_ref,omitempty"`
 	PR       *int   `json:"pr,omitempty"`
 	Records  int    `json:"records"`
+	// The test data: what a reader needs to know what was measured.
+	DatasetRevision string `json:"dataset_revision,omitempty"`
+	DatasetSHA256   string `json:"dataset_sha256,omitempty"`
+	DatasetCount    int    `json:"dataset_count,omitempty"`
+	Smoke           bool   `json:"smoke,omitempty"` // the embedded smoke sample, never the benchmark
+	// Probes, by type: the accuracy of guessing and of the best constant
+	// answer (runfile.Dataset.Constant), in percent.
+	Chance   map[string]float64 `json:"chance,omitempty"`
+	Constant map[string]float64 `json:"constant,omitempty"`
 }
 
 // Comparison is the paired comparison of two runs of one test. Its JSON is
@@ -295,10 +304,19 @@ func CompareContext(ctx context.Context, base, head *runfile.Run, opts Options) 
 
 func runRef(r *runfile.Run) RunRef {
 	h := r.Header
-	return RunRef{
+	ref := RunRef{
 		ID: h.ID, Model: h.Model.Name, Revision: h.Model.Revision, Dataset: h.Dataset.Name,
 		GitSHA: h.Git.SHA, GitRef: h.Git.Ref, PR: h.Git.PR, Records: r.Len(),
+		DatasetRevision: h.Dataset.Revision, DatasetSHA256: h.Dataset.SHA256, DatasetCount: h.Dataset.Count,
+		Smoke: h.Dataset.Smoke, Constant: h.Dataset.Constant,
 	}
+	if h.Test == runfile.TestProbes && len(r.Items) > 0 {
+		ref.Chance = map[string]float64{}
+		for k, g := range runfile.SummarizeProbes(r.Items).ByType {
+			ref.Chance[k] = g.Chance
+		}
+	}
+	return ref
 }
 
 // byDesign lists the judged settings that follow from the model itself, so

@@ -93,6 +93,12 @@ func RenderText(w io.Writer, c Comment) error {
 	p.line(v.Title)
 	p.line("head: " + modelLabels(v.Head))
 	p.line("base: " + modelLabels(v.Base))
+	for _, d := range v.Data {
+		p.line(d)
+	}
+	if v.Verdict != "" {
+		p.line(v.Verdict)
+	}
 	if len(v.Mismatch) > 0 {
 		p.line("")
 		p.line("WARNING: " + mismatchHeading)
@@ -138,6 +144,7 @@ func RenderText(w io.Writer, c Comment) error {
 		p.line(l.Text + ": " + l.URL)
 	}
 	p.line("")
+	p.line(v.Legend)
 	p.line(v.Footer)
 	return p.err
 }

@@ -84,7 +84,15 @@ func renderCases(t *testing.T) map[string]Comment {
 	otherHead.Header.Settings.BOSID = 0
 	otherModel := mustCompare(t, fresh("base-7", "HuggingFaceTB/SmolLM2-135M", docs), otherHead, Options{Seed: 1})
 
+	smokeBase, smokeHead := probeRun("base-8", "udgamlabs/tiny-lm", bi), headRev(probeRun("head-8", "udgamlabs/tiny-lm", shiftItems(hi, 3)))
+	for _, r := range []*runfile.Run{smokeBase, smokeHead} {
+		r.Header.Dataset.Smoke = true
+		r.Header.Dataset.Constant = map[string]float64{"add": 99, "mul": 25}
+	}
+	smoke := mustCompare(t, smokeBase, smokeHead, Options{Seed: 1})
+
 	return map[string]Comment{
+		"smoke":       {Tests: []*Comparison{smoke}, Verdict: "This job fails because Probe Suite regressed (fail-on: regression)."},
 		"regression":  {Tests: []*Comparison{regression}},
 		"improvement": {Tests: []*Comparison{improved}},
 		"no_change":   {Tests: []*Comparison{noChange}},
@@ -92,6 +100,33 @@ func renderCases(t *testing.T) map[string]Comment {
 		"fresh_probes": {Model: "HuggingFaceTB/SmolLM2-135M", Tests: []*Comparison{pairFresh, pairProbes},
 			RunURLs: []Link{{"base fresh", "https://ci.example/runs/base-5"}, {"head fresh", "https://ci.example/runs/head-5"}}},
 		"other_model": {Tests: []*Comparison{otherModel}},
+	}
+}
+
+// The comment names its data first, bold when it is the smoke sample, says
+// what the job concludes, explains its terms and warns where the head does
+// not beat the constant answer (issue 14).
+func TestCommentSaysWhatWasMeasured(t *testing.T) {
+	c := renderCases(t)["smoke"]
+	var md bytes.Buffer
+	if err := RenderComment(&md, c); err != nil {
+		t.Fatal(err)
+	}
+	got := md.String()
+	top := strings.SplitN(got, "| Test |", 2)[0]
+	for _, want := range []string{"Probe Suite data: `udgam/probes-core`", "**smoke sample — not the benchmark**", "**" + c.Verdict + "**"} {
+		if !strings.Contains(top, want) {
+			t.Errorf("the lines above the table lack %q:\n%s", want, top)
+		}
+	}
+	for _, want := range []string{"R→W: items right in base and wrong in head", "p: two-sided bootstrap p-value",
+		"| Chance | Constant |", "99.0 ⚠️", "does not beat always giving the same answer on add ("} {
+		if !strings.Contains(got, want) {
+			t.Errorf("comment lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "bpb: bits per byte") || strings.Contains(got, "mul (") {
+		t.Errorf("comment explains bpb on a probes-only comparison or warns on a type the head beats:\n%s", got)
 	}
 }
 

@@ -23,6 +23,9 @@ type Comment struct {
 	// Contamination optionally carries what a scan of the training data
 	// found among the test items.
 	Contamination *Contamination
+	// Verdict optionally says what the job concludes under its fail-on
+	// setting ("This job fails because ..."); shown under the data lines.
+	Verdict string
 }
 
 // Contamination is shown under the headline: one line, the items found
@@ -75,6 +78,9 @@ type view struct {
 	Mismatch []string // judged settings that differ, per test
 	Flags    []string // the report server's warnings
 	Notes    []string
+	Data     []string // per test: the data measured
+	Verdict  string
+	Legend   string
 	Headline table
 	Paired   []string
 	Sections []section
@@ -106,6 +112,13 @@ func (s style) cell(v string) string {
 		return mdCell(v)
 	}
 	return v
+}
+
+func (s style) warnMark() string {
+	if s.md {
+		return "⚠️"
+	}
+	return "(!)"
 }
 
 func (s style) delta() string {
@@ -214,6 +227,11 @@ func newView(cm Comment, s style) view {
 		}
 	}
 	v.Flags = cm.ServerFlags
+	for _, c := range cm.Tests {
+		v.Data = append(v.Data, dataLine(c, s))
+	}
+	v.Verdict = s.bold(cm.Verdict)
+	v.Legend = legend(cm.Tests, s)
 	if x := cm.Contamination; x != nil {
 		v.Paired = append(v.Paired, s.bold("Contamination:")+" "+x.Line)
 		if len(x.Items) > 0 || len(x.Clean) > 0 {
@@ -228,6 +246,59 @@ func newView(cm Comment, s style) view {
 	}
 	v.Footer = footer(cm.Tests, s)
 	return v
+}
+
+// dataLine names the test data of the head run: name, revision or hash,
+// count, and whether it is the smoke sample.
+func dataLine(c *Comparison, s style) string {
+	h := c.HeadRun
+	line := testTitle(c) + " data: " + s.code(orDash(h.Dataset))
+	switch {
+	case h.DatasetRevision != "":
+		line += " at " + s.code(shortRev(h.DatasetRevision))
+	case h.DatasetSHA256 != "":
+		line += " sha256 " + s.code(short(h.DatasetSHA256))
+	}
+	n := h.DatasetCount
+	if n == 0 {
+		n = h.Records
+	}
+	line += ", " + recordNoun(c, n)
+	if h.Smoke {
+		line += " — " + s.bold(smokeWarning)
+	}
+	return line
+}
+
+// smokeWarning marks a run of the embedded smoke sample.
+const smokeWarning = "smoke sample — not the benchmark"
+
+// legend explains, in one line, the terms the report uses.
+func legend(tests []*Comparison, s style) string {
+	var parts []string
+	fresh, probes, tooFew := false, false, false
+	for _, c := range tests {
+		fresh = fresh || c.Metric == MetricBPB
+		probes = probes || c.Metric == MetricAccuracy
+		for _, g := range c.ByGroup {
+			tooFew = tooFew || g.TooFew
+		}
+		for _, g := range c.ByLevel {
+			tooFew = tooFew || g.TooFew
+		}
+	}
+	if fresh {
+		parts = append(parts, "bpb: bits per byte of text the model never saw, lower is better")
+	}
+	if probes {
+		parts = append(parts, "R"+s.arrow()+"W: items right in base and wrong in head (W"+s.arrow()+"R the reverse)",
+			"constant: the accuracy of always giving the same answer, the floor to beat")
+	}
+	parts = append(parts, "p: two-sided bootstrap p-value of no change")
+	if tooFew {
+		parts = append(parts, sprintf("too few to judge: fewer than %d shared records, never given a verdict", DefaultMinShared))
+	}
+	return upperFirst(strings.Join(parts, "; ")) + "."
 }
 
 func contaminationSection(x *Contamination, s style) section {
@@ -288,6 +359,10 @@ func pairedLine(c *Comparison, s style) string {
 func groupSection(c *Comparison, s style) section {
 	sec := section{Summary: testTitle(c) + " by " + c.GroupBy}
 	sec.Tables = append(sec.Tables, groupTable(c, c.GroupBy, c.ByGroup, s))
+	if w := constantWarning(c, s); w != "" {
+		sec.After = append(sec.After, w)
+		sec.Open = true
+	}
 	if len(c.ByLevel) > 0 {
 		sec.Summary += " and level"
 		sec.Tables = append(sec.Tables, groupTable(c, "type/level", c.ByLevel, s))
@@ -308,15 +383,55 @@ func groupTable(c *Comparison, by string, groups map[string]*Result, s style) ta
 		t.Head = append(t.Head, "R"+s.arrow()+"W", "W"+s.arrow()+"R")
 		t.Right = append(t.Right, true, true)
 	}
+	floors := by == c.GroupBy && c.Test == runfile.TestProbes && len(c.HeadRun.Constant) > 0
+	if floors {
+		t.Head = append(t.Head, "Chance", "Constant")
+		t.Right = append(t.Right, true, true)
+	}
 	for _, k := range runfile.SortedKeys(groups) {
 		r := groups[k]
 		row := append([]string{s.cell(k), FormatCount(r.N)}, resultCells(r, false, s)...)
 		if r.Flips != nil {
 			row = append(row, FormatCount(r.Flips.RightToWrong), FormatCount(r.Flips.WrongToRight))
 		}
+		if floors {
+			row = append(row, orDash(fmtFloor(c.HeadRun.Chance, k)), orDash(fmtFloor(c.HeadRun.Constant, k)))
+			if !beatsConstant(c, k, r) {
+				row[len(row)-1] += " " + s.warnMark()
+			}
+		}
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+func fmtFloor(m map[string]float64, k string) string {
+	if v, ok := m[k]; ok {
+		return FormatScore(MetricAccuracy, v)
+	}
+	return ""
+}
+
+// beatsConstant tells whether the head's accuracy on type k is above the
+// best constant answer's (true where there is none to beat).
+func beatsConstant(c *Comparison, k string, r *Result) bool {
+	floor, ok := c.HeadRun.Constant[k]
+	return !ok || r.Head > floor
+}
+
+// constantWarning names the types on which the head does not beat always
+// giving the same answer; "" when it beats it on all.
+func constantWarning(c *Comparison, s style) string {
+	var below []string
+	for _, k := range runfile.SortedKeys(c.ByGroup) {
+		if r := c.ByGroup[k]; !beatsConstant(c, k, r) {
+			below = append(below, sprintf("%s (%s%% ≤ %s%%)", s.cell(k), FormatScore(MetricAccuracy, r.Head), FormatScore(MetricAccuracy, c.HeadRun.Constant[k])))
+		}
+	}
+	if len(below) == 0 {
+		return ""
+	}
+	return s.warnMark() + " The head does not beat always giving the same answer on " + strings.Join(below, ", ") + ": its score there says nothing about what it learned."
 }
 
 func upperFirst(v string) string {
