@@ -27,8 +27,8 @@ func TestCheckLoadable(t *testing.T) {
 		{"lfm2 all convolution", lfm2(3, []uint32{0, 0, 0}), "all shortconv"},
 		{"lfm2 kernel of one", lfm2(1, []uint32{0, 4, 0}), "shortconv.l_cache = 1"},
 		{"gemma2 of one layer", ggml.KV{"general.architecture": "gemma2", "gemma2.block_count": uint32(1), "gemma2.attention.sliding_window": uint32(64)}, "without a global-attention layer"},
-		{"falcon-h1", ggml.KV{"general.architecture": "falcon-h1", "falcon-h1.block_count": uint32(2)}, ""},
-		{"mamba", ggml.KV{"general.architecture": "mamba", "mamba.block_count": uint32(2)}, ""},
+		{"falcon-h1", ggml.KV{"general.architecture": "falcon-h1", "falcon-h1.block_count": uint32(2), "falcon-h1.ssm.conv_kernel": uint32(4),
+			"falcon-h1.ssm.time_step_rank": uint32(8), "falcon-h1.ssm.group_count": uint32(1)}, ""},
 		{"jamba without attention", ggml.KV{"general.architecture": "jamba", "jamba.block_count": uint32(2), "jamba.attention.head_count_kv": []uint32{0, 0}}, "without attention layers"},
 		{"llama", ggml.KV{"general.architecture": "llama", "llama.block_count": uint32(2)}, ""},
 	}
