@@ -67,6 +67,11 @@ func TestUploadRefusesMeaninglessNumbers(t *testing.T) {
 		{"started in 1999", started(time.Date(1999, 6, 1, 0, 0, 0, 0, time.UTC)), "started_at"},
 		{"started two days ahead", started(now.Add(48 * time.Hour)), "started_at"},
 		{"started in year 2300", started(time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)), "started_at"},
+		// Under the 64 MiB upload limit but over the reader's 16 MiB line:
+		// refused as the reader would refuse it when serving it back.
+		{"header line over the reader's limit", withHeader(hf, func(h *runfile.Header) {
+			h.Model.File = strings.Repeat("<", runfile.MaxLine)
+		}), "line 1"},
 	}
 	before := ts.state()
 	for _, tc := range tests {
