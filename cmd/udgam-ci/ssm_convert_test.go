@@ -22,49 +22,75 @@ import (
 // document unscored and its bytes left out), whose bits per byte must equal
 // the float64 reference's on the same tokens, and with `score probes`.
 func TestConvertedFalconH1Scores(t *testing.T) {
-	dir := t.TempDir()
-	docs := fresh.GenerateDocs(5, 4, 100, 400)
-	data := writeDocs(t, dir, docs)
-	items := filepath.Join(dir, "items.jsonl")
-	if e, _, stderr := freshTestEnv(); run(e, []string{"probes", "generate", items, "--per", "1"}) != 0 {
-		t.Fatalf("probes generate: %s", stderr)
-	}
+	docs, data, items := scoringInputs(t, 5)
 	c := converttest.SmallFalconH1.Checkpoint()
 	ckpt := filepath.Join(t.TempDir(), "repo")
 	if err := c.Write(ckpt, converttest.Safetensors); err != nil {
 		t.Fatal(err)
 	}
 	gguf := filepath.Join(t.TempDir(), "m.gguf")
-	e, stdout, stderr := freshTestEnv()
-	if code := run(e, []string{"model", "convert", ckpt, "--out", gguf}); code != 0 {
-		t.Fatalf("model convert: exit %d: %s", code, stderr)
+	if e, _, stderr := freshTestEnv(); run(e, []string{"model", "convert", ckpt, "--out", gguf}) != 0 {
+		t.Fatalf("model convert: %s", stderr)
 	}
-	e, stdout, stderr = freshTestEnv()
+	modelInfoSays(t, gguf, "family            hybrid", "layers            2 x attention+ssm")
+	bpb := scoreFreshBPB(t, gguf, data, "--add-bos", "auto")
+	want := noBOSReferenceBPB(t, gguf, c, docs)
+	t.Logf("score fresh: bpb %.9f, float64 reference %.9f", bpb, want)
+	if math.Abs(bpb-want) > 1e-6*want {
+		t.Errorf("score fresh: bpb %.9f, float64 reference %.9f", bpb, want)
+	}
+	scoreProbesRuns(t, gguf, items)
+}
+
+// scoringInputs writes four generated documents (seed) and one probe item
+// per type and level, for the scorers to read.
+func scoringInputs(t *testing.T, seed int64) (docs []fresh.Document, data, items string) {
+	t.Helper()
+	dir := t.TempDir()
+	docs = fresh.GenerateDocs(seed, 4, 100, 400)
+	data = writeDocs(t, dir, docs)
+	items = filepath.Join(dir, "items.jsonl")
+	if e, _, stderr := freshTestEnv(); run(e, []string{"probes", "generate", items, "--per", "1"}) != 0 {
+		t.Fatalf("probes generate: %s", stderr)
+	}
+	return docs, data, items
+}
+
+// modelInfoSays runs `model info` and requires each of lines in its output.
+func modelInfoSays(t *testing.T, gguf string, lines ...string) {
+	t.Helper()
+	e, stdout, stderr := freshTestEnv()
 	if code := run(e, []string{"model", "info", gguf}); code != 0 {
 		t.Fatalf("model info: exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"family            hybrid", "layers            2 x attention+ssm"} {
+	for _, want := range lines {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("model info lacks %q:\n%s", want, stdout)
 		}
 	}
+}
 
-	e, stdout, stderr = freshTestEnv()
-	if code := run(e, []string{"score", "fresh", "--model", gguf, "--data", data, "--out", filepath.Join(t.TempDir(), "fresh.jsonl"),
-		"--add-bos", "auto", "--threads", "2", "--json"}); code != 0 {
+// scoreFreshBPB runs `score fresh --json` with flags and returns its bits
+// per byte.
+func scoreFreshBPB(t *testing.T, gguf, data string, flags ...string) float64 {
+	t.Helper()
+	e, stdout, stderr := freshTestEnv()
+	args := append([]string{"score", "fresh", "--model", gguf, "--data", data, "--out", filepath.Join(t.TempDir(), "fresh.jsonl"),
+		"--threads", "2", "--json"}, flags...)
+	if code := run(e, args); code != 0 {
 		t.Fatalf("score fresh: exit %d: %s", code, stderr)
 	}
 	var sum fresh.Summary
 	if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil {
 		t.Fatalf("--json output %q: %v", stdout, err)
 	}
-	want := noBOSReferenceBPB(t, gguf, c, docs)
-	t.Logf("score fresh: bpb %.9f, float64 reference %.9f", sum.BPB, want)
-	if math.Abs(sum.BPB-want) > 1e-6*want {
-		t.Errorf("score fresh: bpb %.9f, float64 reference %.9f", sum.BPB, want)
-	}
+	return sum.BPB
+}
 
-	e, stdout, stderr = freshTestEnv()
+// scoreProbesRuns runs `score probes --json` and requires scored items.
+func scoreProbesRuns(t *testing.T, gguf, items string) {
+	t.Helper()
+	e, stdout, stderr := freshTestEnv()
 	if code := run(e, []string{"score", "probes", "--model", gguf, "--items", items, "--out", filepath.Join(t.TempDir(), "probes.jsonl"),
 		"--threads", "2", "--json"}); code != 0 {
 		t.Fatalf("score probes: exit %d: %s", code, stderr)

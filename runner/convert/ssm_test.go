@@ -430,3 +430,29 @@ func TestFalconH1MupVector(t *testing.T) {
 		})
 	}
 }
+
+// TestSSMStateSlots: a recurrent model has one state slot per parallel
+// sequence. More branches than slots is a Go error before any decode (not
+// llama.cpp's assertion), and more requests than slots are decoded in
+// turn, each from a fresh state, giving what each gives alone.
+func TestSSMStateSlots(t *testing.T) {
+	for _, c := range ssmCases[:2] {
+		t.Run(c.name, func(t *testing.T) {
+			dir, ref := writeSSM(t, c)
+			out := filepath.Join(t.TempDir(), "m.gguf")
+			if _, err := convert.Dir(dir, out, convert.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			m := llamatest.Load(t, out, llama.Options{Threads: 1, Parallel: 2, Context: 1024})
+			shared := llamatest.ProbeLike(rand.New(rand.NewPCG(4, 4)), 1, int32(converttest.Vocab-1))
+			shared[0].Branches = append(shared[0].Branches, shared[0].Branches...) // 4 or more branches
+			if _, err := m.Score(context.Background(), shared); err == nil || !strings.Contains(err.Error(), "parallel sequences") {
+				t.Errorf("%d branches on 2 state slots: error %v", len(shared[0].Branches), err)
+			}
+			reqs := llamatest.RandomSequences(6, 5, 120, converttest.Vocab, int32(converttest.Vocab-1))
+			if d := llamatest.MaxDiff(t, llamatest.Score(t, m, reqs), llamatest.Score(t, ref, reqs)); d > archtest.Tolerance {
+				t.Errorf("5 requests on 2 state slots differ from the reference by %g", d)
+			}
+		})
+	}
+}

@@ -420,6 +420,19 @@ func (m *Model) decode(st runner.Step, res []runner.Result) error {
 	if len(st.Entries) == 0 || len(st.Entries) > m.opts.Batch {
 		return fmt.Errorf("internal: step of %d tokens for a batch of %d", len(st.Entries), m.opts.Batch)
 	}
+	// llama.cpp asserts (aborting the process) where a recurrent state cell
+	// it must copy is missing: each token of a recurrent or hybrid model
+	// belongs to one sequence, and every sequence id has a state slot.
+	for _, e := range st.Entries {
+		if m.recurrent && len(e.Seqs) != 1 {
+			return fmt.Errorf("internal: a token of recurrent model %s in %d sequences; its state is one sequence's", m.info.Path, len(e.Seqs))
+		}
+		for _, id := range e.Seqs {
+			if id < 0 || int(id) >= m.opts.Parallel {
+				return fmt.Errorf("internal: sequence id %d outside the %d parallel sequences", id, m.opts.Parallel)
+			}
+		}
+	}
 	seqs := make([]C.llama_seq_id, m.opts.Parallel)
 	for i, e := range st.Entries {
 		for s, id := range e.Seqs {

@@ -70,22 +70,9 @@ func (s *ssdMixer) run(u [][]float64, hidden int) [][]float64 {
 			proj[t][i] *= m
 		}
 	}
-	// Causal depthwise convolution: output t of channel c sees inputs
-	// t-kernel+1 .. t, missing ones (before the sequence) zero.
 	conv := newRows(n, cd)
 	for t := range n {
-		for c := range cd {
-			var sum float64
-			if s.convB != nil {
-				sum = float64(s.convB[c])
-			}
-			for k := range s.kernel {
-				if src := t - s.kernel + 1 + k; src >= 0 {
-					sum += float64(s.convW[c*s.kernel+k]) * proj[src][s.inner+c]
-				}
-			}
-			conv[t][c] = silu(sum)
-		}
+		causalConvSilu(conv[t], proj[:t+1], s.inner, s.convW, s.convB, s.kernel)
 	}
 	state := make([]float64, s.heads*s.headDim*s.state)
 	y := make([]float64, s.inner)
@@ -432,18 +419,7 @@ func MambaReference(config []byte, w map[string][]float32) (*Reference, error) {
 			}
 			clear(state)
 			for t := range n {
-				for ch := range di {
-					var sum float64
-					if L.convB != nil {
-						sum = float64(L.convB[ch])
-					}
-					for k := range c.Kernel {
-						if src := t - c.Kernel + 1 + k; src >= 0 {
-							sum += float64(L.convW[ch*c.Kernel+k]) * xz[src][ch]
-						}
-					}
-					u[ch] = silu(sum)
-				}
+				causalConvSilu(u, xz[:t+1], 0, L.convW, L.convB, c.Kernel)
 				matVec(xdb, L.xProj, u)
 				matVec(dt, L.dtW, xdb[:rank])
 				B, C := xdb[rank:rank+ds], xdb[rank+ds:]
@@ -468,6 +444,27 @@ func MambaReference(config []byte, w map[string][]float32) (*Reference, error) {
 		return x
 	}
 	return wholeSequence(c.Vocab, stateContext, forward, func(dst, hs []float64) { matVec(dst, lmHead, hs) }), nil
+}
+
+// causalConvSilu sets dst[c] to silu of the causal depthwise convolution
+// of channel c at the last of the inputs rows (channel c of a row is
+// row[off+c]): kernel weights w[c*kernel .. (c+1)*kernel) over the last
+// kernel rows, missing ones before the sequence zero, plus b[c] (b may be
+// nil).
+func causalConvSilu(dst []float64, rows [][]float64, off int, w, b []float32, kernel int) {
+	t := len(rows) - 1
+	for c := range dst {
+		var sum float64
+		if b != nil {
+			sum = float64(b[c])
+		}
+		for k := range kernel {
+			if src := t - kernel + 1 + k; src >= 0 {
+				sum += float64(w[c*kernel+k]) * rows[src][off+c]
+			}
+		}
+		dst[c] = silu(sum)
+	}
 }
 
 // refSoftplus is PyTorch's softplus (beta 1, threshold 20).
