@@ -159,8 +159,8 @@ func convertFalconH1(cfg Config, w Weights) (KV, []Tensor, error) {
 		return nil, nil, fmt.Errorf("config.json: mamba_n_groups %d does not divide mamba_d_ssm %d", m.groups, m.inner)
 	}
 
-	var err error
-	take := takeAll(w, &err)
+	tk := &Taker{W: w}
+	take := tk.Take
 	h, v, ff := uint64(hidden), uint64(vocab), uint64(ffn)
 	q, kvDim := uint64(heads*headDim), uint64(kvHeads*headDim)
 	norm := func(hf, name string) Tensor {
@@ -222,7 +222,7 @@ func convertFalconH1(cfg Config, w Weights) (KV, []Tensor, error) {
 			}
 		}
 	}
-	if err != nil {
+	if err := tk.Err(); err != nil {
 		return nil, nil, err
 	}
 	kv := m.kv("falcon-h1")

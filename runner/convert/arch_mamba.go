@@ -47,8 +47,8 @@ func convertMamba(cfg Config, w Weights) (KV, []Tensor, error) {
 		return nil, nil, fmt.Errorf("config.json: conv_kernel %d (llama.cpp needs at least 2) or state_size %d", kernel, state)
 	}
 
-	var err error
-	take := takeAll(w, &err)
+	tk := &Taker{W: w}
+	take := tk.Take
 	h, v, di, ds := uint64(hidden), uint64(vocab), uint64(inner), uint64(state)
 	f32 := func(t Tensor) Tensor { t.F32 = true; return t }
 	ts := []Tensor{
@@ -82,7 +82,7 @@ func convertMamba(cfg Config, w Weights) (KV, []Tensor, error) {
 			take(p+"out_proj.weight", b+"ssm_out.weight", h, di),
 		)
 	}
-	if err != nil {
+	if err := tk.Err(); err != nil {
 		return nil, nil, err
 	}
 	return KV{

@@ -115,17 +115,6 @@ func scaleBy(f float64) func([]float32) ([]float32, error) {
 	}
 }
 
-// takeAll returns a take function that keeps the first error in *err.
-func takeAll(w Weights, err *error) func(hf, name string, shape ...uint64) Tensor {
-	return func(hf, name string, shape ...uint64) Tensor {
-		t, e := Take(w, hf, name, shape...)
-		if e != nil && *err == nil {
-			*err = e
-		}
-		return t
-	}
-}
-
 // refuseTimeStepLimit refuses a clamp of the scan's time step other than
 // the default (0, inf): llama.cpp's scan does not clamp.
 func refuseTimeStepLimit(r *ConfigReader) {
@@ -182,8 +171,8 @@ func convertMamba2(cfg Config, w Weights) (KV, []Tensor, error) {
 	if err := refuseLayerTypes(cfg, "mamba"); err != nil {
 		return nil, nil, err
 	}
-	var err error
-	take := takeAll(w, &err)
+	tk := &Taker{W: w}
+	take := tk.Take
 	h, v := uint64(m.hidden), uint64(vocab)
 	ts := []Tensor{take("backbone.embeddings.weight", "token_embd.weight", v, h)}
 	norm := take("backbone.norm_f.weight", "output_norm.weight", h)
@@ -203,7 +192,7 @@ func convertMamba2(cfg Config, w Weights) (KV, []Tensor, error) {
 		ts = append(ts, n)
 		ts = append(ts, m.tensors(w, p+"mixer.", b, nil, take)...)
 	}
-	if err != nil {
+	if err := tk.Err(); err != nil {
 		return nil, nil, err
 	}
 	kv := m.kv("mamba2")

@@ -374,14 +374,7 @@ func TestSSMRefusals(t *testing.T) {
 			if err := c.Write(dir, converttest.Safetensors); err != nil {
 				t.Fatal(err)
 			}
-			outDir := t.TempDir()
-			_, err := convert.Dir(dir, filepath.Join(outDir, "m.gguf"), convert.Options{})
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("error %v, want %q", err, tt.want)
-			}
-			if left, _ := os.ReadDir(outDir); len(left) != 0 {
-				t.Errorf("a refused conversion left %v", left)
-			}
+			convert.CheckRefused(t, dir, convert.Options{}, tt.want)
 		})
 	}
 }
