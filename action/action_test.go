@@ -326,6 +326,56 @@ func TestActionCommentsOnceAndEditsInPlace(t *testing.T) {
 	if len(w.gh.Comments(5)) != 5 {
 		t.Errorf("%d comments in the thread, want the 4 reviewers' and ours", len(w.gh.Comments(5)))
 	}
+
+	// The same result again (a rerun of the job): the comment is not
+	// edited, since it already says this.
+	third := w.run("pull_request", prPayload(5), inputs)
+	if third.err != nil || third.res.Comment == nil || !third.res.Comment.Unchanged {
+		t.Fatalf("third run: %v, comment %+v\n%s", third.err, third.res.Comment, third.log)
+	}
+	patches := 0
+	for _, l := range w.gh.Log() {
+		if strings.HasPrefix(l, "PATCH /api/v3/repos/"+repo+"/issues/comments/") {
+			patches++
+		}
+	}
+	if patches != 1 {
+		t.Errorf("%d comment edits over three runs, want 1 (the rerun changes nothing)", patches)
+	}
+
+	// One Check run for the model on the PR's head commit: created by the
+	// first run, updated by the others, concluded success (improved).
+	checks := w.gh.Checks()
+	if len(checks) != 1 {
+		t.Fatalf("%d check runs, want 1: %+v", len(checks), checks)
+	}
+	c := checks[0]
+	if c.Name != "udgam-ci: "+model || c.HeadSHA != strings.Repeat("9", 40) || c.Status != "completed" || c.Conclusion != "success" || c.Updates != 2 {
+		t.Errorf("check run %+v", c)
+	}
+	if c.Output.Title != "This job passes (fail-on: regression)." || !strings.Contains(c.Output.Summary, "| Probe Suite (accuracy % ↑) |") {
+		t.Errorf("check run output %+v", c.Output)
+	}
+	if third.res.Check == nil || third.res.Check.Created {
+		t.Errorf("third run's check %+v, want the existing one updated", third.res.Check)
+	}
+}
+
+// A fork PR's token cannot write: the comment and the Check run are
+// warnings, the evaluation stands.
+func TestActionReadOnlyTokenWarns(t *testing.T) {
+	w := newWorld(t)
+	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.90, "probes": 60}
+	w.gh.ReadOnly = true
+	o := w.run("pull_request", prPayload(6), map[string]string{"model": model, "revision": headSHA, "baseline": "revision:" + baseSHA})
+	if o.err != nil || o.res.ExitCode != 0 || o.res.Check != nil || o.res.Comment != nil {
+		t.Fatalf("%v exit %d check %+v comment %+v\n%s", o.err, o.res.ExitCode, o.res.Check, o.res.Comment, o.log)
+	}
+	for _, want := range []string{"::warning title=udgam-ci%3A no check run::", "checks: write", "::warning title=udgam-ci%3A no PR comment::"} {
+		if !strings.Contains(o.log, want) {
+			t.Errorf("log lacks %q:\n%s", want, o.log)
+		}
+	}
 }
 
 func TestActionRegressionFails(t *testing.T) {
@@ -363,6 +413,36 @@ func TestActionRegressionFails(t *testing.T) {
 		})
 	}
 	goldenComment(t, w.gh, 8, "comment_regressed.md")
+}
+
+// The Check run's conclusion follows fail-on: failure with a failure
+// annotation per regression when the job fails, neutral with a warning one
+// when fail-on is never; the second job updates the first one's run.
+func TestActionCheckConclusionFollowsFailOn(t *testing.T) {
+	w := newWorld(t)
+	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.95, "probes": 30}
+	for i, tt := range []struct{ failOn, conclusion, level string }{
+		{"regression", "failure", "failure"},
+		{"never", "neutral", "warning"},
+	} {
+		o := w.run("pull_request", prPayload(8), map[string]string{"model": model, "revision": headSHA,
+			"baseline": "revision:" + baseSHA, "fail-on": tt.failOn})
+		if o.err != nil {
+			t.Fatalf("%v\n%s", o.err, o.log)
+		}
+		checks := w.gh.Checks()
+		if len(checks) != 1 {
+			t.Fatalf("fail-on %s: %d check runs, want 1", tt.failOn, len(checks))
+		}
+		c := checks[0]
+		if c.Conclusion != tt.conclusion || c.Updates != i || o.res.Check == nil || o.res.Check.Created != (i == 0) {
+			t.Errorf("fail-on %s: check %+v, result %+v", tt.failOn, c, o.res.Check)
+		}
+		a := c.Annotations[len(c.Annotations)-1]
+		if a.AnnotationLevel != tt.level || a.Title != "udgam-ci: probes regressed" || !strings.Contains(a.Message, "probes regressed: accuracy 42.9 -> 29.3") {
+			t.Errorf("fail-on %s: annotation %+v", tt.failOn, a)
+		}
+	}
 }
 
 func TestActionSettingsMismatch(t *testing.T) {

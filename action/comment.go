@@ -43,11 +43,14 @@ type CommentResult struct {
 	ID      int64
 	URL     string
 	Created bool // false when an existing comment was edited
+	// Unchanged: the comment already said this, so it was not edited (an
+	// edit would notify and bump it for nothing).
+	Unchanged bool
 }
 
 // UpsertComment keeps exactly one comment carrying marker on a pull request:
-// it edits the first comment whose body contains marker, or creates one when
-// none does. Every page of comments is searched, so a long thread still finds
+// it edits the first comment whose body contains marker (only when the body
+// changes), or creates one when none does. Every page of comments is searched, so a long thread still finds
 // its comment instead of adding another.
 func UpsertComment(ctx context.Context, gh *github.Client, repo string, pr int, marker, body string) (CommentResult, error) {
 	owner, name, ok := strings.Cut(repo, "/")
@@ -67,6 +70,9 @@ func UpsertComment(ctx context.Context, gh *github.Client, repo string, pr int, 
 		}
 		for _, c := range comments {
 			if strings.Contains(c.GetBody(), marker) {
+				if c.GetBody() == body {
+					return CommentResult{ID: c.GetID(), URL: c.GetHTMLURL(), Unchanged: true}, nil
+				}
 				edited, _, err := gh.Issues.EditComment(ctx, owner, name, c.GetID(), &github.IssueComment{Body: github.String(body)})
 				if err != nil {
 					return CommentResult{}, fmt.Errorf("edit comment %d on %s#%d: %w", c.GetID(), repo, pr, err)

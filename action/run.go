@@ -27,6 +27,7 @@ type Result struct {
 	HeadFiles   []string
 	Comparisons []*report.Comparison
 	Comment     *CommentResult // nil when no comment was written
+	Check       *CheckResult   // nil when no Check run was written
 	Mismatch    bool           // a judged settings difference, local or flagged by the server
 	Regressions []*report.Comparison
 	ExitCode    int
@@ -216,7 +217,9 @@ func (r *actionRun) publish(ctx context.Context, res *Result, links []report.Lin
 		if r.scanReport != nil {
 			notes = append(slices.Clone(notes), "Contamination: "+r.scanReport.Line())
 		}
-		r.summary(scoresMarkdown(r.in.ModelName, res.Heads, links, notes))
+		md := scoresMarkdown(r.in.ModelName, res.Heads, links, notes)
+		r.summary(md)
+		res.Check = r.check(ctx, *res, md)
 		return nil
 	}
 	heads := map[string]*runfile.Run{}
@@ -231,6 +234,7 @@ func (r *actionRun) publish(ctx context.Context, res *Result, links []report.Lin
 		return err
 	}
 	r.summary(body.String())
+	res.Check = r.check(ctx, *res, body.String())
 	if r.ev.PR != 0 && r.in.Comment {
 		res.Comment = r.comment(ctx, c)
 	}
@@ -472,8 +476,11 @@ func (r *actionRun) comment(ctx context.Context, c report.Comment) *CommentResul
 		return nil
 	}
 	verb := "edited"
-	if res.Created {
+	switch {
+	case res.Created:
 		verb = "created"
+	case res.Unchanged:
+		verb = "left unchanged"
 	}
 	r.a.Infof("%s PR comment %d: %s", verb, res.ID, res.URL)
 	return &res

@@ -153,9 +153,13 @@ func TestExampleWorkflows(t *testing.T) {
 				t.Fatalf("incomplete workflow: name %q, on %v, %d jobs", w.Name, w.On, len(w.Jobs))
 			}
 			for p, v := range w.Permissions {
-				if v == "write" && p != "pull-requests" {
-					t.Errorf("permission %s: write; the examples need only pull-requests: write", p)
+				if v == "write" && p != "pull-requests" && p != "checks" {
+					t.Errorf("permission %s: write; the examples need only pull-requests: write and checks: write", p)
 				}
+			}
+			// A workflow that comments also writes the Check run.
+			if w.Permissions["pull-requests"] == "write" && w.Permissions["checks"] != "write" {
+				t.Errorf("pull-requests: write without checks: write: the Check run would be refused")
 			}
 			if w.Permissions["contents"] != "read" {
 				t.Errorf("permissions.contents %q, want read", w.Permissions["contents"])

@@ -1,5 +1,6 @@
 // Package actiontest holds fakes for testing the Action end to end: a GitHub
-// REST server that speaks the issue-comment endpoints go-github uses.
+// REST server that speaks the issue-comment and Check-run endpoints
+// go-github uses.
 package actiontest
 
 import (
@@ -42,7 +43,50 @@ type GitHub struct {
 	mu       sync.Mutex
 	nextID   int64
 	comments map[int][]*Comment // by PR number
+	checks   []*CheckRun
 	log      []string
+}
+
+// CheckRun is a stored Check run.
+type CheckRun struct {
+	ID          int64             `json:"id"`
+	Name        string            `json:"name"`
+	HeadSHA     string            `json:"head_sha"`
+	Status      string            `json:"status"`
+	Conclusion  string            `json:"conclusion"`
+	DetailsURL  string            `json:"details_url,omitempty"`
+	HTMLURL     string            `json:"html_url"`
+	Output      CheckOutput       `json:"output"`
+	Annotations []CheckAnnotation `json:"-"` // every annotation sent, in order
+	Updates     int               `json:"-"` // PATCHes after the create
+}
+
+// CheckOutput is a Check run's title and summary.
+type CheckOutput struct {
+	Title       string            `json:"title"`
+	Summary     string            `json:"summary"`
+	Annotations []CheckAnnotation `json:"annotations,omitempty"`
+}
+
+// CheckAnnotation is one annotation of a Check run.
+type CheckAnnotation struct {
+	Path            string `json:"path"`
+	StartLine       int    `json:"start_line"`
+	EndLine         int    `json:"end_line"`
+	AnnotationLevel string `json:"annotation_level"`
+	Title           string `json:"title"`
+	Message         string `json:"message"`
+}
+
+// Checks returns the stored Check runs in creation order.
+func (g *GitHub) Checks() []CheckRun {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []CheckRun
+	for _, c := range g.checks {
+		out = append(out, *c)
+	}
+	return out
 }
 
 // NewGitHub starts a fake for repo accepting token.
@@ -101,8 +145,16 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "Bad credentials")
 		return
 	}
-	prefix := "/api/v3/repos/" + g.Repo + "/issues/"
-	rest, ok := strings.CutPrefix(r.URL.Path, prefix)
+	repoPath, ok := strings.CutPrefix(r.URL.Path, "/api/v3/repos/"+g.Repo+"/")
+	if !ok {
+		writeError(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	if strings.HasPrefix(repoPath, "check-runs") || strings.HasPrefix(repoPath, "commits/") {
+		g.serveChecks(w, r, strings.Split(repoPath, "/"))
+		return
+	}
+	rest, ok := strings.CutPrefix(repoPath, "issues/")
 	if !ok {
 		writeError(w, http.StatusNotFound, "Not Found")
 		return
@@ -153,6 +205,93 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeError(w, http.StatusNotFound, "Not Found")
 	}
+}
+
+// serveChecks answers GET commits/SHA/check-runs, POST check-runs and
+// PATCH check-runs/ID, as the Checks API does (a read-only token gets 403
+// on writes, as a fork PR's does).
+func (g *GitHub) serveChecks(w http.ResponseWriter, r *http.Request, parts []string) {
+	switch {
+	case len(parts) == 3 && parts[0] == "commits" && parts[2] == "check-runs" && r.Method == http.MethodGet:
+		name := r.URL.Query().Get("check_name")
+		var runs []*CheckRun
+		for _, c := range g.checks {
+			if c.HeadSHA == parts[1] && (name == "" || c.Name == name) {
+				runs = append(runs, c)
+			}
+		}
+		writeJSON(w, map[string]any{"total_count": len(runs), "check_runs": append([]*CheckRun{}, runs...)})
+	case len(parts) == 1 && r.Method == http.MethodPost:
+		var in CheckRun
+		if !g.readCheck(w, r, &in) {
+			return
+		}
+		if in.Name == "" || in.HeadSHA == "" {
+			writeError(w, http.StatusUnprocessableEntity, "Invalid request: name and head_sha are required")
+			return
+		}
+		g.nextID++
+		in.ID = g.nextID
+		in.HTMLURL = fmt.Sprintf("%s/%s/runs/%d", g.URL, g.Repo, in.ID)
+		in.Annotations = append(in.Annotations, in.Output.Annotations...)
+		g.checks = append(g.checks, &in)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		json.NewEncoder(w).Encode(&in)
+	case len(parts) == 2 && r.Method == http.MethodPatch:
+		id, _ := strconv.ParseInt(parts[1], 10, 64)
+		for _, c := range g.checks {
+			if c.ID != id {
+				continue
+			}
+			var in CheckRun
+			if !g.readCheck(w, r, &in) {
+				return
+			}
+			if in.Status != "" {
+				c.Status = in.Status
+			}
+			if in.Conclusion != "" {
+				c.Conclusion = in.Conclusion
+			}
+			if in.DetailsURL != "" {
+				c.DetailsURL = in.DetailsURL
+			}
+			c.Output.Title, c.Output.Summary = in.Output.Title, in.Output.Summary
+			c.Annotations = append(c.Annotations, in.Output.Annotations...)
+			c.Updates++
+			writeJSON(w, c)
+			return
+		}
+		writeError(w, http.StatusNotFound, "Not Found")
+	default:
+		writeError(w, http.StatusNotFound, "Not Found")
+	}
+}
+
+// readCheck decodes a Check run write, refusing what GitHub refuses: a
+// completed run without a conclusion, an annotation without its fields.
+func (g *GitHub) readCheck(w http.ResponseWriter, r *http.Request, in *CheckRun) bool {
+	if g.ReadOnly {
+		writeError(w, http.StatusForbidden, "Resource not accessible by integration")
+		return false
+	}
+	if err := json.NewDecoder(r.Body).Decode(in); err != nil {
+		writeError(w, http.StatusBadRequest, "Problems parsing JSON")
+		return false
+	}
+	if in.Status == "completed" && in.Conclusion == "" {
+		writeError(w, http.StatusUnprocessableEntity, "Invalid request: conclusion is required when status is completed")
+		return false
+	}
+	for _, a := range in.Output.Annotations {
+		if a.Path == "" || a.StartLine < 1 || a.EndLine < 1 || a.Message == "" ||
+			(a.AnnotationLevel != "notice" && a.AnnotationLevel != "warning" && a.AnnotationLevel != "failure") {
+			writeError(w, http.StatusUnprocessableEntity, "Invalid request: annotation needs path, start_line, end_line, annotation_level and message")
+			return false
+		}
+	}
+	return true
 }
 
 // list answers one page, with a Link header naming the next and last
