@@ -372,6 +372,14 @@ func (c *Comparison) diffSettings(bh, hh runfile.Header, allow bool) error {
 		}
 		c.Notes = append(c.Notes, note+".")
 	}
+	for _, r := range []struct {
+		which string
+		h     runfile.Header
+	}{{"base", bh}, {"head", hh}} {
+		if tp := r.h.Settings.TextPrep; tp != nil && tp.Unverified != "" {
+			c.Notes = append(c.Notes, fmt.Sprintf("The %s model's tokenizer is unverified (--allow-unverified-tokenizer): %s.", r.which, tp.Unverified))
+		}
+	}
 	if len(refused) == 0 {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -408,5 +409,24 @@ func TestCompareContextStops(t *testing.T) {
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
 	if _, err := CompareContext(ctx, base, head, Options{Workers: 1}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled during: %v", err)
+	}
+}
+
+// TestUnverifiedTokenizerNoted: a run whose tokenizer conversion was not
+// verified says so in the comparison's notes, even when both runs share it.
+func TestUnverifiedTokenizerNoted(t *testing.T) {
+	docs := synthDocs(50, 1, 1.0, 0.1)
+	base, head := freshRun("b", "m", docs), freshRun("h", "m", shifted(docs, 0.01))
+	for _, r := range []*runfile.Run{base, head} {
+		r.Header.Settings.TextPrep = &runfile.TextPrep{By: runfile.PrepHF, Unverified: "pre-tokenizer Whitespace matches none"}
+	}
+	c, err := Compare(base, head, Options{Resamples: 50, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"The base model's tokenizer is unverified (--allow-unverified-tokenizer): pre-tokenizer Whitespace matches none.",
+		"The head model's tokenizer is unverified (--allow-unverified-tokenizer): pre-tokenizer Whitespace matches none."}
+	if !slices.Equal(c.Notes, want) {
+		t.Errorf("notes %q, want %q", c.Notes, want)
 	}
 }

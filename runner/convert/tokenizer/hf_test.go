@@ -16,6 +16,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/runner/convert"
 	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
+	"github.com/udgamlabs/udgam-ci/runner/textprep"
 	"github.com/udgamlabs/udgam-ci/runner/tokspec"
 )
 
@@ -171,7 +172,26 @@ func TestHuggingFaceIDs(t *testing.T) {
 				}
 				t.Errorf("text %d %q: llama.cpp %v, transformers.js %v", i, text, got, want[i])
 			}
-			t.Logf("%s: raw llama.cpp ids equal on %d of %d comparable texts (%d texts need the Go text preparation)", family, equal, compared, len(texts)-compared)
+			// Through the scoring path: the GGUF's text preparation in Go
+			// (added tokens, normalizer), then llama.cpp, on every text.
+			wm, err := textprep.WrapModel(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wrapped := 0
+			for i, text := range texts {
+				got, err := wm.Tokenize(text)
+				if err != nil {
+					t.Errorf("text %d %q: %v", i, text, err)
+					continue
+				}
+				if slices.Equal(got, want[i]) {
+					wrapped++
+					continue
+				}
+				t.Errorf("text %d %q: prepared and tokenized %v, transformers.js %v", i, text, got, want[i])
+			}
+			t.Logf("%s: raw llama.cpp ids equal on %d of %d comparable texts; with the text preparation on %d of %d texts", family, equal, compared, wrapped, len(texts))
 		})
 	}
 }
