@@ -62,7 +62,7 @@ type Config struct {
 // ParseConfig reads config.json.
 func ParseConfig(b []byte) (Config, error) {
 	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
+	if err := json.Unmarshal(pythonNumbers(b), &raw); err != nil {
 		return Config{}, fmt.Errorf("config.json: %w", err)
 	}
 	c := Config{raw: raw}
@@ -73,6 +73,52 @@ func ParseConfig(b []byte) (Config, error) {
 		return Config{}, err
 	}
 	return c, nil
+}
+
+// pythonNumbers turns the bare Infinity, -Infinity and NaN that Python's
+// json module writes (transformers saves Mamba-2's and Falcon-H1's default
+// time_step_limit as [0.0, Infinity]) into the strings "Infinity",
+// "-Infinity" and "NaN", so that the file parses as JSON; reading such a
+// key as a number is then an error naming it.
+func pythonNumbers(b []byte) []byte {
+	var out []byte
+	inString, escaped := false, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		default:
+			for _, word := range []string{"-Infinity", "Infinity", "NaN"} {
+				if strings.HasPrefix(string(b[i:min(len(b), i+len(word))]), word) {
+					if out == nil {
+						out = append([]byte{}, b[:i]...)
+					}
+					out = append(out, '"')
+					out = append(out, word...)
+					c = '"'
+					i += len(word) - 1
+					break
+				}
+			}
+		}
+		if out != nil {
+			out = append(out, c)
+		}
+	}
+	if out == nil {
+		return b
+	}
+	return out
 }
 
 // Has reports whether config.json sets key to something other than null.

@@ -118,7 +118,7 @@ func scaleBy(f float64) func([]float32) ([]float32, error) {
 // refuseTimeStepLimit refuses a clamp of the scan's time step other than
 // the default (0, inf): llama.cpp's scan does not clamp.
 func refuseTimeStepLimit(r *ConfigReader) {
-	r.Refuse("time_step_limit", "[0,Infinity]", "[0.0,Infinity]", "[0,1e309]")
+	r.Refuse("time_step_limit", `[0,"Infinity"]`, `[0.0,"Infinity"]`)
 }
 
 func convertMamba2(cfg Config, w Weights) (KV, []Tensor, error) {

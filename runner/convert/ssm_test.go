@@ -449,3 +449,44 @@ func TestSSMStateSlots(t *testing.T) {
 		})
 	}
 }
+
+// TestPythonInfinity: transformers writes Mamba-2's and Falcon-H1's
+// default time_step_limit as [0.0, Infinity], which is not JSON. Such a
+// config.json parses (text inside strings untouched), the default converts,
+// and a real clamp is refused by name.
+func TestPythonInfinity(t *testing.T) {
+	cfg, err := convert.ParseConfig([]byte(`{"architectures": ["X"], "model_type": "x", "s": "NaN, Infinity \"Infinity\"", "v": [0.0, -Infinity, NaN, Infinity]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s string
+	var v []any
+	if err := cfg.Get("s", &s); err != nil || s != `NaN, Infinity "Infinity"` {
+		t.Errorf("string %q, %v", s, err)
+	}
+	if err := cfg.Get("v", &v); err != nil || fmt.Sprint(v) != "[0 -Infinity NaN Infinity]" {
+		t.Errorf("list %v, %v", v, err)
+	}
+	for _, tt := range []struct{ limit, want string }{{"[0.0, Infinity]", ""}, {"[0.0, 0.1]", "time_step_limit = [0.0,0.1] is not supported"}} {
+		for _, c := range ssmCases[:2] {
+			dir := t.TempDir()
+			if err := c.checkpoint.Write(dir, converttest.Safetensors); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "config.json")
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b = append([]byte(`{"time_step_limit": `+tt.limit+`,`), b[1:]...)
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if tt.want != "" {
+				convert.CheckRefused(t, dir, convert.Options{}, tt.want)
+			} else if _, err := convert.Dir(dir, filepath.Join(t.TempDir(), "m.gguf"), convert.Options{}); err != nil {
+				t.Errorf("%s with time_step_limit %s: %v", c.name, tt.limit, err)
+			}
+		}
+	}
+}
