@@ -9,12 +9,15 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ollama/ollama/convert/sentencepiece"
 	"golang.org/x/text/unicode/norm"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/udgamlabs/udgam-ci/internal/hfref"
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/convert"
 	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
+	"github.com/udgamlabs/udgam-ci/runner/convert/tokenizer"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/textprep"
 	"github.com/udgamlabs/udgam-ci/runner/tokspec"
@@ -318,4 +321,64 @@ func TestLlama3WithoutIgnoreMerges(t *testing.T) {
 		}
 	}
 	t.Logf("llama3 without ignore_merges: %d texts compared", compared)
+}
+
+// TestSentencePieceModelIDs: Mistral's vocabulary written as a
+// tokenizer.model (its pieces, the scores and types its tokenizer.json
+// converts to, a dummy prefix) and converted from that file alone gives
+// transformers.js's ids.
+func TestSentencePieceModelIDs(t *testing.T) {
+	ref := hfref.Dir(t, "mistral")
+	fromJSON, err := tokenizer.Convert(os.DirFS(ref), tokenizer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := fromJSON.KV["tokenizer.ggml.tokens"].([]string)
+	scores := fromJSON.KV["tokenizer.ggml.scores"].([]float32)
+	types := fromJSON.KV["tokenizer.ggml.token_type"].([]int32)
+	bpe := sentencepiece.TrainerSpec_BPE
+	mp := &sentencepiece.ModelProto{
+		TrainerSpec:    &sentencepiece.TrainerSpec{ModelType: &bpe, ByteFallback: proto.Bool(true)},
+		NormalizerSpec: &sentencepiece.NormalizerSpec{Name: proto.String("identity"), AddDummyPrefix: proto.Bool(true), RemoveExtraWhitespaces: proto.Bool(false)},
+	}
+	for i, tok := range tokens {
+		typ := sentencepiece.ModelProto_SentencePiece_Type(types[i])
+		mp.Pieces = append(mp.Pieces, &sentencepiece.ModelProto_SentencePiece{Piece: proto.String(tok), Score: proto.Float32(scores[i]), Type: &typ})
+	}
+	b, err := proto.Marshal(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfg, err := os.ReadFile(filepath.Join(ref, "tokenizer_config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"tokenizer.model": b, "tokenizer_config.json": cfg} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bt := buildFrom(t, "mistral-model", dir, len(tokens))
+	if s := bt.res.Tokenizer.Spec; s.Source != "tokenizer.model" || s.GGUF != "llama" || bt.info.BOS != 1 {
+		t.Fatalf("spec %+v, BOS %d", s, bt.info.BOS)
+	}
+	texts := hfref.Texts()
+	want := hfref.Encode(t, ref, texts)
+	m := load(t, bt.path)
+	compared := 0
+	for i, text := range texts {
+		if !rawComparable(fromJSON.Spec, addedContents(t, fromJSON.Spec), text) {
+			continue
+		}
+		compared++
+		got, err := m.Tokenize(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want[i]) {
+			t.Errorf("text %d %q: llama.cpp %v, transformers.js %v", i, text, got, want[i])
+		}
+	}
+	t.Logf("mistral from tokenizer.model: %d texts compared", compared)
 }
