@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -301,14 +300,7 @@ func TestGPTFamilyRefusals(t *testing.T) {
 			if err := c.Write(dir, converttest.Safetensors); err != nil {
 				t.Fatal(err)
 			}
-			outDir := t.TempDir()
-			_, err := convert.Dir(dir, filepath.Join(outDir, "m.gguf"), convert.Options{})
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("error %v, want one naming %s", err, tt.want)
-			}
-			if left, _ := os.ReadDir(outDir); len(left) != 0 {
-				t.Errorf("a refused conversion left %v", left)
-			}
+			convert.CheckRefused(t, dir, convert.Options{}, tt.want)
 		})
 	}
 }
