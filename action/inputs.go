@@ -6,7 +6,6 @@ package action
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -122,8 +121,6 @@ func InputDefault(name string) string {
 }
 
 var (
-	shaPattern     = regexp.MustCompile(`^[0-9a-f]{40}$`)
-	hubRepoPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$`)
 	validDtypes    = []string{"f32", "f16", "bf16", "q8_0"}
 	validAddBOS    = []string{"auto", "yes", "no"}
 	validGPU       = []string{"auto", "cpu", "metal", "cuda"}
@@ -131,14 +128,10 @@ var (
 	validTestNames = []string{runfile.TestFresh, runfile.TestProbes}
 )
 
-// IsSHA reports whether s is a full 40-hex commit id.
-func IsSHA(s string) bool { return shaPattern.MatchString(s) }
-
 // IsHubRepo reports whether model names a hub repository rather than a local
 // file or directory (which must then exist; the caller checks).
 func IsHubRepo(model string) bool {
-	return hubRepoPattern.MatchString(model) && !strings.HasSuffix(model, ".gguf") &&
-		!strings.HasPrefix(model, ".")
+	return runfile.IsHubRepo(model) && !strings.HasSuffix(model, ".gguf")
 }
 
 // InputEnv is how action.yml passes an input to `udgam-ci action`:
@@ -256,7 +249,7 @@ func ReadInputs(a *githubactions.Action, isLocal func(path string) bool) (Inputs
 		bad("input model: %q is neither an existing path nor a hub id OWNER/NAME", in.Model)
 	case in.Revision == "":
 		bad("input revision: required for hub model %s (a 40-hex commit sha)", in.Model)
-	case !IsSHA(in.Revision) && !in.AllowUnpinned:
+	case !runfile.IsCommit(in.Revision) && !in.AllowUnpinned:
 		bad("input revision: %q is not a 40-hex commit sha; pin the model, or set allow-unpinned: true to resolve a branch or tag", in.Revision)
 	}
 	if in.ModelName == "" {

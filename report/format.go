@@ -3,9 +3,10 @@ package report
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
 // Numbers are shown as people read them: bits per byte and its deltas to
@@ -104,19 +105,14 @@ func plural(n int, one, many string) string {
 	return FormatCount(n) + " " + many
 }
 
-var (
-	hubID   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$`)
-	fullSHA = regexp.MustCompile(`^[0-9a-f]{40}$`)
-)
-
 // isHubID tells a Hugging Face repository id (OWNER/NAME) from a file.
 func isHubID(name string) bool {
-	return hubID.MatchString(name) && !strings.HasSuffix(strings.ToLower(name), ".gguf")
+	return runfile.IsHubRepo(name) && !strings.HasSuffix(strings.ToLower(name), ".gguf")
 }
 
 // shortRev shortens a full commit hash as git does; branch names stay.
 func shortRev(rev string) string {
-	if fullSHA.MatchString(rev) {
+	if runfile.IsCommit(rev) {
 		return rev[:7]
 	}
 	return rev

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/udgamlabs/udgam-ci/runner/hub"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
 // Hub is what a hub dataset scan needs of runner/hub's Client.
@@ -24,7 +26,7 @@ func HubInputs(ctx context.Context, c Hub, ref string) ([]Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !hub.IsCommit(r.Revision) {
+	if !runfile.IsCommit(r.Revision) {
 		return nil, fmt.Errorf("training data %s: revision %q is not a commit sha (pin one, so that the scan says what it read)", ref, r.Revision)
 	}
 	kind := r.Kind

@@ -70,7 +70,7 @@ func Fetch(ctx context.Context, h Hub, opts Options) (Model, error) {
 		return Model{}, errors.New("fetch: no cache directory")
 	}
 	sha := opts.Revision
-	if !hub.IsCommit(sha) {
+	if !runfile.IsCommit(sha) {
 		if !opts.AllowUnpinned {
 			return Model{}, fmt.Errorf("fetch %s: revision %q is not a 40-hex commit sha; pin the model to a commit (or pass --allow-unpinned; in the Action, allow-unpinned: true)", opts.Repo, opts.Revision)
 		}

@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
 // Cache layout under CacheDir (all keyed by an immutable commit sha):
@@ -45,7 +47,7 @@ func (c *Client) CachedFiles(ctx context.Context, kind Kind, repo, sha string) (
 	if err := checkRepo(repo); err != nil {
 		return nil, err
 	}
-	if !IsCommit(sha) {
+	if !runfile.IsCommit(sha) {
 		return nil, fmt.Errorf("list %s %s: revision %q is not a commit sha", kind, repo, sha)
 	}
 	if files, ok := c.cachedTree(kind, repo, sha); ok {
@@ -118,7 +120,7 @@ func (c *Client) Fetch(ctx context.Context, kind Kind, repo, sha, p string) (str
 	if err := checkRepo(repo); err != nil {
 		return "", err
 	}
-	if !IsCommit(sha) {
+	if !runfile.IsCommit(sha) {
 		return "", fmt.Errorf("fetch %s %s/%s: revision %q is not a commit sha", kind, repo, p, sha)
 	}
 	final := c.cachePath("files", kind, repo, sha, p)
@@ -151,7 +153,7 @@ func (c *Client) Download(ctx context.Context, kind Kind, repo, sha string, f Fi
 	if err := checkRepo(repo); err != nil {
 		return "", err
 	}
-	if !IsCommit(sha) {
+	if !runfile.IsCommit(sha) {
 		return "", fmt.Errorf("download %s %s/%s: revision %q is not a commit sha", kind, repo, f.Path, sha)
 	}
 	final := c.cachePath("files", kind, repo, sha, f.Path)
@@ -273,7 +275,7 @@ func verify(p string, f File) error {
 	var h hash.Hash
 	want, what := f.SHA256(), "sha256"
 	if want == "" {
-		if !IsCommit(f.OID) { // a git blob id has the same 40-hex form
+		if !runfile.IsCommit(f.OID) { // a git blob id has the same 40-hex form
 			return fmt.Errorf("listing gives no hash to check")
 		}
 		h, want, what = sha1.New(), f.OID, "git blob id"

@@ -14,10 +14,11 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
 // DefaultEndpoint is the public hub.
@@ -121,16 +122,8 @@ func SleepContext(ctx context.Context, d time.Duration) error {
 	}
 }
 
-var (
-	shaRE  = regexp.MustCompile(`^[0-9a-f]{40}$`)
-	repoRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$`)
-)
-
-// IsCommit reports whether rev is a full 40-hex commit sha (a pinned revision).
-func IsCommit(rev string) bool { return shaRE.MatchString(rev) }
-
 func checkRepo(repo string) error {
-	if !repoRE.MatchString(repo) || strings.Contains(repo, "..") {
+	if !runfile.IsHubRepo(repo) {
 		return fmt.Errorf("repository %q: want OWNER/NAME", repo)
 	}
 	return nil

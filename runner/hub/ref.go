@@ -6,6 +6,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
 // Ref is a parsed hf://OWNER/NAME@REVISION[/path] reference. The optional
@@ -110,7 +112,7 @@ func (c *Client) ResolveWith(ctx context.Context, ref string, opts ResolveOption
 		return Resolved{}, fmt.Errorf("hub reference %q: is a %s, want a %s", ref, r.Kind, kind)
 	}
 	r.Kind = kind
-	if !IsCommit(r.Revision) {
+	if !runfile.IsCommit(r.Revision) {
 		if !opts.AllowUnpinned {
 			return Resolved{}, fmt.Errorf("hub reference %q: revision %q is not a 40-hex commit sha; pin one (or allow unpinned revisions)", ref, r.Revision)
 		}

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
 // File is one file of a repository at a commit, as the hub's tree API lists
@@ -60,7 +62,7 @@ func (c *Client) ResolveRevision(ctx context.Context, kind Kind, repo, rev strin
 	if _, err := c.getJSON(ctx, c.apiURL(kind, repo, "revision", url.PathEscape(rev)), &info); err != nil {
 		return "", fmt.Errorf("resolve %s %s@%s: %w", kind, repo, rev, err)
 	}
-	if !IsCommit(info.SHA) {
+	if !runfile.IsCommit(info.SHA) {
 		return "", fmt.Errorf("resolve %s %s@%s: hub answered sha %q, not a commit", kind, repo, rev, info.SHA)
 	}
 	return info.SHA, nil
@@ -72,7 +74,7 @@ func (c *Client) ListFiles(ctx context.Context, kind Kind, repo, sha string) ([]
 	if err := checkRepo(repo); err != nil {
 		return nil, err
 	}
-	if !IsCommit(sha) {
+	if !runfile.IsCommit(sha) {
 		return nil, fmt.Errorf("list %s %s: revision %q is not a commit sha", kind, repo, sha)
 	}
 	var files []File

@@ -16,7 +16,6 @@ var (
 	idRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:+-]{0,199}$`)
 	modelRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*(/[A-Za-z0-9][A-Za-z0-9._+-]*)*$`)
 	refRE   = regexp.MustCompile(`^[A-Za-z0-9._/+@-]{1,255}$`)
-	repoRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}/[A-Za-z0-9._-]{1,100}$`)
 	textRE  = regexp.MustCompile(`^[A-Za-z0-9._:+/@=-]{0,200}$`)
 )
 
@@ -47,7 +46,7 @@ func ValidRef(s string) error {
 
 // ValidRepo reports whether s is OWNER/NAME.
 func ValidRepo(s string) error {
-	if !repoRE.MatchString(s) || strings.Contains(s, "..") {
+	if !runfile.IsGitRepo(s) {
 		return invalidf("repository %q: want OWNER/NAME", s)
 	}
 	return nil
