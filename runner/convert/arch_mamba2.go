@@ -127,7 +127,7 @@ func convertMamba2(cfg Config, w Weights) (KV, []Tensor, error) {
 		hidden:   r.Int("hidden_size"),
 		heads:    r.Int("num_heads"),
 		state:    r.Int("state_size"),
-		groups:   r.IntOr("n_groups", 1),
+		groups:   r.IntOr("n_groups", 8), // Hugging Face's default
 		kernel:   r.IntOr("conv_kernel", 4),
 		norm:     true,
 		needBias: true,
@@ -137,7 +137,7 @@ func convertMamba2(cfg Config, w Weights) (KV, []Tensor, error) {
 	layers := r.Int("num_hidden_layers")
 	vocab := r.Int("vocab_size")
 	eps := r.FloatOr("layer_norm_epsilon", 1e-5)
-	tied := r.BoolOr("tie_word_embeddings", true)
+	tied := r.BoolOr("tie_word_embeddings", false)
 	m.convBias = r.BoolOr("use_conv_bias", true)
 	r.Refuse("use_bias", "false")
 	r.Refuse("hidden_act", `"silu"`, `"swish"`)

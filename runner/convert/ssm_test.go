@@ -356,6 +356,7 @@ func TestSSMRefusals(t *testing.T) {
 		{"falcon quantized", falcon, map[string]any{"quantization_config": map[string]any{"bits": 4}}, "quantization_config"},
 		{"mamba2 expand", mamba2, map[string]any{"expand": 4, "head_dim": 32}, "expand = 4; llama.cpp's mamba2 takes only expand = 2"},
 		{"mamba2 groups", mamba2, map[string]any{"n_groups": 2}, "n_groups = 2"},
+		{"mamba2 default groups", mamba2, map[string]any{"n_groups": nil}, "n_groups = 8"},
 		{"mamba2 bias", mamba2, map[string]any{"use_bias": true}, "use_bias = true is not supported"},
 		{"mamba2 no norm", mamba2, map[string]any{"rms_norm": false}, "rms_norm = false is not supported"},
 		{"mamba2 layer types", mamba2, map[string]any{"layer_types": []string{"mamba", "attention"}}, `layer_types[1] = "attention"`},

@@ -296,7 +296,7 @@ func Mamba2Reference(config []byte, w map[string][]float32) (*Reference, error) 
 		Heads    int     `json:"num_heads"`
 		HeadDim  int     `json:"head_dim"`
 		State    int     `json:"state_size"`
-		Groups   int     `json:"n_groups"`
+		Groups   *int    `json:"n_groups"`
 		Kernel   int     `json:"conv_kernel"`
 		Eps      float64 `json:"layer_norm_epsilon"`
 		ConvBias *bool   `json:"use_conv_bias"`
@@ -307,14 +307,19 @@ func Mamba2Reference(config []byte, w map[string][]float32) (*Reference, error) 
 	}
 	h := c.Hidden
 	inner := int(c.Expand * float64(h))
-	if c.Heads == 0 || c.Groups == 0 || c.Heads*c.HeadDim != inner {
+	groups := 8 // Hugging Face's default
+	if c.Groups != nil {
+		groups = *c.Groups
+	}
+	if c.Heads == 0 || groups == 0 || c.Heads*c.HeadDim != inner {
 		return nil, fmt.Errorf("reference: config.json: malformed Mamba-2 options")
 	}
 	t := &weightReader{w: w}
 	embed := t.get("backbone.embeddings.weight", c.Vocab*h)
 	final := t.get("backbone.norm_f.weight", h)
 	lmHead := embed
-	if (c.Tied != nil && !*c.Tied) || t.w["lm_head.weight"] != nil {
+	if c.Tied == nil || !*c.Tied { // Hugging Face's default: untied
+
 		lmHead = t.get("lm_head.weight", c.Vocab*h)
 	}
 	norms := make([][]float32, c.Layers)
@@ -323,7 +328,7 @@ func Mamba2Reference(config []byte, w map[string][]float32) (*Reference, error) 
 		p := fmt.Sprintf("backbone.layers.%d.", l)
 		norms[l] = t.get(p+"norm.weight", h)
 		mixers[l] = ssdMixer{inner: inner, heads: c.Heads, headDim: c.HeadDim, state: c.State,
-			groups: c.Groups, kernel: c.Kernel, eps: c.Eps, inScale: 1}
+			groups: groups, kernel: c.Kernel, eps: c.Eps, inScale: 1}
 		mixers[l].load(t, p+"mixer.", h, c.ConvBias == nil || *c.ConvBias, true)
 	}
 	if t.err != nil {
