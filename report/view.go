@@ -448,10 +448,42 @@ func moverSection(c *Comparison, s style) section {
 	return itemMovers(c, s)
 }
 
+// MoverColumns names a mover's base, head and change columns with their
+// units: for fresh text each run's bits per byte and the document's share
+// of the delta; for probes each run's margin and its change, in nats.
+func MoverColumns(test string) (base, head, change string) {
+	if test == runfile.TestFresh {
+		return "Base bpb", "Head bpb", "Share of Δ (bpb)"
+	}
+	return "Base margin (nats)", "Head margin (nats)", "Margin change (nats)"
+}
+
+// MoverExplained says in a sentence what a mover's numbers are.
+func MoverExplained(test string) string {
+	if test == runfile.TestFresh {
+		return "Share: the document's part of the overall delta (the shares of all documents sum to it)."
+	}
+	return "Margin: log-probability of the answer minus the best wrong choice, in nats (positive when right)."
+}
+
+// FormatMover writes a mover's base, head and change as every surface
+// shows them.
+func FormatMover(test string, m Mover) (base, head, change string) {
+	if test == runfile.TestFresh {
+		return FormatScore(MetricBPB, m.Base), FormatScore(MetricBPB, m.Head), fmtFloat(m.Change, 5)
+	}
+	return fmtFloat(m.Base, 2), fmtFloat(m.Head, 2), fmtSigned(m.Change, 2)
+}
+
+func moverRow(test string, m Mover, s style) []string {
+	b, h, ch := FormatMover(test, m)
+	return []string{s.code(m.ID), s.cell(m.Group), b, h, ch}
+}
+
 func docMovers(c *Comparison, s style) section {
-	sec := section{Summary: "Fresh Text: documents that moved most",
-		Lines: []string{"Share: the document's part of the overall delta (the shares of all documents sum to it)."}}
-	head := []string{"Document", "Source", "Base bpb", "Head bpb", "Share"}
+	sec := section{Summary: "Fresh Text: documents that moved most", Lines: []string{MoverExplained(c.Test)}}
+	b, h, _ := MoverColumns(c.Test)
+	head := []string{"Document", "Source", b, h, "Share"}
 	right := []bool{false, false, true, true, true}
 	for _, part := range []struct {
 		title string
@@ -462,7 +494,7 @@ func docMovers(c *Comparison, s style) section {
 		}
 		t := table{Title: part.title, Head: head, Right: right}
 		for _, m := range part.ms {
-			t.Rows = append(t.Rows, []string{s.code(m.ID), s.cell(m.Group), FormatScore(MetricBPB, m.Base), FormatScore(MetricBPB, m.Head), fmtFloat(m.Change, 5)})
+			t.Rows = append(t.Rows, moverRow(c.Test, m, s))
 		}
 		sec.Tables = append(sec.Tables, t)
 	}
@@ -470,8 +502,7 @@ func docMovers(c *Comparison, s style) section {
 }
 
 func itemMovers(c *Comparison, s style) section {
-	sec := section{Summary: "Probe Suite: items that flipped",
-		Lines: []string{"Margin: log-probability of the answer minus the best wrong choice, in nats (positive when right)."}}
+	sec := section{Summary: "Probe Suite: items that flipped", Lines: []string{MoverExplained(c.Test)}}
 	head := []string{"Item", "Type", "Base margin", "Head margin", "Change"}
 	right := []bool{false, false, true, true, true}
 	for _, part := range []struct {
@@ -484,7 +515,7 @@ func itemMovers(c *Comparison, s style) section {
 		}
 		t := table{Title: sprintf("%s (%s of %s)", part.title, FormatCount(len(part.ms)), FormatCount(part.total)), Head: head, Right: right}
 		for _, m := range part.ms {
-			t.Rows = append(t.Rows, []string{s.code(m.ID), s.cell(m.Group), fmtFloat(m.Base, 2), fmtFloat(m.Head, 2), fmtSigned(m.Change, 2)})
+			t.Rows = append(t.Rows, moverRow(c.Test, m, s))
 		}
 		sec.Tables = append(sec.Tables, t)
 	}

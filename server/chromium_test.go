@@ -4,11 +4,18 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
+	"html"
 	"image/png"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -137,5 +144,86 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	if err := os.WriteFile(to, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// phoneFrame shows a page in a 390 px wide frame (headless chromium's
+// window is at least 500 px wide) and writes what it looks like there onto
+// its own <body>: the page's scroll and client widths, and the right and
+// bottom edges of the compare page's headline.
+const phoneFrame = `<!doctype html><html><body style="margin:0">
+<iframe id="f" src="%s" style="width:390px;height:844px;border:0"></iframe>
+<script>addEventListener("load", function () {
+var doc = document.getElementById("f").contentDocument, d = doc.documentElement, b = document.body, h = doc.getElementById("summary");
+b.setAttribute("data-scroll-width", String(d.scrollWidth));
+b.setAttribute("data-client-width", String(d.clientWidth));
+if (h) { var r = h.getBoundingClientRect(); b.setAttribute("data-headline", Math.round(r.right) + "," + Math.round(r.bottom)); }
+});</script></body></html>`
+
+// phoneProxy serves /phone?path=P (phoneFrame around P) and the server's
+// pages under the same origin, without the headers that forbid framing
+// them (test only).
+func phoneProxy(t *testing.T, target string) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := httputil.NewSingleHostReverseProxy(u)
+	p.ModifyResponse = func(resp *http.Response) error {
+		resp.Header.Del("Content-Security-Policy")
+		resp.Header.Del("X-Frame-Options")
+		return nil
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", p)
+	mux.HandleFunc("/phone", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, phoneFrame, html.EscapeString(r.URL.Query().Get("path")))
+	})
+	hs := httptest.NewServer(mux)
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+// TestChromiumPhoneWidth loads every page in a 390 px wide window: nothing
+// overflows sideways (tables scroll inside their box, charts scale), and
+// the compare page's headline numbers are within the first screen.
+func TestChromiumPhoneWidth(t *testing.T) {
+	bin := chromium(t)
+	ts := startServer(t, server.Config{})
+	seedHistory(t, ts, 12)
+	proxy := phoneProxy(t, ts.url)
+	attr := func(dom, name string) string {
+		m := regexp.MustCompile(name + `="([^"]*)"`).FindStringSubmatch(dom)
+		if m == nil {
+			return ""
+		}
+		return m[1]
+	}
+	for _, path := range []string{"/", "/models/" + model, "/runs/probes-0010", "/compare?base=probes-0008&head=probes-0009", "/compare?base=fresh-0008&head=fresh-0009"} {
+		dom := string(runChromium(t, bin, "--window-size=390,844", "--virtual-time-budget=5000", "--dump-dom", proxy+"/phone?path="+url.QueryEscape(path)))
+		sw, cw := attr(dom, "data-scroll-width"), attr(dom, "data-client-width")
+		if sw == "" {
+			t.Fatalf("%s: the measuring script did not run:\n%.2000s", path, dom)
+		}
+		w, _ := strconv.Atoi(sw)
+		if c, _ := strconv.Atoi(cw); c > 390 || c < 300 {
+			t.Fatalf("%s: the window is %s px wide, want 390", path, cw)
+		}
+		if w > 390 {
+			t.Errorf("%s: the page is %d px wide in a 390 px window: it overflows sideways", path, w)
+		}
+		if strings.HasPrefix(path, "/compare") {
+			var right, bottom int
+			if _, err := fmt.Sscanf(attr(dom, "data-headline"), "%d,%d", &right, &bottom); err != nil || right > 390 || bottom > 844 {
+				t.Errorf("%s: the headline ends at (%d, %d), want within the first 390x844 screen (%v)", path, right, bottom, err)
+			}
+		}
+	}
+	shot := filepath.Join(t.TempDir(), "compare-phone.png")
+	runChromium(t, bin, "--screenshot="+shot, "--window-size=390,844", ts.url+"/compare?base=probes-0008&head=probes-0009")
+	if keep := os.Getenv("UDGAM_SCREENSHOT_DIR"); keep != "" {
+		copyFile(t, shot, filepath.Join(keep, "compare-phone.png"))
 	}
 }

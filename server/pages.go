@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -79,9 +78,6 @@ var funcs = template.FuncMap{
 	"modelURL":     modelPath,
 	"compareURL":   comparePath,
 	"metricName":   metricName,
-	"pct":          func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
-	"f3":           func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) },
-	"f2":           func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
 	"pvalue":       report.FormatP,
 	"verdictClass": func(v report.Verdict) string { return strings.ReplaceAll(string(v), " ", "-") },
 }
@@ -390,6 +386,14 @@ type comparePage struct {
 	Levels []compareGroup
 	Judged []report.SettingDiff
 	Other  []report.SettingDiff
+	// The movers, formatted as in the comment, with their columns' names.
+	Movers                         []moverRow
+	MoverBase, MoverHead, MoverChg string
+	MoverNote                      string
+}
+
+type moverRow struct {
+	Dir, Class, ID, Group, Base, Head, Change string
 }
 
 func (s *Server) comparePage(c echo.Context) error {
@@ -403,6 +407,17 @@ func (s *Server) comparePage(c echo.Context) error {
 	}
 	for _, k := range runfile.SortedKeys(cmp.ByLevel) {
 		p.Levels = append(p.Levels, compareGroup{Name: k, Result: cmp.ByLevel[k]})
+	}
+	p.MoverBase, p.MoverHead, p.MoverChg = report.MoverColumns(cmp.Test)
+	p.MoverNote = report.MoverExplained(cmp.Test)
+	for _, part := range []struct {
+		dir, class string
+		ms         []report.Mover
+	}{{"worse", "regressed", cmp.Movers.Worse}, {"better", "improved", cmp.Movers.Better}} {
+		for _, m := range part.ms {
+			b, h, ch := report.FormatMover(cmp.Test, m)
+			p.Movers = append(p.Movers, moverRow{Dir: part.dir, Class: part.class, ID: m.ID, Group: m.Group, Base: b, Head: h, Change: ch})
+		}
 	}
 	for _, d := range cmp.SettingsDiff {
 		if d.Judged && !d.Expected {
