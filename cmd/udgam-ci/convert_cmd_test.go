@@ -43,11 +43,17 @@ func TestConvertedModelsScore(t *testing.T) {
 	}
 }
 
+// expected says what checkConvertedScores requires beyond the defaults.
+type expected struct {
+	Info   []string // lines of `model info`; a two-layer transformer's when nil
+	BPBTol float64  // relative difference of bits per byte allowed; 1e-6 when 0
+}
+
 // checkConvertedScores writes checkpoint c as pytorch_model.bin in a
 // subfolder, converts it with `model convert`, describes it with `model
 // info`, scores docs (written to data) with `score fresh`, whose bits per
 // byte must equal ref's on the same tokens, and items with `score probes`.
-func checkConvertedScores(t *testing.T, c converttest.Checkpoint, ref func(map[string][]float32) (*testmodel.Reference, error), docs []fresh.Document, data, items string) {
+func checkConvertedScores(t *testing.T, c converttest.Checkpoint, ref func(map[string][]float32) (*testmodel.Reference, error), docs []fresh.Document, data, items string, want ...expected) {
 	t.Helper()
 	ckpt := filepath.Join(t.TempDir(), "repo")
 	if err := c.Write(filepath.Join(ckpt, "final"), converttest.Torch); err != nil {
@@ -65,7 +71,16 @@ func checkConvertedScores(t *testing.T, c converttest.Checkpoint, ref func(map[s
 	if code := run(e, []string{"model", "info", gguf}); code != 0 {
 		t.Fatalf("model info: exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"family            transformer", "layers            2 x attention"} {
+	exp := expected{Info: []string{"family            transformer", "layers            2 x attention"}, BPBTol: 1e-6}
+	if len(want) > 0 {
+		if want[0].Info != nil {
+			exp.Info = want[0].Info
+		}
+		if want[0].BPBTol > 0 {
+			exp.BPBTol = want[0].BPBTol
+		}
+	}
+	for _, want := range exp.Info {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("model info lacks %q:\n%s", want, stdout)
 		}
@@ -80,10 +95,10 @@ func checkConvertedScores(t *testing.T, c converttest.Checkpoint, ref func(map[s
 	if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil {
 		t.Fatalf("--json output %q: %v", stdout, err)
 	}
-	want := referenceBPB(t, gguf, ref, c, docs)
-	t.Logf("score fresh: bpb %.9f, float64 reference %.9f", sum.BPB, want)
-	if math.Abs(sum.BPB-want) > 1e-6*want {
-		t.Errorf("score fresh: bpb %.9f, float64 reference %.9f", sum.BPB, want)
+	bpb := referenceBPB(t, gguf, ref, c, docs)
+	t.Logf("score fresh: bpb %.9f, float64 reference %.9f", sum.BPB, bpb)
+	if math.Abs(sum.BPB-bpb) > exp.BPBTol*bpb {
+		t.Errorf("score fresh: bpb %.9f, float64 reference %.9f (relative difference at most %g)", sum.BPB, bpb, exp.BPBTol)
 	}
 
 	e, stdout, stderr = freshTestEnv()

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/udgamlabs/udgam-ci/evals/fresh"
+	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
+)
+
+// TestConvertedGemma3AndLfm2Score runs checkConvertedScores on Gemma 3
+// (documents longer than its window of 64) and on LFM2, whose packed
+// documents each keep their own convolution state.
+func TestConvertedGemma3AndLfm2Score(t *testing.T) {
+	dir := t.TempDir()
+	docs := fresh.GenerateDocs(7, 3, 100, 400)
+	data := writeDocs(t, dir, docs)
+	items := filepath.Join(dir, "items.jsonl")
+	if e, _, stderr := freshTestEnv(); run(e, []string{"probes", "generate", items, "--per", "1"}) != 0 {
+		t.Fatalf("probes generate: %s", stderr)
+	}
+	t.Run("Gemma3ForCausalLM", func(t *testing.T) {
+		g := converttest.Gemma3{Model: converttest.TinyGemma3(), Dtype: "BF16", Seed: 31}
+		// ggml's float16 GELU table moves each token's log-probability a
+		// little (runner/convert's gemma3Tolerance); bits per byte by
+		// 1.2e-6 of its value here.
+		checkConvertedScores(t, g.Checkpoint(), g.Model.Reference, docs, data, items, expected{
+			Info:   []string{"family            transformer", "layers            5 x sliding window 64, attention"},
+			BPBTol: 1e-5,
+		})
+	})
+	t.Run("Lfm2ForCausalLM", func(t *testing.T) {
+		l := converttest.Lfm2{Model: converttest.TinyLfm2(), Dtype: "BF16", Seed: 32}
+		checkConvertedScores(t, l.Checkpoint(), l.Model.Reference, docs, data, items, expected{
+			Info: []string{"family            hybrid", "layers            shortconv, attention, shortconv, attention"},
+		})
+	})
+}
