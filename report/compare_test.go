@@ -268,6 +268,7 @@ func TestSettings(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		edit     func(h *runfile.Header)
+		base     func(h *runfile.Header) // nil: the base as built
 		allow    bool
 		wantErr  string
 		mismatch bool
@@ -285,6 +286,17 @@ func TestSettings(t *testing.T) {
 			h.Settings.TokenizerSHA256 = "other"
 			h.Settings.BOSID = 0
 		}, keys: []string{"bos_id", "tokenizer_sha256"}},
+		{name: "same model, other text preparation refused", edit: func(h *runfile.Header) {
+			h.Settings.TextPrep = &runfile.TextPrep{By: runfile.PrepHF, Normalizer: "NFC", AddedTokens: 3}
+		}, wantErr: "text_prep: (none) -> hf, normalizer NFC, 3 added tokens matched"},
+		{name: "other model, other normalizer expected", edit: func(h *runfile.Header) {
+			h.Model.Name = "org/big"
+			h.Settings.TextPrep = &runfile.TextPrep{By: runfile.PrepHF, Normalizer: "NFC", AddedTokens: 3}
+		}, base: func(h *runfile.Header) { h.Settings.TextPrep = &runfile.TextPrep{By: runfile.PrepHF, AddedTokens: 1} }, keys: []string{"text_prep"}},
+		{name: "other model, hf against llama.cpp refused", edit: func(h *runfile.Header) {
+			h.Model.Name = "org/big"
+			h.Settings.TextPrep = &runfile.TextPrep{By: runfile.PrepLlama}
+		}, base: func(h *runfile.Header) { h.Settings.TextPrep = &runfile.TextPrep{By: runfile.PrepHF} }, wantErr: "text_prep"},
 		{name: "other model, other dataset refused", edit: func(h *runfile.Header) {
 			h.Model.Name = "org/big"
 			h.Dataset.SHA256 = "other"
@@ -294,6 +306,9 @@ func TestSettings(t *testing.T) {
 			head := freshRun("b", "org/small", docs)
 			base := freshRun("a", "org/small", docs)
 			tc.edit(&head.Header)
+			if tc.base != nil {
+				tc.base(&base.Header)
+			}
 			c, err := Compare(base, head, Options{AllowSettingsMismatch: tc.allow})
 			if tc.wantErr != "" {
 				var me *MismatchError

@@ -80,6 +80,7 @@ func infoFromGGUF(kv ggml.KV, tensors []*ggml.Tensor) (Info, error) {
 		Arch:           arch,
 		TensorTypes:    map[string]int{},
 		TokenizerModel: kv.String("tokenizer.ggml.model"),
+		TokenizerPre:   kv.String("tokenizer.ggml.pre"),
 		ContextLength:  int(kv.Uint("context_length")), // KV.Uint adds the arch prefix
 		BOS:            tokenID(kv, "tokenizer.ggml.bos_token_id"),
 		EOS:            tokenID(kv, "tokenizer.ggml.eos_token_id"),

@@ -55,7 +55,8 @@ type Info struct {
 	EOS             int32  `json:"eos"` // -1 when none
 	AddBOS          bool   `json:"add_bos"`
 	TokenizerModel  string `json:"tokenizer_model"`
-	TokenizerSHA256 string `json:"tokenizer_sha256"` // covers TokenizerSpec too
+	TokenizerPre    string `json:"tokenizer_pre,omitempty"` // tokenizer.ggml.pre
+	TokenizerSHA256 string `json:"tokenizer_sha256"`        // covers TokenizerSpec too
 	// AddSpacePrefix says llama.cpp puts a space (SentencePiece's dummy
 	// prefix) before the text it tokenizes, so the first token's piece
 	// starts with a space that is not in the text.

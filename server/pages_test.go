@@ -13,7 +13,7 @@ import (
 func TestPages(t *testing.T) {
 	ts := startServer(t, server.Config{CompareResamples: 200})
 	seedHistory(t, ts, 12)
-	other := servertest.Spec{ID: "other-1", Model: "EleutherAI/pythia-70m", Test: runfile.TestFresh, Seed: 5, Records: 40}
+	other := servertest.Spec{ID: "other-1", Model: "EleutherAI/pythia-70m", Test: runfile.TestFresh, Seed: 5, Records: 40, Unverified: "pre-tokenizer Split(x) unmatched"}
 	if code, _, body := ts.upload(other.Body(), ""); code != 201 {
 		t.Fatalf("upload: %s", body)
 	}
@@ -32,6 +32,7 @@ func TestPages(t *testing.T) {
 			map[string]int{"groups": 7, "levels": 21}},
 		{"/runs/fresh-0001", []string{"By source", "wikipedia", "arxiv", "window / stride"},
 			map[string]int{"groups": 2}},
+		{"/runs/other-1", []string{"UNVERIFIED: pre-tokenizer Split(x) unmatched", "unverified tokenizer"}, nil},
 		{"/compare?base=probes-0004&head=probes-0007", []string{"probe accuracy", "95% interval of Δ", "exp/lr-sweep-7 (#107)", "Records that moved most"},
 			map[string]int{"headline": 1, "bygroup": 7}},
 	}

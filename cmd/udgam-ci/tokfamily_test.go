@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,7 +19,6 @@ import (
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/convert"
 	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
-	"github.com/udgamlabs/udgam-ci/runner/llama"
 )
 
 // previousTokenModel is a tiny Llama around a family's real tokenizer
@@ -157,40 +155,6 @@ func (m *previousTokenModel) logp(prev, next int32) float64 {
 	return row[next]
 }
 
-// TestTokenizerFamiliesIDs: through the production path (the converted
-// GGUF, llama.cpp, textprep, as both tests load a model), every text of
-// the shared set gets transformers.js's ids, special-token literals,
-// normalizers and all.
-func TestTokenizerFamiliesIDs(t *testing.T) {
-	texts := hfref.Texts()
-	for _, family := range hfref.Families() {
-		t.Run(family, func(t *testing.T) {
-			fm := familyModel(t, family)
-			want := hfref.Encode(t, hfref.Dir(t, family), texts)
-			m, err := openLlama(fm.gguf, llama.Options{Threads: 2, Context: 64, Batch: 64, Parallel: 1, CPUOnly: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.(interface{ Close() error }).Close()
-			bad := 0
-			for i, text := range texts {
-				got, err := m.Tokenize(text)
-				if err != nil {
-					t.Errorf("text %d %q: %v", i, text, err)
-					continue
-				}
-				if !slices.Equal(got, want[i]) {
-					bad++
-					if bad <= 5 {
-						t.Errorf("text %d %q: udgam-ci %v, transformers.js %v", i, text, got, want[i])
-					}
-				}
-			}
-			t.Logf("%s: %d of %d texts give transformers.js's ids", family, len(texts)-bad, len(texts))
-		})
-	}
-}
-
 // TestTokenizerFamiliesBits scores documents made of the shared texts with
 // `score fresh` (auto, yes, no) and probe items with `score probes` on
 // each family's previous-token model, and checks every document's bits and
@@ -204,8 +168,8 @@ func TestTokenizerFamiliesBits(t *testing.T) {
 		// A sample keeps the test fast (Gemma's 262k-token softmax per
 		// token): texts that start with something other than a letter
 		// (digits, whitespace, CJK, special-token literals: the first-token
-		// cases) and every fifth; every text's ids are checked in
-		// TestTokenizerFamiliesIDs.
+		// cases) and every fifth; every text's ids are checked through
+		// the same path in runner/convert/tokenizer's TestHuggingFaceIDs.
 		first, _ := utf8.DecodeRuneInString(text)
 		if text == "" || !(i%5 == 0 || (i < 86 && !unicode.IsLetter(first)) || strings.ContainsAny(text, "<[")) {
 			continue // the data loader also refuses empty documents

@@ -186,6 +186,7 @@ func (l *ggufLayout) info() runner.Info {
 		EOS:             int32(l.kv.Uint("tokenizer.ggml.eos_token_id")),
 		AddBOS:          l.kv.Bool("tokenizer.ggml.add_bos_token"),
 		TokenizerModel:  l.kv.String("tokenizer.ggml.model"),
+		TokenizerPre:    l.kv.String("tokenizer.ggml.pre"),
 		TokenizerSHA256: runner.WithSpec(runner.TokenizerSHA256(l.kv.String("tokenizer.ggml.model"), l.kv.String("tokenizer.ggml.pre"), tokens, merges, types), l.kv.String(tokspec.Key)),
 		AddSpacePrefix:  runner.AddSpacePrefix(l.kv.String("tokenizer.ggml.model"), l.kv),
 	}

@@ -23,6 +23,10 @@ func WrapModel(m runner.Model) (*Model, error) {
 	var spec tokspec.Spec
 	if info.TokenizerSpec != nil {
 		spec = *info.TokenizerSpec
+	} else if info.TokenizerModel == "gpt2" && info.TokenizerPre == "" {
+		// llama.cpp splits such text with its "default" rules, which are
+		// no Hugging Face tokenizer's.
+		return nil, errors.New("the GGUF names no pre-tokenizer (tokenizer.ggml.pre) and carries no udgam-ci tokenizer record: llama.cpp would split text by its default rules, which match no Hugging Face tokenizer exactly (convert the checkpoint with `udgam-ci model convert`)")
 	}
 	tok, err := wrap(m, spec, info)
 	if err != nil {

@@ -1,6 +1,7 @@
 package textprep
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -232,5 +233,37 @@ func TestFirstTokenBytesEmptyPiece(t *testing.T) {
 		if err != nil || got != 3 {
 			t.Errorf("prep %v: %d, %v; want the 3 spaces", prep, got, err)
 		}
+	}
+}
+
+// infoModel is a runner.Model with a chosen description.
+type infoModel struct {
+	byteTok
+	info runner.Info
+}
+
+func (m *infoModel) Info() runner.Info { return m.info }
+func (m *infoModel) Score(context.Context, []runner.Request) ([]runner.Result, error) {
+	return nil, nil
+}
+
+func TestWrapModelWithoutRecord(t *testing.T) {
+	// A byte-level GGUF that names no pre-tokenizer is refused: llama.cpp
+	// would fall back to its default split.
+	if _, err := WrapModel(&infoModel{info: runner.Info{TokenizerModel: "gpt2"}}); err == nil || !strings.Contains(err.Error(), "tokenizer.ggml.pre") {
+		t.Errorf("no pre-tokenizer: %v, want a refusal naming tokenizer.ggml.pre", err)
+	}
+	m, err := WrapModel(&infoModel{info: runner.Info{TokenizerModel: "gpt2", TokenizerPre: "smollm", ControlTokens: []string{"<|endoftext|>"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.TextPrep(); got.By != runfile.PrepLlama {
+		t.Errorf("text preparation %+v, want llama.cpp's own", got)
+	}
+	if err := m.CheckText("a<|endoftext|>"); err == nil {
+		t.Error("a control token's literal passed the check")
+	}
+	if ids, err := m.Tokenize("ab"); err != nil || len(ids) != 2 {
+		t.Errorf("plain text: %v %v", ids, err)
 	}
 }

@@ -28,6 +28,9 @@ type Spec struct {
 	Seed     uint64
 	Engine   string // settings.engine, to make flagged runs
 	Window   int
+	// Unverified, when set, records a tokenizer the converter could not
+	// verify (settings.text_prep).
+	Unverified string
 }
 
 func (s *Spec) defaults() {
@@ -93,6 +96,9 @@ func (s Spec) Header() runfile.Header {
 	if s.PR > 0 {
 		pr := s.PR
 		h.Git.PR = &pr
+	}
+	if s.Unverified != "" {
+		h.Settings.TextPrep = &runfile.TextPrep{By: runfile.PrepHF, Unverified: s.Unverified}
 	}
 	return h
 }
