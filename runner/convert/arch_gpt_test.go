@@ -309,3 +309,62 @@ func TestGPTFamilyRefusals(t *testing.T) {
 func set(key string, v any) func(map[string]any, map[string]converttest.Tensor) {
 	return func(c map[string]any, _ map[string]converttest.Tensor) { c[key] = v }
 }
+
+// TestGPTFamilyConfigsFullSize converts, from tensor shapes alone, GPT-2
+// (124M), Pythia-160M and OLMo-1B at their published sizes, with their
+// config.json keys as published: none is refused, the key-values are
+// llama.cpp's, and the parameter counts are the models' own (computed by
+// hand from each config).
+func TestGPTFamilyConfigsFullSize(t *testing.T) {
+	for _, tt := range []struct {
+		file   string
+		shapes map[string][]uint64
+		params uint64
+		kv     map[string]any
+	}{
+		{"gpt2.json", converttest.GPT2{Embd: 768, Heads: 12, Layers: 12, Positions: 1024, Bare: true}.Shapes(50257), 124439808, map[string]any{
+			"gpt2.context_length": uint32(1024), "gpt2.embedding_length": uint32(768), "gpt2.feed_forward_length": uint32(3072),
+			"gpt2.block_count": uint32(12), "gpt2.attention.head_count": uint32(12), "gpt2.attention.layer_norm_epsilon": float32(1e-5)}},
+		{"pythia-160m.json", converttest.GPTNeoX{Hidden: 768, Heads: 12, Layers: 12, Intermediate: 3072}.Shapes(50304), 162322944, map[string]any{
+			"gptneox.context_length": uint32(2048), "gptneox.rope.dimension_count": uint32(16), "gptneox.rope.freq_base": float32(10000),
+			"gptneox.use_parallel_residual": true, "gptneox.attention.layer_norm_epsilon": float32(1e-5), "gptneox.feed_forward_length": uint32(3072)}},
+		{"olmo-1b-hf.json", converttest.Olmo{Version: 1, Hidden: 2048, Intermediate: 8192, Heads: 16, KVHeads: 16, Layers: 16, Tied: true}.Shapes(50304), 1176764416, map[string]any{
+			"olmo.embedding_length": uint32(2048), "olmo.block_count": uint32(16), "olmo.attention.head_count_kv": uint32(16),
+			"olmo.attention.layer_norm_epsilon": float32(1e-5), "olmo.rope.dimension_count": uint32(128)}},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			b, err := json.Marshal(readRefConfig(t, tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := convert.ParseConfig(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := convert.Lookup(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kv, ts, err := a.Convert(cfg, shapesOnly(tt.shapes))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, want := range tt.kv {
+				if kv[k] != want {
+					t.Errorf("%s = %v (%T), want %v (%T)", k, kv[k], kv[k], want, want)
+				}
+			}
+			var params uint64
+			for _, x := range ts {
+				n := uint64(1)
+				for _, d := range x.Shape {
+					n *= d
+				}
+				params += n
+			}
+			if params != tt.params {
+				t.Errorf("%d parameters, want %d", params, tt.params)
+			}
+		})
+	}
+}

@@ -54,14 +54,15 @@ func (m GPT2) Config() map[string]any {
 	}
 }
 
-// Checkpoint returns the model's config and random weights.
-func (m GPT2) Checkpoint() Checkpoint {
+// Shapes lists the checkpoint's weights by Hugging Face name (slowest
+// dimension first) for a vocabulary of vocab tokens.
+func (m GPT2) Shapes(vocab int) map[string][]uint64 {
 	inner := 4 * m.Embd
 	p := "transformer."
 	if m.Bare {
 		p = ""
 	}
-	e, v, f := uint64(m.Embd), uint64(Vocab), uint64(inner)
+	e, v, f := uint64(m.Embd), uint64(vocab), uint64(inner)
 	shapes := map[string][]uint64{
 		p + "wte.weight":  {v, e},
 		p + "wpe.weight":  {uint64(m.Positions), e},
@@ -83,6 +84,16 @@ func (m GPT2) Checkpoint() Checkpoint {
 		} {
 			shapes[b+name] = s
 		}
+	}
+	return shapes
+}
+
+// Checkpoint returns the model's config and random weights.
+func (m GPT2) Checkpoint() Checkpoint {
+	shapes := m.Shapes(Vocab)
+	p := "transformer."
+	if m.Bare {
+		p = ""
 	}
 	// Conv1D stores [in][out]: the fan-in is the first dimension.
 	tensors := Random(m.Seed, m.Dtype, shapes, scaledInit(func(shape []uint64) uint64 { return shape[0] }))
@@ -165,9 +176,10 @@ func (m GPTNeoX) Config() map[string]any {
 	}
 }
 
-// Checkpoint returns the model's config and random weights.
-func (m GPTNeoX) Checkpoint() Checkpoint {
-	e, v, f := uint64(m.Hidden), uint64(Vocab), uint64(m.Intermediate)
+// Shapes lists the checkpoint's weights by Hugging Face name (slowest
+// dimension first) for a vocabulary of vocab tokens.
+func (m GPTNeoX) Shapes(vocab int) map[string][]uint64 {
+	e, v, f := uint64(m.Hidden), uint64(vocab), uint64(m.Intermediate)
 	shapes := map[string][]uint64{
 		"gpt_neox.embed_in.weight":         {v, e},
 		"gpt_neox.final_layer_norm.weight": {e},
@@ -187,6 +199,12 @@ func (m GPTNeoX) Checkpoint() Checkpoint {
 			shapes[b+name] = s
 		}
 	}
+	return shapes
+}
+
+// Checkpoint returns the model's config and random weights.
+func (m GPTNeoX) Checkpoint() Checkpoint {
+	shapes := m.Shapes(Vocab)
 	tensors := Random(m.Seed, m.Dtype, shapes, scaledInit(linearFanIn))
 	if m.Saturate {
 		for l := range m.Layers {
@@ -275,9 +293,10 @@ func (m Olmo) Config() map[string]any {
 	return config
 }
 
-// Checkpoint returns the model's config and random weights.
-func (m Olmo) Checkpoint() Checkpoint {
-	e, v, f := uint64(m.Hidden), uint64(Vocab), uint64(m.Intermediate)
+// Shapes lists the checkpoint's weights by Hugging Face name (slowest
+// dimension first) for a vocabulary of vocab tokens.
+func (m Olmo) Shapes(vocab int) map[string][]uint64 {
+	e, v, f := uint64(m.Hidden), uint64(vocab), uint64(m.Intermediate)
 	kv := e / uint64(m.Heads) * uint64(m.KVHeads)
 	shapes := map[string][]uint64{"model.embed_tokens.weight": {v, e}}
 	if !m.Tied {
@@ -302,6 +321,12 @@ func (m Olmo) Checkpoint() Checkpoint {
 			shapes[b+"post_feedforward_layernorm.weight"] = []uint64{e}
 		}
 	}
+	return shapes
+}
+
+// Checkpoint returns the model's config and random weights.
+func (m Olmo) Checkpoint() Checkpoint {
+	shapes := m.Shapes(Vocab)
 	return Checkpoint{Config: m.Config(), Dtype: m.Dtype, Tensors: Random(m.Seed, m.Dtype, shapes, scaledInit(linearFanIn))}
 }
 
