@@ -83,7 +83,9 @@ func convertFalconH1(cfg Config, w Weights) (KV, []Tensor, error) {
 	ffn := r.Int("intermediate_size")
 	layers := r.Int("num_hidden_layers")
 	heads := r.Int("num_attention_heads")
-	kvHeads := r.IntOr("num_key_value_heads", heads)
+	// Hugging Face's FalconH1Config tells an absent key from a null one:
+	// absent takes the class default, null a value derived from others.
+	kvHeads := r.IntOr("num_key_value_heads", absentOr(cfg, "num_key_value_heads", 8, heads))
 	vocab := r.Int("vocab_size")
 	context := r.IntOr("max_position_embeddings", 8192)
 	eps := r.FloatOr("rms_norm_eps", 1e-5)
@@ -108,7 +110,7 @@ func convertFalconH1(cfg Config, w Weights) (KV, []Tensor, error) {
 		groups: r.IntOr("mamba_n_groups", 1),
 		kernel: r.IntOr("mamba_d_conv", 4),
 	}
-	m.inner = r.IntOr("mamba_d_ssm", 0)
+	m.inner = r.IntOr("mamba_d_ssm", absentOr(cfg, "mamba_d_ssm", 1024, 0))
 	if m.inner == 0 { // null: mamba_expand * hidden_size
 		m.inner = r.IntOr("mamba_expand", 2) * hidden
 	}
@@ -242,6 +244,15 @@ func convertFalconH1(cfg Config, w Weights) (KV, []Tensor, error) {
 		kv[k] = val
 	}
 	return kv, ts, nil
+}
+
+// absentOr is absent when config.json lacks key, else null (for a key set
+// to null; a key with a value is read as it is).
+func absentOr(cfg Config, key string, absent, null int) int {
+	if _, ok := cfg.raw[key]; !ok {
+		return absent
+	}
+	return null
 }
 
 // checkMupVector reads a stored mup_vector (older checkpoints saved the

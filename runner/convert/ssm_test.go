@@ -353,6 +353,7 @@ func TestSSMRefusals(t *testing.T) {
 		{"falcon ssm multipliers", falcon, map[string]any{"ssm_multipliers": []float64{1, 1}}, "ssm_multipliers"},
 		{"falcon groups", falcon, map[string]any{"mamba_n_groups": 3}, "3 SSM groups do not divide 8 SSM heads"},
 		{"falcon heads", falcon, map[string]any{"mamba_d_head": 7}, "8 SSM heads of 7 do not make the inner size 64"},
+		{"falcon null d_ssm", falcon, map[string]any{"mamba_d_ssm": nil, "mamba_d_head": nil, "mamba_n_heads": 24}, "24 SSM heads of 5 do not make the inner size 128"}, // null: mamba_expand * hidden_size
 		{"falcon quantized", falcon, map[string]any{"quantization_config": map[string]any{"bits": 4}}, "quantization_config"},
 		{"mamba2 expand", mamba2, map[string]any{"expand": 4, "head_dim": 32}, "expand = 4; llama.cpp's mamba2 takes only expand = 2"},
 		{"mamba2 groups", mamba2, map[string]any{"n_groups": 2}, "n_groups = 2"},
