@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ollama/ollama/fs/ggml"
+	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
 )
 
@@ -328,6 +329,17 @@ func TestOutputType(t *testing.T) {
 	for _, tt := range tests {
 		if got := OutputType(tt.t, tt.as); got != tt.want {
 			t.Errorf("%s %v as %v: %v, want %v", tt.t.Name, tt.t.Shape, tt.as, got, tt.want)
+		}
+	}
+}
+
+// model info's family (runner.Layout, read from a GGUF) must agree with
+// what each converter says it writes.
+func TestKindMatchesLayoutFamily(t *testing.T) {
+	for _, a := range architectures {
+		kv := ggml.KV{"general.architecture": a.GGUF, a.GGUF + ".block_count": uint32(2)}
+		if got := runner.LayoutFromKV(kv).Family; got != a.Kind {
+			t.Errorf("%s (%s): converter says %s, model info says %s", a.Classes[0], a.GGUF, a.Kind, got)
 		}
 	}
 }
