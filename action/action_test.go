@@ -25,6 +25,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/runner/hub"
 	"github.com/udgamlabs/udgam-ci/runner/hub/hubtest"
 	"github.com/udgamlabs/udgam-ci/server"
+	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
@@ -608,7 +609,7 @@ func TestActionWithReportServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ec := &server.Client{BaseURL: hs.URL, Token: evil}
+	ec := &client.Client{BaseURL: hs.URL, Token: evil}
 	for _, test := range []string{"fresh", "probes"} {
 		sp := servertest.Spec{ID: "evil-" + test, Test: test, Model: model, Repo: "evil/repo", Records: 140,
 			Started: time.Now().Add(time.Hour), Engine: "evil engine"}

@@ -7,15 +7,15 @@ import (
 	"net/http"
 
 	"github.com/udgamlabs/udgam-ci/runfile"
-	"github.com/udgamlabs/udgam-ci/server"
+	"github.com/udgamlabs/udgam-ci/server/client"
 )
 
 // reportServer is Server over the report server's HTTP client.
-type reportServer struct{ c *server.Client }
+type reportServer struct{ c *client.Client }
 
 // NewServer connects to a report server at url with an upload token.
 func NewServer(url, token string, hc *http.Client) Server {
-	return reportServer{c: &server.Client{BaseURL: url, Token: token, HTTP: hc}}
+	return reportServer{c: &client.Client{BaseURL: url, Token: token, HTTP: hc}}
 }
 
 func (s reportServer) Upload(ctx context.Context, run *runfile.Run, baseRef string) (Uploaded, error) {
@@ -23,7 +23,7 @@ func (s reportServer) Upload(ctx context.Context, run *runfile.Run, baseRef stri
 	if err := runfile.Encode(&body, run); err != nil {
 		return Uploaded{}, err
 	}
-	res, err := s.c.UploadWith(ctx, &body, server.UploadOptions{BaseRef: baseRef})
+	res, err := s.c.UploadWith(ctx, &body, client.UploadOptions{BaseRef: baseRef})
 	if err != nil {
 		return Uploaded{}, err
 	}
@@ -32,7 +32,7 @@ func (s reportServer) Upload(ctx context.Context, run *runfile.Run, baseRef stri
 
 func (s reportServer) Baseline(ctx context.Context, repo, model, test, ref string) (*runfile.Run, error) {
 	run, err := s.c.Baseline(ctx, repo, model, ref, test)
-	if errors.Is(err, server.ErrNotFound) {
+	if errors.Is(err, client.ErrNotFound) {
 		return nil, nil // no baseline yet: the first run on a new model
 	}
 	return run, err

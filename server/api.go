@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
 
@@ -29,27 +30,6 @@ func comparePath(base, head string) string {
 // training repo, OWNER/NAME) plus its name.
 type modelRef struct {
 	Repo, Model string
-}
-
-// modelPath is a model's page: /repos/OWNER/NAME/models/MODEL, with each
-// segment escaped on its own so the model name keeps its slashes
-// (/repos/acme/train/models/HuggingFaceTB/SmolLM2-135M). A repository is
-// exactly two segments and "models" follows it, so the split is never
-// ambiguous. Runs stored without a repository get the legacy /models/MODEL.
-func modelPath(repo, model string) string {
-	p := "/models/" + escapeSegments(model)
-	if repo != "" {
-		p = "/repos/" + escapeSegments(repo) + p
-	}
-	return p
-}
-
-func escapeSegments(s string) string {
-	segs := strings.Split(s, "/")
-	for i, seg := range segs {
-		segs[i] = url.PathEscape(seg)
-	}
-	return strings.Join(segs, "/")
 }
 
 // modelName takes the model name from a decoded request path after
@@ -112,7 +92,7 @@ func (s *Server) modelOf(c echo.Context, path, api string) (modelRef, error) {
 	}
 	paths := make([]string, len(repos))
 	for i, r := range repos {
-		paths[i] = api + modelPath(r, model)
+		paths[i] = api + client.ModelPath(r, model)
 	}
 	return modelRef{}, echo.NewHTTPError(http.StatusConflict, fmt.Sprintf("model %s has runs in %d repositories; name one: %s", model, len(repos), strings.Join(paths, ", ")))
 }
@@ -150,7 +130,20 @@ func (s *Server) apiRun(c echo.Context) error {
 	if err := s.visible(c, r); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, r)
+	return c.JSON(http.StatusOK, wireRun(r))
+}
+
+// wireRun is a stored run as the API sends it.
+func wireRun(r *store.Run) client.Run {
+	return client.Run{
+		ID: r.ID, Test: r.Test, Model: r.Model, Revision: r.Revision, Repo: r.Repo, SHA: r.SHA, Ref: r.Ref, PR: r.PR,
+		StartedAt: r.StartedAt, UploadedAt: r.UploadedAt, Records: r.Records, Score: wireScore(r.Score),
+		BaselineID: r.BaselineID, Flags: r.Flags, Header: r.Header, Summary: r.Summary, Invalid: r.Invalid,
+	}
+}
+
+func wireScore(s store.Score) client.Score {
+	return client.Score{Metric: s.Metric, Value: s.Value, Lo: s.Lo, Hi: s.Hi}
 }
 
 // apiRecords is GET /api/v1/runs/:id/records: the whole run file as JSON
@@ -279,7 +272,7 @@ func (s *Server) apiBaseline(c echo.Context, m modelRef) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, r)
+	return c.JSON(http.StatusOK, wireRun(r))
 }
 
 // apiCompare is GET /api/v1/compare?base=ID&head=ID: the compare --json output.

@@ -16,6 +16,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/report"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server"
+	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
@@ -130,7 +131,7 @@ func TestModelRoutesWithSlash(t *testing.T) {
 	if base.Header.ID != "probes-4" || len(base.Items) != 30 {
 		t.Fatalf("baseline %s with %d items, want probes-4 with 30", base.Header.ID, len(base.Items))
 	}
-	if _, err := ts.client.Baseline(ctx, testRepo, model, "main", runfile.TestFresh); !errors.Is(err, server.ErrNotFound) {
+	if _, err := ts.client.Baseline(ctx, testRepo, model, "main", runfile.TestFresh); !errors.Is(err, client.ErrNotFound) {
 		t.Fatalf("baseline of a test with no runs: %v, want ErrNotFound", err)
 	}
 	code, body := ts.get("/api/v1/models")
@@ -146,7 +147,7 @@ func TestModelRoutesWithSlash(t *testing.T) {
 
 func TestSettingsFlags(t *testing.T) {
 	ts := startServer(t, server.Config{})
-	up := func(sp servertest.Spec, q string) server.UploadResult {
+	up := func(sp servertest.Spec, q string) client.UploadResult {
 		t.Helper()
 		code, res, body := ts.upload(sp.Body(), q)
 		if code != http.StatusCreated {

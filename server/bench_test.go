@@ -13,6 +13,7 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server"
+	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
@@ -83,7 +84,7 @@ func BenchmarkUploadsLoopback8Clients(b *testing.B) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := &server.Client{BaseURL: url, Token: token, HTTP: hc}
+			c := &client.Client{BaseURL: url, Token: token, HTTP: hc}
 			for {
 				n := next.Add(1)
 				if n > int64(b.N) {

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/udgamlabs/udgam-ci/server"
+	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
@@ -232,7 +233,7 @@ func TestKill9DuringUploads(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := &server.Client{BaseURL: url, Token: token, HTTP: hc}
+			c := &client.Client{BaseURL: url, Token: token, HTTP: hc}
 			for i := 0; ctx.Err() == nil; i++ {
 				sp := servertest.Spec{ID: fmt.Sprintf("k-%d-%d", w, i), Seed: uint64(w*1000 + i), Records: 400}
 				if _, err := c.Upload(ctx, bytes.NewReader(sp.Body())); err != nil {
@@ -266,7 +267,7 @@ func TestKill9DuringUploads(t *testing.T) {
 	}
 
 	_, url = startChild(t, db)
-	c := &server.Client{BaseURL: url, Token: token, HTTP: hc}
+	c := &client.Client{BaseURL: url, Token: token, HTTP: hc}
 	for _, sp := range ok {
 		got, err := c.RunFile(context.Background(), sp.ID)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server"
+	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
@@ -77,7 +78,7 @@ func FuzzUpload(f *testing.F) {
 			}
 			return
 		}
-		var res server.UploadResult
+		var res client.UploadResult
 		if err := json.Unmarshal(w.Body.Bytes(), &res); err != nil {
 			t.Fatalf("upload answer %s: %v", w.Body, err)
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/server"
+	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
 )
 
@@ -42,7 +43,7 @@ func TestSecurityHeaders(t *testing.T) {
 	// The Host header is the client's: upload answers carry paths.
 	code, b, _ := ts.do(http.MethodPost, "/api/v1/runs", ts.token, bytes.NewReader(servertest.Spec{ID: "r2", Seed: 2, Records: 20}.Body()),
 		"Host", "evil.example", "X-Forwarded-For", "203.0.113.9")
-	var res server.UploadResult
+	var res client.UploadResult
 	if err := json.Unmarshal(b, &res); err != nil || code != 201 || res.URL != "/runs/r2" || strings.Contains(string(b), "evil.example") {
 		t.Fatalf("upload answer %d %s", code, b)
 	}

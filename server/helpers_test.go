@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/udgamlabs/udgam-ci/server"
+	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
 
@@ -27,7 +28,7 @@ type testServer struct {
 	st     *store.Store
 	url    string
 	token  string
-	client *server.Client
+	client *client.Client
 	logs   *syncBuffer
 	cancel context.CancelFunc
 	done   chan error
@@ -82,7 +83,7 @@ func startServerWith(t testing.TB, cfg server.Config, opt store.Options) *testSe
 	sctx, cancel := context.WithCancel(ctx)
 	ts := &testServer{t: t, st: st, url: "http://" + ln.Addr().String(), token: token, logs: logs, cancel: cancel, done: make(chan error, 1)}
 	go func() { ts.done <- srv.Serve(sctx, ln) }()
-	ts.client = &server.Client{BaseURL: ts.url, Token: token, HTTP: &http.Client{Timeout: 30 * time.Second}}
+	ts.client = &client.Client{BaseURL: ts.url, Token: token, HTTP: &http.Client{Timeout: 30 * time.Second}}
 	t.Cleanup(func() {
 		cancel()
 		if err := <-ts.done; err != nil {
@@ -127,10 +128,10 @@ func (ts *testServer) get(path string) (int, string) {
 	return code, string(b)
 }
 
-func (ts *testServer) upload(body []byte, query string) (int, server.UploadResult, string) {
+func (ts *testServer) upload(body []byte, query string) (int, client.UploadResult, string) {
 	ts.t.Helper()
 	code, b, _ := ts.do(http.MethodPost, "/api/v1/runs"+query, ts.token, bytes.NewReader(body))
-	var res server.UploadResult
+	var res client.UploadResult
 	if code/100 == 2 {
 		if err := json.Unmarshal(b, &res); err != nil {
 			ts.t.Fatalf("upload answer %s: %v", b, err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/report"
 	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/store"
 	"github.com/udgamlabs/udgam-ci/templates"
 )
@@ -75,7 +76,7 @@ var funcs = template.FuncMap{
 	"date":         func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") },
 	"short":        shortRev,
 	"runURL":       runPath,
-	"modelURL":     modelPath,
+	"modelURL":     client.ModelPath,
 	"compareURL":   comparePath,
 	"metricName":   metricName,
 	"pvalue":       report.FormatP,

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/server"
+	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
@@ -39,14 +40,14 @@ func testModelIdentity(t *testing.T, private bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	up := func(token string, sp servertest.Spec, q string) (int, server.UploadResult, string) {
+	up := func(token string, sp servertest.Spec, q string) (int, client.UploadResult, string) {
 		t.Helper()
 		code, b, _ := ts.do(http.MethodPost, "/api/v1/runs"+q, token, strings.NewReader(string(sp.Body())))
-		var res server.UploadResult
+		var res client.UploadResult
 		json.Unmarshal(b, &res)
 		return code, res, string(b)
 	}
-	mustUp := func(token string, sp servertest.Spec, q string) server.UploadResult {
+	mustUp := func(token string, sp servertest.Spec, q string) client.UploadResult {
 		t.Helper()
 		code, res, body := up(token, sp, q)
 		if code != http.StatusCreated {
@@ -79,12 +80,12 @@ func testModelIdentity(t *testing.T, private bool) {
 		code, b, _ := ts.do(http.MethodGet, path, token, nil)
 		return code, string(b)
 	}
-	c := &server.Client{BaseURL: ts.url, Token: reader}
+	c := &client.Client{BaseURL: ts.url, Token: reader}
 	base, err := c.Baseline(ctx, "acme/train", m1, "main", "probes")
 	if err != nil || base.Header.ID != "acme-1" {
 		t.Fatalf("acme's baseline: %v %v, want acme-1", base, err)
 	}
-	if _, err := c.Baseline(ctx, "acme/nothing", m1, "main", "probes"); !errors.Is(err, server.ErrNotFound) {
+	if _, err := c.Baseline(ctx, "acme/nothing", m1, "main", "probes"); !errors.Is(err, client.ErrNotFound) {
 		t.Fatalf("baseline of a repository with no runs: %v", err)
 	}
 	type want struct {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
 
@@ -139,7 +140,7 @@ func (s *Server) routes() *echo.Echo {
 	read.GET("/runs/:id", s.apiRun)
 	read.GET("/runs/:id/records", s.apiRecords)
 	read.GET("/models", s.apiModels)
-	read.GET("/models/*", s.apiModel) // model names hold a slash: see modelPath
+	read.GET("/models/*", s.apiModel) // model names hold a slash: see client.ModelPath
 	read.GET("/repos/*", s.apiModel)
 	read.GET("/compare", s.apiCompare)
 
@@ -245,11 +246,6 @@ func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// apiError is every JSON error body.
-type apiError struct {
-	Error string `json:"error"`
-}
-
 // handleError writes errors as JSON under /api/ and as a page elsewhere.
 // Store errors are mapped to their status here so handlers can return them.
 func (s *Server) handleError(err error, c echo.Context) {
@@ -275,7 +271,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 	var werr error
 	if isAPI(c) || c.Request().Method != http.MethodGet {
-		werr = c.JSON(code, apiError{Error: msg})
+		werr = c.JSON(code, client.ErrorBody{Error: msg})
 	} else {
 		werr = s.render(c, code, "error", errorPage{Status: code, Title: http.StatusText(code), Message: msg})
 	}

@@ -14,26 +14,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
-
-// UploadResult is the answer to POST /api/v1/runs.
-type UploadResult struct {
-	ID      string      `json:"id"`
-	URL     string      `json:"url"` // the run's page on this server
-	Created bool        `json:"created"`
-	Test    string      `json:"test"`
-	Repo    string      `json:"repo"`
-	Model   string      `json:"model"`
-	Score   store.Score `json:"score"`
-	// BaselineID is the run whose settings this one was checked against;
-	// empty when there was none.
-	BaselineID  string `json:"baseline_id,omitempty"`
-	BaselineURL string `json:"baseline_url,omitempty"`
-	CompareURL  string `json:"compare_url,omitempty"`
-	// Flags lists the judged settings that differ from the baseline's.
-	Flags []runfile.Diff `json:"flags"`
-}
 
 // upload stores one run file. Every check happens before the single write
 // transaction, so a refused upload leaves the database as it was.
@@ -76,9 +59,9 @@ func (s *Server) upload(c echo.Context) error {
 		return err
 	}
 	r := res.Run
-	out := UploadResult{
+	out := client.UploadResult{
 		ID: r.ID, URL: s.absURL(runPath(r.ID)), Created: res.Created, Test: r.Test, Repo: r.Repo, Model: r.Model,
-		Score: r.Score, BaselineID: r.BaselineID, Flags: r.Flags,
+		Score: wireScore(r.Score), BaselineID: r.BaselineID, Flags: r.Flags,
 	}
 	if r.BaselineID != "" {
 		out.BaselineURL = s.absURL(runPath(r.BaselineID))

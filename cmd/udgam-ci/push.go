@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/udgamlabs/udgam-ci/runfile"
-	"github.com/udgamlabs/udgam-ci/server"
+	"github.com/udgamlabs/udgam-ci/server/client"
 )
 
 // pushOptions are the inputs of `udgam-ci push`.
@@ -76,10 +76,10 @@ func push(e *env, o pushOptions) error {
 		}
 		bodies[i] = b
 	}
-	c := &server.Client{BaseURL: o.Server, Token: o.Token, HTTP: &http.Client{Timeout: o.Timeout}}
+	c := &client.Client{BaseURL: o.Server, Token: o.Token, HTTP: &http.Client{Timeout: o.Timeout}}
 	enc := json.NewEncoder(e.Stdout)
 	for i, path := range o.Files {
-		res, err := c.UploadWith(e.Ctx, bytes.NewReader(bodies[i]), server.UploadOptions{Baseline: o.Baseline, BaseRef: o.BaseRef})
+		res, err := c.UploadWith(e.Ctx, bytes.NewReader(bodies[i]), client.UploadOptions{Baseline: o.Baseline, BaseRef: o.BaseRef})
 		if err != nil {
 			return fmt.Errorf("push %s: %w", path, err)
 		}

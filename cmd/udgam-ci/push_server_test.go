@@ -15,6 +15,7 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server"
+	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
@@ -136,7 +137,7 @@ func TestPushIsScopedToRepository(t *testing.T) {
 	push(tokens[0], servertest.Spec{ID: "acme-main", Repo: "acme/train", Model: m, Seed: 1, Records: 30})
 	push(tokens[1], servertest.Spec{ID: "evil-main", Repo: "evil/repo", Model: m, Seed: 2, Records: 30, Engine: "evil engine"})
 	out := push(tokens[0], servertest.Spec{ID: "acme-pr", Repo: "acme/train", Model: m, Seed: 3, Records: 30, Ref: "feat", PR: 2})
-	var res server.UploadResult
+	var res client.UploadResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil || res.BaselineID != "acme-main" || len(res.Flags) != 0 {
 		t.Fatalf("acme's push checked against %q with flags %v (%v), want acme-main and none", res.BaselineID, res.Flags, err)
 	}

@@ -6,9 +6,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/udgamlabs/udgam-ci/runner/hub"
-
 	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/runner/hub"
 )
 
 // Hub is what a hub dataset scan needs of runner/hub's Client.

@@ -19,7 +19,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/udgamlabs/udgam-ci/server"
+	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
 )
 
@@ -72,7 +72,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := &server.Client{BaseURL: o.Server, Token: o.Token, HTTP: hc}
+			c := &client.Client{BaseURL: o.Server, Token: o.Token, HTTP: hc}
 			for i := 0; ; i++ {
 				old := []byte(`"id":"` + o.Test + "-")
 				id := []byte(fmt.Sprintf(`"id":"load-%s-%d-%d-`, prefix, w, i))

@@ -1,4 +1,7 @@
-package server
+// Package client speaks the report server's HTTP API: upload a run, fetch
+// a run or a baseline. It holds the API's wire types, which the server
+// encodes too, so it links neither the server nor its database.
+package client
 
 import (
 	"context"
@@ -9,9 +12,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/udgamlabs/udgam-ci/runfile"
-	"github.com/udgamlabs/udgam-ci/server/store"
 )
 
 // Client talks to a report server: uploads runs and fetches baselines.
@@ -76,8 +79,8 @@ type UploadOptions struct {
 }
 
 // Run fetches one stored run without its records.
-func (c *Client) Run(ctx context.Context, id string) (*store.Run, error) {
-	var r store.Run
+func (c *Client) Run(ctx context.Context, id string) (*Run, error) {
+	var r Run
 	if err := c.getJSON(ctx, "/api/v1/runs/"+url.PathEscape(id), &r); err != nil {
 		return nil, fmt.Errorf("run %s: %w", id, err)
 	}
@@ -102,11 +105,11 @@ func (c *Client) RunFile(ctx context.Context, id string) (*runfile.Run, error) {
 // records and all. It returns an error wrapping ErrNotFound when there is
 // none.
 func (c *Client) Baseline(ctx context.Context, repo, model, ref, test string) (*runfile.Run, error) {
-	if err := store.ValidRepo(repo); err != nil {
-		return nil, fmt.Errorf("baseline of %s: %w", model, err)
+	if !runfile.IsGitRepo(repo) {
+		return nil, fmt.Errorf("baseline of %s: repository %q: want OWNER/NAME", model, repo)
 	}
-	var r store.Run
-	u := "/api/v1" + modelPath(repo, model) + "/baseline?" + url.Values{"ref": {ref}, "test": {test}}.Encode()
+	var r Run
+	u := "/api/v1" + ModelPath(repo, model) + "/baseline?" + url.Values{"ref": {ref}, "test": {test}}.Encode()
 	if err := c.getJSON(ctx, u, &r); err != nil {
 		return nil, fmt.Errorf("baseline of %s in %s (%s on %s): %w", model, repo, test, ref, err)
 	}
@@ -154,7 +157,7 @@ func (c *Client) do(ctx context.Context, method, path string, body io.Reader) (*
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	var ae apiError
+	var ae ErrorBody
 	msg := strings.TrimSpace(string(b))
 	if json.Unmarshal(b, &ae) == nil && ae.Error != "" {
 		msg = ae.Error
@@ -163,4 +166,80 @@ func (c *Client) do(ctx context.Context, method, path string, body io.Reader) (*
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, msg)
 	}
 	return nil, &StatusError{Code: resp.StatusCode, Msg: msg}
+}
+
+// UploadResult is the answer to POST /api/v1/runs.
+type UploadResult struct {
+	ID      string `json:"id"`
+	URL     string `json:"url"` // the run's page on this server
+	Created bool   `json:"created"`
+	Test    string `json:"test"`
+	Repo    string `json:"repo"`
+	Model   string `json:"model"`
+	Score   Score  `json:"score"`
+	// BaselineID is the run whose settings this one was checked against;
+	// empty when there was none.
+	BaselineID  string `json:"baseline_id,omitempty"`
+	BaselineURL string `json:"baseline_url,omitempty"`
+	CompareURL  string `json:"compare_url,omitempty"`
+	// Flags lists the judged settings that differ from the baseline's.
+	Flags []runfile.Diff `json:"flags"`
+}
+
+// Score is a run's headline number with its 95% bootstrap interval.
+type Score struct {
+	Metric string  `json:"metric"`
+	Value  float64 `json:"value"`
+	Lo     float64 `json:"lo"`
+	Hi     float64 `json:"hi"`
+}
+
+// Run is a stored run without its records, as GET /api/v1/runs/{id} and
+// the baseline endpoint answer.
+type Run struct {
+	ID         string          `json:"id"`
+	Test       string          `json:"test"`
+	Model      string          `json:"model"`
+	Revision   string          `json:"revision"`
+	Repo       string          `json:"repo"`
+	SHA        string          `json:"sha"`
+	Ref        string          `json:"ref"`
+	PR         *int            `json:"pr"`
+	StartedAt  time.Time       `json:"started_at"`
+	UploadedAt time.Time       `json:"uploaded_at"`
+	Records    int             `json:"records"`
+	Score      Score           `json:"score"`
+	BaselineID string          `json:"baseline_id,omitempty"`
+	Flags      []runfile.Diff  `json:"flags"`
+	Header     runfile.Header  `json:"header"`
+	Summary    json.RawMessage `json:"summary"`
+	// Invalid says why a stored run cannot be scored (a row stored before
+	// uploads were checked); its Score is then zero.
+	Invalid string `json:"invalid,omitempty"`
+}
+
+// ErrorBody is every JSON error answer.
+type ErrorBody struct {
+	Error string `json:"error"`
+}
+
+// ModelPath is a model's page: /repos/OWNER/NAME/models/MODEL, with each
+// segment escaped on its own so the model name keeps its slashes
+// (/repos/acme/train/models/HuggingFaceTB/SmolLM2-135M). A repository is
+// exactly two segments and "models" follows it, so the split is never
+// ambiguous. Runs stored without a repository get the legacy /models/MODEL.
+func ModelPath(repo, model string) string {
+	p := "/models/" + escapeSegments(model)
+	if repo != "" {
+		p = "/repos/" + escapeSegments(repo) + p
+	}
+	return p
+}
+
+func escapeSegments(s string) string {
+	segs := strings.Split(s, "/")
+	for i, seg := range segs {
+		segs[i] = url.PathEscape(seg)
+	}
+	return strings.Join(segs, "/")
 }
