@@ -57,13 +57,6 @@ var SmallFalconH1 = FalconH1{
 	Dtype: "BF16", Seed: 7,
 }
 
-// Write writes the checkpoint into dir as model.safetensors and returns
-// its tensors by HF name.
-func (m FalconH1) Write(dir string) (map[string]Tensor, error) {
-	c := m.Checkpoint()
-	return c.Tensors, c.Write(dir, Safetensors)
-}
-
 // Checkpoint returns the model's config and random weights (mamba_d_ssm
 // must be SSMHeads * SSMHeadDim; the converter is what checks configs).
 func (m FalconH1) Checkpoint() Checkpoint {
@@ -173,13 +166,6 @@ type Mamba2 struct {
 // SmallMamba2 is a two-layer Mamba-2 with an untied output layer.
 var SmallMamba2 = Mamba2{Hidden: 64, Layers: 2, Heads: 8, HeadDim: 16, State: 16, Groups: 1, Kernel: 4, Dtype: "BF16", Seed: 11}
 
-// Write writes the checkpoint into dir as model.safetensors and returns
-// its tensors by HF name.
-func (m Mamba2) Write(dir string) (map[string]Tensor, error) {
-	c := m.Checkpoint()
-	return c.Tensors, c.Write(dir, Safetensors)
-}
-
 // Checkpoint returns the model's config and random weights.
 func (m Mamba2) Checkpoint() Checkpoint {
 	inner := 2 * m.Hidden
@@ -247,13 +233,6 @@ type Mamba struct {
 
 // SmallMamba is a two-layer Mamba-1 with tied embeddings.
 var SmallMamba = Mamba{Hidden: 32, Layers: 2, State: 8, Kernel: 4, Rank: 4, Tied: true, Dtype: "BF16", Seed: 13}
-
-// Write writes the checkpoint into dir as model.safetensors and returns
-// its tensors by HF name.
-func (m Mamba) Write(dir string) (map[string]Tensor, error) {
-	c := m.Checkpoint()
-	return c.Tensors, c.Write(dir, Safetensors)
-}
 
 // Checkpoint returns the model's config and random weights.
 func (m Mamba) Checkpoint() Checkpoint {
