@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -98,14 +97,8 @@ func convertGemma3(cfg Config, w Weights) (KV, []Tensor, error) {
 		kv["gemma3.final_logit_softcapping"] = float32(softcap)
 	}
 
-	var errs []error
-	take := func(hf, name string, shape ...uint64) Tensor {
-		t, err := Take(w, hf, name, shape...)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		return t
-	}
+	tk := &Taker{W: w}
+	take := tk.Take
 	// Gemma stores norm weights as offsets from one; llama.cpp multiplies
 	// by the weight itself. Hugging Face adds the one in float32, as here.
 	norm := func(hf, name string, n int) Tensor {
@@ -119,10 +112,12 @@ func convertGemma3(cfg Config, w Weights) (KV, []Tensor, error) {
 		take("model.embed_tokens.weight", "token_embd.weight", v, h),
 		norm("model.norm.weight", "output_norm.weight", hidden),
 	}
-	if t, err := outputMatrix(w, tied, "lm_head.weight", "model.embed_tokens.weight", v, h); err != nil {
-		errs = append(errs, err)
-	} else if t != nil {
-		ts = append(ts, *t)
+	out, err := outputMatrix(w, tied, "lm_head.weight", "model.embed_tokens.weight", v, h)
+	if err != nil {
+		return nil, nil, err
+	}
+	if out != nil {
+		ts = append(ts, *out)
 	}
 	for l := range layers {
 		p := fmt.Sprintf("model.layers.%d.", l)
@@ -145,8 +140,8 @@ func convertGemma3(cfg Config, w Weights) (KV, []Tensor, error) {
 			norm(p+"post_feedforward_layernorm.weight", b+"post_ffw_norm.weight", hidden),
 		)
 	}
-	if len(errs) > 0 {
-		return nil, nil, errs[0]
+	if err := tk.Err(); err != nil {
+		return nil, nil, err
 	}
 	return kv, ts, nil
 }
@@ -155,22 +150,7 @@ func convertGemma3(cfg Config, w Weights) (KV, []Tensor, error) {
 // from sliding_window_pattern (6 when absent): layer i is global when
 // (i+1) is a multiple of the pattern.
 func gemma3LayerTypes(r *ConfigReader, layers int) []string {
-	if raw := r.Raw("layer_types"); raw != nil {
-		var types []string
-		if err := json.Unmarshal(raw, &types); err != nil {
-			r.Fail(fmt.Errorf("config.json: layer_types: %w", err))
-			return nil
-		}
-		if len(types) != layers {
-			r.Fail(fmt.Errorf("config.json: layer_types lists %d layers; num_hidden_layers is %d", len(types), layers))
-			return nil
-		}
-		for i, t := range types {
-			if t != "sliding_attention" && t != "full_attention" {
-				r.Fail(fmt.Errorf("config.json: layer_types[%d] is %q; want sliding_attention or full_attention", i, t))
-				return nil
-			}
-		}
+	if types := r.LayerTypes(layers, "sliding_attention", "full_attention"); types != nil || r.Err() != nil {
 		return types
 	}
 	pattern := r.IntOr("sliding_window_pattern", runner.Gemma3SWAPattern)

@@ -97,14 +97,8 @@ func convertLfm2(cfg Config, w Weights) (KV, []Tensor, error) {
 		"lfm2.vocab_size":                       uint32(vocab),
 	}
 
-	var errs []error
-	take := func(hf, name string, shape ...uint64) Tensor {
-		t, err := Take(w, hf, name, shape...)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		return t
-	}
+	tk := &Taker{W: w}
+	take := tk.Take
 	h, v, ff := uint64(hidden), uint64(vocab), uint64(ffn)
 	kvDim, hd := uint64(kvHeads*headDim), uint64(headDim)
 	// The final norm is Hugging Face's embedding_norm (applied after the
@@ -114,10 +108,12 @@ func convertLfm2(cfg Config, w Weights) (KV, []Tensor, error) {
 		take("model.embed_tokens.weight", "token_embd.weight", v, h),
 		take("model.embedding_norm.weight", "output_norm", h),
 	}
-	if t, err := outputMatrix(w, tied, "lm_head.weight", "model.embed_tokens.weight", v, h); err != nil {
-		errs = append(errs, err)
-	} else if t != nil {
-		ts = append(ts, *t)
+	out, err := outputMatrix(w, tied, "lm_head.weight", "model.embed_tokens.weight", v, h)
+	if err != nil {
+		return nil, nil, err
+	}
+	if out != nil {
+		ts = append(ts, *out)
 	}
 	for l, typ := range types {
 		p := fmt.Sprintf("model.layers.%d.", l)
@@ -150,8 +146,8 @@ func convertLfm2(cfg Config, w Weights) (KV, []Tensor, error) {
 			take(p+"self_attn.k_layernorm.weight", b+"attn_k_norm.weight", hd),
 		)
 	}
-	if len(errs) > 0 {
-		return nil, nil, errs[0]
+	if err := tk.Err(); err != nil {
+		return nil, nil, err
 	}
 	return kv, ts, nil
 }
@@ -181,22 +177,7 @@ func lfm2FeedForward(r *ConfigReader) int {
 // lfm2LayerTypes reads layer_types, or builds it from full_attn_idxs (all
 // layers attend when neither is given), as Lfm2Config does.
 func lfm2LayerTypes(r *ConfigReader, layers int) []string {
-	if raw := r.Raw("layer_types"); raw != nil {
-		var types []string
-		if err := json.Unmarshal(raw, &types); err != nil {
-			r.Fail(fmt.Errorf("config.json: layer_types: %w", err))
-			return nil
-		}
-		if len(types) != layers {
-			r.Fail(fmt.Errorf("config.json: layer_types lists %d layers; num_hidden_layers is %d", len(types), layers))
-			return nil
-		}
-		for i, t := range types {
-			if t != "conv" && t != "full_attention" {
-				r.Fail(fmt.Errorf("config.json: layer_types[%d] is %q; want conv or full_attention", i, t))
-				return nil
-			}
-		}
+	if types := r.LayerTypes(layers, "conv", "full_attention"); types != nil || r.Err() != nil {
 		return types
 	}
 	types := make([]string, layers)

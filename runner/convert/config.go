@@ -3,6 +3,7 @@ package convert
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -118,4 +119,29 @@ func (r *ConfigReader) Raw(key string) json.RawMessage {
 		return nil
 	}
 	return r.c.raw[key]
+}
+
+// LayerTypes reads layer_types: one of allowed for each of the model's
+// layers. It returns nil, with no error, when the key is absent or null.
+func (r *ConfigReader) LayerTypes(layers int, allowed ...string) []string {
+	raw := r.Raw("layer_types")
+	if raw == nil {
+		return nil
+	}
+	var types []string
+	if err := json.Unmarshal(raw, &types); err != nil {
+		r.Fail(fmt.Errorf("config.json: layer_types: %w", err))
+		return nil
+	}
+	if len(types) != layers {
+		r.Fail(fmt.Errorf("config.json: layer_types lists %d layers; num_hidden_layers is %d", len(types), layers))
+		return nil
+	}
+	for i, t := range types {
+		if !slices.Contains(allowed, t) {
+			r.Fail(fmt.Errorf("config.json: layer_types[%d] is %q; want one of %s", i, t, strings.Join(allowed, ", ")))
+			return nil
+		}
+	}
+	return types
 }

@@ -70,14 +70,8 @@ func (d Decoder) Shapes() map[string][]uint64 {
 // Reference returns the model's float64 forward pass over weights (by
 // Hugging Face name, as the checkpoint stores them).
 func (d Decoder) Reference(weights map[string][]float32) (*Reference, error) {
-	for name, shape := range d.Shapes() {
-		n := uint64(1)
-		for _, x := range shape {
-			n *= x
-		}
-		if uint64(len(weights[name])) != n {
-			return nil, fmt.Errorf("decoder reference: tensor %s has %d values, want %d", name, len(weights[name]), n)
-		}
+	if err := checkShapes("decoder", d.Shapes(), weights); err != nil {
+		return nil, err
 	}
 	return &Reference{Vocab: d.Vocab, Context: d.Context, LogProbs: func(seq []int32, positions []int) []float64 {
 		return d.logProbs(weights, seq, positions)
