@@ -195,7 +195,9 @@ func TestTokenizerFamiliesBits(t *testing.T) {
 		t.Run(family, func(t *testing.T) {
 			fm := familyModel(t, family)
 			dir := t.TempDir()
-			ids := hfref.Encode(t, hfref.Dir(t, family), docTexts)
+			// One node process for both sets: loading Gemma's files is slow.
+			all := hfref.Encode(t, hfref.Dir(t, family), append(append([]string{}, docTexts...), probeTexts...))
+			ids, pids := all[:len(docTexts)], all[len(docTexts):]
 			data := writeDocs(t, dir, docs)
 			for _, bos := range []string{"auto", "yes", "no"} {
 				addBOS := bos == "yes" || (bos == "auto" && fm.info.HasBOS())
@@ -247,7 +249,6 @@ func TestTokenizerFamiliesBits(t *testing.T) {
 				}
 			}
 
-			pids := hfref.Encode(t, hfref.Dir(t, family), probeTexts)
 			itemsPath := writeProbeItems(t, dir, items)
 			for _, bos := range []string{"auto", "no"} {
 				addBOS := bos == "auto" && fm.info.HasBOS()
