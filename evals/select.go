@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/udgamlabs/udgam-ci/internal/splitmix"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -34,14 +35,14 @@ func Sample(keys []Keyed, n int, seed int64) (*runfile.Sample, error) {
 	}
 	names := runfile.SortedKeys(groups)
 	quota := apportion(names, groups, min(n, len(keys)))
-	rng := newSplitMix(uint64(seed))
+	rng := splitmix.New(uint64(seed))
 	var ids []string
 	for _, g := range names {
 		members := groups[g]
 		sort.Strings(members)
 		// A partial Fisher-Yates shuffle: the first quota[g] are the pick.
 		for i := 0; i < quota[g]; i++ {
-			j := i + int(rng.below(uint64(len(members)-i)))
+			j := i + int(rng.Below(uint64(len(members)-i)))
 			members[i], members[j] = members[j], members[i]
 		}
 		ids = append(ids, members[:quota[g]]...)
@@ -79,30 +80,6 @@ func apportion(names []string, groups map[string][]string, n int) map[string]int
 		given++
 	}
 	return quota
-}
-
-// splitMix is SplitMix64: tiny, fully specified, so a seed means the same
-// sequence in every build.
-type splitMix struct{ state uint64 }
-
-func newSplitMix(seed uint64) *splitMix { return &splitMix{state: seed} }
-
-func (s *splitMix) next() uint64 {
-	s.state += 0x9e3779b97f4a7c15
-	z := s.state
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
-
-// below returns a uniform number in [0, n) by rejection, without modulo bias.
-func (s *splitMix) below(n uint64) uint64 {
-	limit := -n % n // 2^64 mod n: values under it would bias the result
-	for {
-		if v := s.next(); v >= limit {
-			return v % n
-		}
-	}
 }
 
 // ParseShard reads --shard i/n (1 <= i <= n).

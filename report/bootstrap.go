@@ -10,6 +10,8 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/udgamlabs/udgam-ci/internal/splitmix"
 )
 
 // chunkSize resamples share one random stream. Streams depend only on the
@@ -94,15 +96,7 @@ func boundedIndex(g *rand.PCG, n uint64) uint64 {
 
 // newStream seeds chunk c of a group's resamples.
 func newStream(seed, stream uint64, c int) *rand.PCG {
-	return rand.NewPCG(seed, splitmix(stream^splitmix(uint64(c)+1)))
-}
-
-// splitmix scrambles a counter into a well-spread 64-bit value.
-func splitmix(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
+	return rand.NewPCG(seed, splitmix.Mix(stream^splitmix.Mix(uint64(c)+1)))
 }
 
 // streamOf gives each group its own streams, so adding a group does not

@@ -1,32 +1,19 @@
 package probes
 
-// rng is a splitmix64 generator. The suite must be byte-identical on every
-// machine and Go version, so it uses no library generator whose stream could
-// change between releases.
-type rng struct{ state uint64 }
+import "github.com/udgamlabs/udgam-ci/internal/splitmix"
 
-func newRNG(seed uint64) *rng { return &rng{state: seed} }
+// rng draws the suite's numbers from SplitMix64: the suite must be
+// byte-identical on every machine and Go version.
+type rng struct{ src *splitmix.Source }
 
-func (r *rng) uint64() uint64 {
-	r.state += 0x9e3779b97f4a7c15
-	z := r.state
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
-}
+func newRNG(seed uint64) *rng { return &rng{src: splitmix.New(seed)} }
 
 // intn returns a uniform integer in [0, n) without modulo bias.
 func (r *rng) intn(n int) int {
 	if n <= 0 {
 		panic("probes: intn of a non-positive bound")
 	}
-	bound := uint64(n)
-	threshold := -bound % bound // 2^64 mod bound: values below it are biased
-	for {
-		if x := r.uint64(); x >= threshold {
-			return int(x % bound)
-		}
-	}
+	return int(r.src.Below(uint64(n)))
 }
 
 // between returns a uniform integer in [lo, hi].
@@ -52,6 +39,5 @@ func streamSeed(seed int64, typ string, level int) uint64 {
 		h ^= uint64(typ[i])
 		h *= 1099511628211
 	}
-	mix := &rng{state: uint64(seed) ^ h ^ uint64(level)<<56}
-	return mix.uint64()
+	return splitmix.Mix(uint64(seed) ^ h ^ uint64(level)<<56)
 }
