@@ -333,34 +333,11 @@ func TestGPTFamilyConfigsFullSize(t *testing.T) {
 			"olmo.attention.layer_norm_epsilon": float32(1e-5), "olmo.rope.dimension_count": uint32(128)}},
 	} {
 		t.Run(tt.file, func(t *testing.T) {
-			b, err := json.Marshal(readRefConfig(t, tt.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg, err := convert.ParseConfig(b)
-			if err != nil {
-				t.Fatal(err)
-			}
-			a, err := convert.Lookup(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			kv, ts, err := a.Convert(cfg, shapesOnly(tt.shapes))
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, kv, _, params := convertShapes(t, readRefConfig(t, tt.file), tt.shapes)
 			for k, want := range tt.kv {
 				if kv[k] != want {
 					t.Errorf("%s = %v (%T), want %v (%T)", k, kv[k], kv[k], want, want)
 				}
-			}
-			var params uint64
-			for _, x := range ts {
-				n := uint64(1)
-				for _, d := range x.Shape {
-					n *= d
-				}
-				params += n
 			}
 			if params != tt.params {
 				t.Errorf("%d parameters, want %d", params, tt.params)

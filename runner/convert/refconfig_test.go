@@ -90,6 +90,38 @@ func (s shapesOnly) Read(name string) ([]float32, error) {
 	return nil, fmt.Errorf("%s: shapes only", name)
 }
 
+// convertShapes converts config.json (as a map) with a checkpoint of only
+// the given tensor shapes, failing the test if it cannot, and returns the
+// architecture, its key-values, its tensors and their parameter count.
+func convertShapes(t *testing.T, raw map[string]any, shapes map[string][]uint64) (*convert.Architecture, convert.KV, []convert.Tensor, uint64) {
+	t.Helper()
+	b, err := json.Marshal(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := convert.ParseConfig(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := convert.Lookup(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, ts, err := a.Convert(cfg, shapesOnly(shapes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var params uint64
+	for _, x := range ts {
+		n := uint64(1)
+		for _, d := range x.Shape {
+			n *= d
+		}
+		params += n
+	}
+	return a, kv, ts, params
+}
+
 // TestReferenceConfigsFullSize converts each full-size config with the
 // tensor shapes its checkpoint has: the key-values llama.cpp reads, every
 // tensor's GGUF shape, and the parameter count.
@@ -97,20 +129,8 @@ func TestReferenceConfigsFullSize(t *testing.T) {
 	for _, rc := range refConfigs {
 		t.Run(rc.file, func(t *testing.T) {
 			raw := readRefConfig(t, rc.file)
-			b, _ := json.Marshal(raw)
-			cfg, err := convert.ParseConfig(b)
-			if err != nil {
-				t.Fatal(err)
-			}
-			a, err := convert.Lookup(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
 			d := decoderOf(raw)
-			kv, ts, err := a.Convert(cfg, shapesOnly(d.Shapes()))
-			if err != nil {
-				t.Fatal(err)
-			}
+			a, kv, ts, params := convertShapes(t, raw, d.Shapes())
 			if a.GGUF != rc.gguf {
 				t.Errorf("GGUF architecture %s, want %s", a.GGUF, rc.gguf)
 			}
@@ -119,14 +139,8 @@ func TestReferenceConfigsFullSize(t *testing.T) {
 					t.Errorf("%s = %v (%T), want %v (%T)", k, kv[k], kv[k], want, want)
 				}
 			}
-			var params uint64
 			names := map[string][]uint64{}
 			for _, tt := range ts {
-				n := uint64(1)
-				for _, x := range tt.Shape {
-					n *= x
-				}
-				params += n
 				names[tt.Name] = tt.Shape
 			}
 			if params != rc.params {
