@@ -351,7 +351,7 @@ func (r *actionRun) baselines(ctx context.Context, heads []*runfile.Run) ([]*run
 			ref = r.ev.Default
 		}
 		if ref == "" {
-			ref = "main"
+			ref = runfile.DefaultBaseRef
 		}
 		for i, h := range heads {
 			b, err := r.srv.Baseline(ctx, r.ev.Repo, in.ModelName, h.Header.Test, ref)

@@ -135,6 +135,11 @@ type Runtime struct {
 	GPU       string `json:"gpu,omitempty"`
 }
 
+// DefaultBaseRef is the branch a run is compared with when nothing names
+// one: the report server's, the store's and the Action's default baseline
+// branch.
+const DefaultBaseRef = "main"
+
 // Git says which commit of the training repository the run belongs to.
 type Git struct {
 	Repo string `json:"repo,omitempty"` // OWNER/NAME

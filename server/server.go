@@ -15,6 +15,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
@@ -32,7 +33,7 @@ type Config struct {
 	MaxBody int64
 	// Private makes pages and GET APIs need a token too.
 	Private bool
-	// BaseRef is the branch runs are checked against; "main" if empty.
+	// BaseRef is the branch runs are checked against; runfile.DefaultBaseRef if empty.
 	BaseRef string
 	// PublicURL prefixes the run URLs returned by uploads; if empty they
 	// are paths, which Client resolves against its BaseURL (never built
@@ -86,7 +87,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.MaxBody = DefaultMaxBody
 	}
 	if cfg.BaseRef == "" {
-		cfg.BaseRef = "main"
+		cfg.BaseRef = runfile.DefaultBaseRef
 	}
 	if err := store.ValidRef(cfg.BaseRef); err != nil {
 		return nil, fmt.Errorf("server: base ref: %w", err)

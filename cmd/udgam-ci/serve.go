@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 
+	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server"
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
@@ -38,7 +39,7 @@ func parseServe(e *env, args []string) (serveOptions, error) {
 	fs.StringVar(&o.Addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fs.BoolVar(&o.Private, "private", false, "pages and GET APIs need a token too (browsers: any user name, the token as password)")
 	fs.Int64Var(&o.MaxBody, "max-body", server.DefaultMaxBody, "largest upload in bytes, before and after gunzip")
-	fs.StringVar(&o.BaseRef, "base-ref", "main", "branch whose newest run is each upload's baseline")
+	fs.StringVar(&o.BaseRef, "base-ref", runfile.DefaultBaseRef, "branch whose newest run is each upload's baseline")
 	fs.StringVar(&o.PublicURL, "public-url", "", "URL the server is reached at, for links in upload answers (default: paths, which push and the Action resolve)")
 	fs.BoolVar(&o.TrustProxy, "trust-proxy", false, "log the client address from X-Forwarded-For (behind a reverse proxy on a private network)")
 	fs.BoolVar(&o.LogText, "log-text", false, "log as text instead of JSON")

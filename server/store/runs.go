@@ -48,7 +48,7 @@ func (r *Run) Flagged() bool { return len(r.Flags) > 0 }
 // PutOptions say how to pick the baseline whose settings a new run is
 // checked against.
 type PutOptions struct {
-	BaseRef    string // newest run of the same repository, model and test on this ref; "main" if empty
+	BaseRef    string // newest run of the same repository, model and test on this ref; runfile.DefaultBaseRef if empty
 	BaselineID string // or exactly this run, which must be of the same repository
 }
 
@@ -141,7 +141,7 @@ func (s *Store) PutRun(ctx context.Context, r *runfile.Run, opt PutOptions) (Put
 		return PutResult{}, err
 	}
 	if opt.BaseRef == "" {
-		opt.BaseRef = "main"
+		opt.BaseRef = runfile.DefaultBaseRef
 	}
 	e, err := encode(r)
 	if err != nil {
