@@ -222,3 +222,36 @@ func TestGemma3_270MConfig(t *testing.T) {
 		}
 	}
 }
+
+// The looser tolerance still tells the options apart: a window off by one,
+// no window, the global rope base on sliding layers, another query scale
+// or soft-capping each move the reference by far more than it allows on a
+// 400-token sequence, so a converter that dropped one would fail.
+func TestGemma3ReferenceFeaturesMatter(t *testing.T) {
+	g := converttest.Gemma3{Model: converttest.TinyGemma3(), Dtype: "F32", Seed: 1}
+	w := g.Checkpoint().Values()
+	reqs := llamatest.RandomSequences(1, 1, 400, converttest.Vocab, int32(converttest.Vocab-1))
+	base, err := g.Model.Reference(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := llamatest.Score(t, base, reqs)
+	for name, change := range map[string]func(*testmodel.Gemma3){
+		"window 63":         func(m *testmodel.Gemma3) { m.SlidingWindow = 63 },
+		"window 65":         func(m *testmodel.Gemma3) { m.SlidingWindow = 65 },
+		"no window":         func(m *testmodel.Gemma3) { m.SlidingWindow = 4096 },
+		"global local base": func(m *testmodel.Gemma3) { m.RopeLocalTheta = m.RopeTheta },
+		"query scalar":      func(m *testmodel.Gemma3) { m.QueryPreAttnScalar *= 2 },
+		"soft-capping":      func(m *testmodel.Gemma3) { m.FinalLogitSoftcap = 3 },
+	} {
+		m := g.Model
+		change(&m)
+		ref, err := m.Reference(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := llamatest.MaxDiff(t, llamatest.Score(t, ref, reqs), want); d < 10*gemma3Tolerance {
+			t.Errorf("%s moves the reference by only %.3g nats", name, d)
+		}
+	}
+}
