@@ -296,11 +296,10 @@ func writeRecord(gguf string, m Model) error {
 	if err != nil {
 		return err
 	}
-	tmp := recordPath(gguf) + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	return runfile.WriteAtomic(recordPath(gguf), func(w io.Writer) error {
+		_, err := w.Write(b)
 		return err
-	}
-	return os.Rename(tmp, recordPath(gguf))
+	})
 }
 
 func fileSHA256(p string) (string, error) {
@@ -327,17 +326,10 @@ func CopyTo(m Model, dst string) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), filepath.Base(dst)+".*.partial")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := io.Copy(tmp, in); err != nil {
-		tmp.Close()
-		return fmt.Errorf("copy %s to %s: %w", m.Path, dst, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), dst)
+	return runfile.WriteAtomic(dst, func(w io.Writer) error {
+		if _, err := io.Copy(w, in); err != nil {
+			return fmt.Errorf("copy %s: %w", m.Path, err)
+		}
+		return nil
+	})
 }

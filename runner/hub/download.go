@@ -91,23 +91,17 @@ func fileReady(local string, f File) bool {
 	return err == nil && st.Mode().IsRegular() && st.Size() == f.ContentSize()
 }
 
+// writeAtomic is runfile.WriteAtomic of b, creating p's directory: runfile
+// is the lowest package that writes files, and hub already takes its
+// identifier rules from there.
 func writeAtomic(p string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
-	if err != nil {
+	return runfile.WriteAtomic(p, func(w io.Writer) error {
+		_, err := w.Write(b)
 		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), p)
+	})
 }
 
 // Fetch returns the local path of one file of a repository at a commit,
