@@ -1,7 +1,9 @@
 package server_test
 
 import (
+	"bytes"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -62,6 +64,37 @@ func TestPages(t *testing.T) {
 			if strings.Contains(body, bad) {
 				t.Errorf("%s contains %q", tc.path, bad)
 			}
+		}
+	}
+}
+
+// A run scored on the smoke sample is marked on the history page and the
+// run page; the benchmark's runs are not (issue 14).
+func TestPagesMarkSmokeRuns(t *testing.T) {
+	ts := startServer(t, server.Config{})
+	const m = "acme/smoky"
+	for i, smoke := range []bool{false, true, false} {
+		r := servertest.Spec{ID: "smoke-" + strconv.Itoa(i), Model: m, Seed: uint64(i + 1), Records: 30}.Run()
+		r.Header.Dataset.Smoke = smoke
+		var b bytes.Buffer
+		if err := runfile.Encode(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, body := ts.upload(b.Bytes(), ""); code != 201 {
+			t.Fatalf("upload %d: %s", i, body)
+		}
+	}
+	code, page := ts.get("/repos/" + testRepo + "/models/" + m)
+	if code != 200 {
+		t.Fatalf("history page: %d %s", code, page)
+	}
+	if n := strings.Count(page, `class="flag smoke"`); n != 1 {
+		t.Errorf("history page marks %d runs as smoke, want 1", n)
+	}
+	for id, want := range map[string]bool{"smoke-0": false, "smoke-1": true} {
+		_, page := ts.get("/runs/" + id)
+		if got := strings.Contains(page, "smoke sample — not the benchmark"); got != want {
+			t.Errorf("run page %s marks smoke %v, want %v", id, got, want)
 		}
 	}
 }

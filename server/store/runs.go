@@ -319,8 +319,9 @@ const (
 	metric, score, ci_lo, ci_hi, baseline_id, flags`
 	runColumns = baseColumns + `, header, summary`
 	// briefColumns leave out the header and summary, the bulk of a row,
-	// for lists that show neither (the history page of 1,000 runs).
-	briefColumns = baseColumns + `, '', 'null'`
+	// for lists that show neither (the history page of 1,000 runs); of
+	// the header they keep only whether the run scored the smoke sample.
+	briefColumns = baseColumns + `, CASE WHEN json_valid(header) AND json_extract(header, '$.dataset.smoke') THEN '{"dataset":{"smoke":true}}' ELSE '' END, 'null'`
 	// finiteScore keeps rows whose score is a number out of baselines:
 	// rows stored before uploads were checked may hold an infinite one.
 	finiteScore = `abs(score) <= 1e308 AND abs(ci_lo) <= 1e308 AND abs(ci_hi) <= 1e308`
@@ -474,7 +475,7 @@ type Filter struct {
 	Since  time.Time // started at or after, if set
 	Limit  int       // at most this many (newest first); 0 means no limit
 	Cursor string    // continue after this cursor (from a previous page)
-	Brief  bool      // leave Header and Summary empty
+	Brief  bool      // leave Header (but its dataset.smoke) and Summary empty
 }
 
 // Page is one page of runs, newest first.
