@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/udgamlabs/udgam-ci/internal/ghenv"
 )
 
 // Event is what the action needs to know about the workflow run that
@@ -70,11 +72,14 @@ type prJSON struct {
 // ReadEvent reads GITHUB_* variables and the event payload at
 // GITHUB_EVENT_PATH.
 func ReadEvent(getenv func(string) string) (Event, error) {
+	// The PR number comes from the payload, which knows it for every kind
+	// of event; GITHUB_REF knows it only for pull_request.
+	g := ghenv.Git(getenv)
 	e := Event{
 		Kind:      getenv("GITHUB_EVENT_NAME"),
-		Repo:      getenv("GITHUB_REPOSITORY"),
-		SHA:       getenv("GITHUB_SHA"),
-		Ref:       getenv("GITHUB_HEAD_REF"),
+		Repo:      g.Repo,
+		SHA:       g.SHA,
+		Ref:       g.Ref,
 		BaseRef:   getenv("GITHUB_BASE_REF"),
 		APIURL:    strings.TrimRight(getenv("GITHUB_API_URL"), "/"),
 		ServerURL: strings.TrimRight(getenv("GITHUB_SERVER_URL"), "/"),
@@ -84,9 +89,6 @@ func ReadEvent(getenv func(string) string) (Event, error) {
 	}
 	if e.ServerURL == "" {
 		e.ServerURL = "https://github.com"
-	}
-	if e.Ref == "" {
-		e.Ref = getenv("GITHUB_REF_NAME")
 	}
 	if path := getenv("GITHUB_EVENT_PATH"); path != "" {
 		if err := e.readPayload(path); err != nil {

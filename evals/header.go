@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"time"
 
 	"github.com/udgamlabs/udgam-ci/runfile"
@@ -15,8 +13,8 @@ import (
 )
 
 // HeaderOptions is everything a run header records beyond the model's own
-// description. Zero values mean "not given"; Getenv, Now and Rand default
-// to nothing, time.Now and crypto/rand so tests can fix them.
+// description. Zero values mean "not given"; Now and Rand default
+// to time.Now and crypto/rand so tests can fix them.
 type HeaderOptions struct {
 	ModelName     string // --model-name; else the GGUF's general.name
 	ModelRevision string // --model-revision
@@ -27,23 +25,13 @@ type HeaderOptions struct {
 	Formulation   string
 	TextPrep      *runfile.TextPrep // how text is prepared for the tokenizer (TextPrepOf)
 	Runtime       runfile.Runtime
-	Git           GitFlags
+	Git           runfile.Git // the caller fills it (flags, or the GitHub environment: internal/ghenv)
 	Sample        *runfile.Sample
 	Shard         *runfile.Shard
 	Contamination *runfile.Contamination
 
-	Getenv func(string) string // for GITHUB_* when Git leaves a field empty
-	Now    func() time.Time
-	Rand   io.Reader // randomness of the run id
-}
-
-// GitFlags are the --git-repo, --git-sha, --git-ref and --pr flags; empty
-// fields are filled from GitHub Actions variables.
-type GitFlags struct {
-	Repo string
-	SHA  string
-	Ref  string
-	PR   int // 0: none given
+	Now  func() time.Time
+	Rand io.Reader // randomness of the run id
 }
 
 // NewHeader builds the header of a run of test ("fresh" or "probes") from
@@ -105,7 +93,7 @@ func NewHeader(test string, info runner.Info, opt HeaderOptions) (runfile.Header
 			TextPrep:        opt.TextPrep,
 		},
 		Runtime:       opt.Runtime,
-		Git:           GitFromEnv(opt.Git, opt.Getenv),
+		Git:           opt.Git,
 		Sample:        opt.Sample,
 		Shard:         opt.Shard,
 		Contamination: opt.Contamination,
@@ -128,39 +116,4 @@ func NewRunID(t time.Time, r io.Reader) (string, error) {
 		return "", fmt.Errorf("run id: %w", err)
 	}
 	return t.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:]), nil
-}
-
-var pullRef = regexp.MustCompile(`^refs/pull/([0-9]+)/(merge|head)$`)
-
-// GitFromEnv fills the fields the flags left empty from GitHub Actions
-// variables: GITHUB_REPOSITORY, GITHUB_SHA, GITHUB_HEAD_REF (a pull
-// request's branch) or else GITHUB_REF_NAME, and the PR number from
-// GITHUB_REF (refs/pull/N/merge).
-func GitFromEnv(f GitFlags, getenv func(string) string) runfile.Git {
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
-	g := runfile.Git{Repo: f.Repo, SHA: f.SHA, Ref: f.Ref}
-	if g.Repo == "" {
-		g.Repo = getenv("GITHUB_REPOSITORY")
-	}
-	if g.SHA == "" {
-		g.SHA = getenv("GITHUB_SHA")
-	}
-	if g.Ref == "" {
-		g.Ref = getenv("GITHUB_HEAD_REF")
-	}
-	if g.Ref == "" {
-		g.Ref = getenv("GITHUB_REF_NAME")
-	}
-	pr := f.PR
-	if pr == 0 {
-		if m := pullRef.FindStringSubmatch(getenv("GITHUB_REF")); m != nil {
-			pr, _ = strconv.Atoi(m[1]) // the pattern admits only digits
-		}
-	}
-	if pr > 0 {
-		g.PR = &pr
-	}
-	return g
 }

@@ -42,54 +42,6 @@ func TestResolveBOS(t *testing.T) {
 	}
 }
 
-func fakeEnv(m map[string]string) func(string) string {
-	return func(k string) string { return m[k] }
-}
-
-func TestGitFromEnv(t *testing.T) {
-	pr := func(n int) *int { return &n }
-	tests := []struct {
-		name  string
-		flags GitFlags
-		env   map[string]string
-		want  runfile.Git
-	}{
-		{"nothing", GitFlags{}, nil, runfile.Git{}},
-		{
-			"pull request",
-			GitFlags{},
-			map[string]string{"GITHUB_REPOSITORY": "o/r", "GITHUB_SHA": "abc", "GITHUB_HEAD_REF": "feature", "GITHUB_REF_NAME": "7/merge", "GITHUB_REF": "refs/pull/7/merge"},
-			runfile.Git{Repo: "o/r", SHA: "abc", Ref: "feature", PR: pr(7)},
-		},
-		{
-			"push to main",
-			GitFlags{},
-			map[string]string{"GITHUB_REPOSITORY": "o/r", "GITHUB_SHA": "def", "GITHUB_REF_NAME": "main", "GITHUB_REF": "refs/heads/main"},
-			runfile.Git{Repo: "o/r", SHA: "def", Ref: "main"},
-		},
-		{
-			"flags win",
-			GitFlags{Repo: "x/y", SHA: "123", Ref: "dev", PR: 9},
-			map[string]string{"GITHUB_REPOSITORY": "o/r", "GITHUB_SHA": "abc", "GITHUB_HEAD_REF": "feature", "GITHUB_REF": "refs/pull/7/merge"},
-			runfile.Git{Repo: "x/y", SHA: "123", Ref: "dev", PR: pr(9)},
-		},
-		{
-			"not a pull ref",
-			GitFlags{},
-			map[string]string{"GITHUB_REF": "refs/pull/abc/merge"},
-			runfile.Git{},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := GitFromEnv(tt.flags, fakeEnv(tt.env))
-			if compact(got) != compact(tt.want) {
-				t.Errorf("GitFromEnv = %s, want %s", compact(got), compact(tt.want))
-			}
-		})
-	}
-}
-
 func TestNewHeader(t *testing.T) {
 	info := runner.Info{
 		Path: "/models/tiny.gguf", SHA256: "aa", Name: "Tiny", Arch: "llama", Params: 1234,
@@ -105,7 +57,7 @@ func TestNewHeader(t *testing.T) {
 		Formulation:   "f1",
 		Runtime:       runfile.Runtime{Threads: 2},
 		Shard:         &runfile.Shard{Index: 1, Count: 2},
-		Getenv:        fakeEnv(map[string]string{"GITHUB_REPOSITORY": "o/r"}),
+		Git:           runfile.Git{Repo: "o/r"},
 		Now:           func() time.Time { return at },
 		Rand:          bytes.NewReader([]byte{1, 2, 3, 4, 5, 6, 7, 8}),
 	}

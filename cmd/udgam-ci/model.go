@@ -8,6 +8,7 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/evals/contamination"
+	"github.com/udgamlabs/udgam-ci/internal/ghenv"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -17,7 +18,7 @@ import (
 type runFlags struct {
 	ModelName     string
 	ModelRevision string
-	Git           evals.GitFlags
+	Git           gitFlags
 	Resume        bool
 	Sample        int
 	Seed          int64
@@ -29,6 +30,23 @@ type runFlags struct {
 	Contamination string  // a contamination scan report, recorded in the header
 	Exclude       string  // the same, and what it found is left out
 	ExcludeAbove  float64 // found means: more than this fraction of n-grams
+}
+
+// gitFlags are --git-repo, --git-sha, --git-ref and --pr; what they leave
+// empty comes from the GitHub Actions environment.
+type gitFlags struct {
+	Repo, SHA, Ref string
+	PR             int // 0: none given
+}
+
+// git is the run's git metadata: the flags, then the environment.
+func (r *runFlags) git(e *env) runfile.Git {
+	g := runfile.Git{Repo: r.Git.Repo, SHA: r.Git.SHA, Ref: r.Git.Ref}
+	if r.Git.PR > 0 {
+		pr := r.Git.PR
+		g.PR = &pr
+	}
+	return ghenv.Fill(g, e.Getenv)
 }
 
 // add registers the shared flags; unit names what is scored ("documents",
@@ -104,9 +122,8 @@ func (r *runFlags) cpuOnly() (bool, error) {
 // header is the part of the run header the flags and the environment give.
 func (r *runFlags) header(e *env, threads int) evals.HeaderOptions {
 	return evals.HeaderOptions{
-		ModelName: r.ModelName, ModelRevision: r.ModelRevision, Git: r.Git,
+		ModelName: r.ModelName, ModelRevision: r.ModelRevision, Git: r.git(e),
 		Runtime: runfile.Runtime{Threads: threads, GPU: r.GPU},
-		Getenv:  e.Getenv,
 	}
 }
 
@@ -137,7 +154,7 @@ func (r *runFlags) check(e *env, pos []string, model, out string) error {
 		fmt.Fprintf(e.Stderr, "--threads %d: this machine has %d cores; using %d\n", r.Threads, cores, cores)
 		r.Threads = cores
 	}
-	if evals.GitFromEnv(r.Git, e.Getenv).Repo == "" {
+	if r.git(e).Repo == "" {
 		fmt.Fprintln(e.Stderr, "note: no --git-repo (and no GITHUB_REPOSITORY): the run file will be complete, but `udgam-ci push` needs the repository; add --git-repo OWNER/NAME to push it later")
 	}
 	return nil

@@ -33,7 +33,6 @@ func runOptions(m runner.Model, data *Data, out string) RunOptions {
 		Header: evals.HeaderOptions{
 			ModelName: "bigram-3",
 			Rand:      bytes.NewReader(bytes.Repeat([]byte{0xab}, 64)),
-			Getenv:    func(string) string { return "" },
 		},
 		Now: steppingClock(),
 	}

@@ -1,0 +1,63 @@
+package ghenv_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/udgamlabs/udgam-ci/internal/ghenv"
+	"github.com/udgamlabs/udgam-ci/runfile"
+)
+
+func TestFill(t *testing.T) {
+	pr := func(n int) *int { return &n }
+	tests := []struct {
+		name  string
+		flags runfile.Git
+		env   map[string]string
+		want  runfile.Git
+	}{
+		{"nothing", runfile.Git{}, nil, runfile.Git{}},
+		{
+			"pull request",
+			runfile.Git{},
+			map[string]string{"GITHUB_REPOSITORY": "o/r", "GITHUB_SHA": "abc", "GITHUB_HEAD_REF": "feature", "GITHUB_REF_NAME": "7/merge", "GITHUB_REF": "refs/pull/7/merge"},
+			runfile.Git{Repo: "o/r", SHA: "abc", Ref: "feature", PR: pr(7)},
+		},
+		{
+			"push to main",
+			runfile.Git{},
+			map[string]string{"GITHUB_REPOSITORY": "o/r", "GITHUB_SHA": "def", "GITHUB_REF_NAME": "main", "GITHUB_REF": "refs/heads/main"},
+			runfile.Git{Repo: "o/r", SHA: "def", Ref: "main"},
+		},
+		{
+			"flags win",
+			runfile.Git{Repo: "x/y", SHA: "123", Ref: "dev", PR: pr(9)},
+			map[string]string{"GITHUB_REPOSITORY": "o/r", "GITHUB_SHA": "abc", "GITHUB_HEAD_REF": "feature", "GITHUB_REF": "refs/pull/7/merge"},
+			runfile.Git{Repo: "x/y", SHA: "123", Ref: "dev", PR: pr(9)},
+		},
+		{
+			"not a pull ref",
+			runfile.Git{},
+			map[string]string{"GITHUB_REF": "refs/pull/abc/merge"},
+			runfile.Git{},
+		},
+		{
+			"pull number 0",
+			runfile.Git{},
+			map[string]string{"GITHUB_REF": "refs/pull/0/merge"},
+			runfile.Git{},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, _ := json.Marshal(ghenv.Fill(tt.flags, func(k string) string { return tt.env[k] }))
+			want, _ := json.Marshal(tt.want)
+			if string(got) != string(want) {
+				t.Errorf("Fill = %s, want %s", got, want)
+			}
+		})
+	}
+	if g := ghenv.Fill(runfile.Git{Repo: "a/b"}, nil); g.Repo != "a/b" || g.SHA != "" {
+		t.Errorf("Fill with no environment = %+v", g)
+	}
+}
