@@ -241,11 +241,12 @@ func (r *actionRun) publish(ctx context.Context, res *Result, links []report.Lin
 	return nil
 }
 
-// minEffect maps the input (0 = no minimum) onto report's options (0 =
-// default, negative = none).
+// minEffect maps an input onto report.Options. The input is the threshold
+// itself, so 0 is no minimum (action.yml gives the defaults as numbers);
+// in report.Options a zero field is the default, so 0 becomes NoMinEffect.
 func minEffect(v float64) float64 {
 	if v == 0 {
-		return -1
+		return report.NoMinEffect
 	}
 	return v
 }

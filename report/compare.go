@@ -37,7 +37,11 @@ const (
 	DefaultMinEffectBPB      = 0.002
 	DefaultMinEffectAccuracy = 1.0 // percentage points
 	DefaultMinShared         = 10
-	DefaultMovers            = 5
+	// NoMinEffect, as MinEffectBPB or MinEffectAccuracy, asks for no
+	// minimum effect (so does any negative value). It cannot be 0: a zero
+	// field means the default, like every other field of Options.
+	NoMinEffect   = -1.0
+	DefaultMovers = 5
 	// DefaultSeed seeds the bootstrap wherever no seed is asked for: the
 	// command line, the Action and the report server, so one comparison
 	// shows the same interval on every surface.
@@ -50,7 +54,8 @@ type Options struct {
 	Seed       uint64  // the generator's seed; every seed is valid, 0 included
 	Confidence float64 // interval level in (0,1); 0 means DefaultConfidence
 	// MinEffectBPB and MinEffectAccuracy are the smallest deltas that
-	// count as a change; 0 means the default, negative means no minimum.
+	// count as a change; 0 means the default, NoMinEffect (or any
+	// negative value) no minimum.
 	MinEffectBPB      float64
 	MinEffectAccuracy float64
 	// MinShared is the fewest shared records Compare accepts; groups with

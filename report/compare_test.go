@@ -227,7 +227,7 @@ func TestMinEffect(t *testing.T) {
 		want Verdict
 	}{
 		{"bpb below default", freshRun("a", "m", docs), freshRun("b", "m", shifted(docs, -0.001)), Options{}, NoChange},
-		{"bpb with no minimum", freshRun("a", "m", docs), freshRun("b", "m", shifted(docs, -0.001)), Options{MinEffectBPB: -1}, Improved},
+		{"bpb with no minimum", freshRun("a", "m", docs), freshRun("b", "m", shifted(docs, -0.001)), Options{MinEffectBPB: NoMinEffect}, Improved},
 		{"bpb above a raised minimum", freshRun("a", "m", docs), freshRun("b", "m", shifted(docs, 0.004)), Options{MinEffectBPB: 0.003}, Regressed},
 		{"bpb below a raised minimum", freshRun("a", "m", docs), freshRun("b", "m", shifted(docs, 0.004)), Options{MinEffectBPB: 0.005}, NoChange},
 		{"accuracy under 1 point", probeRun("a", "m", items), probeRun("b", "m", shiftItems(items, 150)), Options{}, NoChange},
