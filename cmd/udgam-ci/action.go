@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/udgamlabs/udgam-ci/action"
@@ -48,53 +48,74 @@ func runAction(e *env, args []string) error {
 	return nil
 }
 
-// cliScorer runs `udgam-ci score fresh|probes` in this process, so the
-// action scores exactly as the documented commands do.
+// cliScorer runs the score fresh|probes commands in this process, through
+// their options structs with the flags' defaults, so the action scores
+// exactly as the documented commands do and a renamed option fails to
+// compile.
 type cliScorer struct{ e *env }
 
 func (s cliScorer) Score(ctx context.Context, req action.ScoreRequest) (*runfile.Run, error) {
-	cmd, ok := commands()["score "+req.Test]
-	if !ok {
+	se := *s.e
+	se.Ctx = ctx
+	defaults := flag.NewFlagSet("", flag.ContinueOnError)
+	var run func() error
+	var common *scoreCommon
+	switch req.Test {
+	case runfile.TestFresh:
+		o := scoreFreshOptions{Open: openFreshLlama, Fetch: fetchFromHub(&se)}
+		o.register(defaults)
+		o.Data, o.Window, o.Stride = req.Data, req.Window, req.Stride
+		common = &scoreCommon{&o.Model, &o.Out, &o.AddBOS, &o.runFlags}
+		run = func() error {
+			if err := o.validate(&se, nil); err != nil {
+				return err
+			}
+			return scoreFresh(&se, o)
+		}
+	case runfile.TestProbes:
+		o := scoreProbesOptions{Open: openProbesLlama}
+		o.register(defaults)
+		o.Items = req.Data
+		common = &scoreCommon{&o.Model, &o.Out, &o.AddBOS, &o.runFlags}
+		run = func() error {
+			if err := o.validate(&se, nil); err != nil {
+				return err
+			}
+			return scoreProbes(&se, o)
+		}
+	default:
 		return nil, fmt.Errorf("no scorer for test %q", req.Test)
 	}
+	common.set(req)
 	// A run file left by an earlier job would be refused, not resumed.
 	if err := os.Remove(req.Out); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	args := []string{"--model", req.Model, "--out", req.Out, "--add-bos", req.AddBOS,
-		"--threads", strconv.Itoa(req.Threads), "--model-name", req.ModelName,
-		"--git-repo", req.Git.Repo, "--git-sha", req.Git.SHA, "--git-ref", req.Git.Ref}
-	// The Action's gpu input picks the build (metal, cuda); the scorers only
-	// need to know whether to stay on the CPU.
-	if req.GPU == "cpu" {
-		args = append(args, "--gpu", "cpu")
-	}
-	if req.ModelRevision != "" {
-		args = append(args, "--model-revision", req.ModelRevision)
-	}
-	if req.Git.PR != nil {
-		args = append(args, "--pr", strconv.Itoa(*req.Git.PR))
-	}
-	if req.Contamination != "" {
-		args = append(args, "--contamination", req.Contamination)
-	}
-	switch req.Test {
-	case runfile.TestFresh:
-		args = append(args, "--window", strconv.Itoa(req.Window), "--stride", strconv.Itoa(req.Stride))
-		if req.Data != "" {
-			args = append(args, "--data", req.Data)
-		}
-	case runfile.TestProbes:
-		if req.Data != "" {
-			args = append(args, "--items", req.Data)
-		}
-	}
-	se := *s.e
-	se.Ctx = ctx
-	if err := cmd.run(&se, args); err != nil {
+	if err := run(); err != nil {
 		return nil, err
 	}
 	return runfile.ReadFile(req.Out)
+}
+
+// scoreCommon points at the options both score commands share.
+type scoreCommon struct {
+	model, out, addBOS *string
+	flags              *runFlags
+}
+
+func (c *scoreCommon) set(req action.ScoreRequest) {
+	*c.model, *c.out, *c.addBOS = req.Model, req.Out, req.AddBOS
+	f := c.flags
+	f.Threads, f.ModelName, f.ModelRevision, f.Contamination = req.Threads, req.ModelName, req.ModelRevision, req.Contamination
+	f.Git = gitFlags{Repo: req.Git.Repo, SHA: req.Git.SHA, Ref: req.Git.Ref}
+	if req.Git.PR != nil {
+		f.Git.PR = *req.Git.PR
+	}
+	// The Action's gpu input picks the build (metal, cuda); the scorers only
+	// need to know whether to stay on the CPU.
+	if req.GPU == "cpu" {
+		f.GPU = "cpu"
+	}
 }
 
 // cliScan runs `udgam-ci contamination scan` in this process, as the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 
 	"github.com/udgamlabs/udgam-ci/evals"
@@ -33,6 +34,19 @@ func runScoreFresh(e *env, args []string) error {
 	fs := newFlags(e, "score fresh",
 		"score a GGUF model on Fresh Text: bits per byte over documents each read on its own through sliding windows; records go to the run file as documents complete",
 		"udgam-ci score fresh --model smollm2-135m.gguf --data hf://udgamlabs/fresh-text@COMMIT --out fresh.jsonl --json")
+	o.register(fs)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := o.validate(e, pos); err != nil {
+		return err
+	}
+	return scoreFresh(e, o)
+}
+
+// register sets o's defaults and binds them to flags.
+func (o *scoreFreshOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Model, "model", "", "GGUF model file")
 	fs.StringVar(&o.Data, "data", "", "documents: JSONL or Parquet file, or hf://OWNER/NAME@COMMIT[/path] (default: the embedded smoke sample, not the benchmark)")
 	fs.StringVar(&o.Out, "out", "", "run file to write (JSON Lines)")
@@ -41,17 +55,14 @@ func runScoreFresh(e *env, args []string) error {
 	fs.IntVar(&o.Stride, "stride", 1024, "tokens between window starts; later windows score only tokens not scored before")
 	fs.IntVar(&o.BatchTokens, "batch-tokens", fresh.DefaultBatchTokens, "tokens of windows per engine call (speed only)")
 	o.runFlags.add(fs, "documents", "source")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
+}
+
+// validate refuses what scoreFresh cannot run; pos are stray arguments.
+func (o *scoreFreshOptions) validate(e *env, pos []string) error {
 	if err := o.check(e, pos, o.Model, o.Out); err != nil {
 		return err
 	}
-	if err := atLeast("batch-tokens", o.BatchTokens, 1); err != nil {
-		return err
-	}
-	return scoreFresh(e, o)
+	return atLeast("batch-tokens", o.BatchTokens, 1)
 }
 
 // openFreshLlama loads a model with room for one window in the KV cache:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
@@ -28,23 +29,33 @@ func runScoreProbes(e *env, args []string) error {
 	fs := newFlags(e, "score probes",
 		"score a GGUF model on the Probe Suite: each choice's summed log-probability after the prompt picks the answer; records go to the run file as items complete",
 		"udgam-ci score probes --model smollm2-135m.gguf --out probes.jsonl --json")
+	o.register(fs)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := o.validate(e, pos); err != nil {
+		return err
+	}
+	return scoreProbes(e, o)
+}
+
+// register sets o's defaults and binds them to flags.
+func (o *scoreProbesOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Model, "model", "", "GGUF model file")
 	fs.StringVar(&o.Items, "items", "", "items: JSONL or Parquet file, or hf://OWNER/NAME@COMMIT[/path] (default: the embedded core set, 2,000 items)")
 	fs.StringVar(&o.Out, "out", "", "run file to write (JSON Lines)")
 	fs.StringVar(&o.AddBOS, "add-bos", evals.BOSAuto, "BOS before each prompt: auto (when the tokenizer has one), yes or no")
 	fs.IntVar(&o.Batch, "batch", probes.DefaultBatch, "items per engine call (speed only)")
 	o.runFlags.add(fs, "items", "type and level")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
+}
+
+// validate refuses what scoreProbes cannot run; pos are stray arguments.
+func (o *scoreProbesOptions) validate(e *env, pos []string) error {
 	if err := o.check(e, pos, o.Model, o.Out); err != nil {
 		return err
 	}
-	if err := atLeast("batch", o.Batch, 1); err != nil {
-		return err
-	}
-	return scoreProbes(e, o)
+	return atLeast("batch", o.Batch, 1)
 }
 
 // openProbesLlama loads a model for short prompts and choices: 1,024 cache
