@@ -369,7 +369,8 @@ func TestPairingAndRefusals(t *testing.T) {
 	}
 }
 
-// The JSON keys and types of DESIGN.md's `compare --json` contract.
+// The JSON keys and types of `compare --json`, a contract with the
+// report server and anyone scripting against it: a change here breaks them.
 func TestJSONContract(t *testing.T) {
 	docs := synthDocs(100, 8, 0.9, 0.1)
 	head := freshRun("b", "m", shifted(docs, 0.01))

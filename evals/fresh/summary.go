@@ -9,7 +9,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
-// Summary is the --json output of `score fresh` (DESIGN.md), plus a few
+// Summary is the --json output of `score fresh`, plus a few
 // fields that say what was scored.
 type Summary struct {
 	Test          string                         `json:"test"`

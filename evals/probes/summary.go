@@ -10,8 +10,8 @@ import (
 )
 
 // Summary is what a probes run prints when done; its JSON form is the
-// object DESIGN.md defines for --json, with ties, chance, acc_norm and
-// by_level beside it.
+// --json output of `score probes`: accuracy by type, with ties, chance,
+// acc_norm and by_level beside it.
 type Summary struct {
 	Test     string                         `json:"test"`
 	Accuracy float64                        `json:"accuracy"` // percent
