@@ -128,7 +128,7 @@ func scoreFresh(e *env, o scoreFreshOptions) error {
 	res, err := fresh.Run(e.Ctx, fresh.RunOptions{
 		Model: m, Data: data, Out: o.Out, Resume: o.Resume, BOSMode: o.AddBOS,
 		Window: o.Window, Stride: o.Stride, BatchTokens: o.BatchTokens,
-		SampleN: o.Sample, Seed: o.Seed, Shard: shard, Limit: o.Limit, Contamination: found,
+		SampleN: o.Sample, SampleSeed: o.Seed, Shard: shard, Limit: o.Limit, Contamination: found,
 		Header:   o.header(e, o.Threads),
 		Progress: e.Stderr,
 		Terminal: evals.IsTerminal(e.Stderr),

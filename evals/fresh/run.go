@@ -24,12 +24,12 @@ type RunOptions struct {
 	// not change results.
 	BatchTokens   int
 	SampleN       int   // 0: every document
-	Seed          int64 // of the sample
+	SampleSeed    int64 // of the sample
 	Shard         *runfile.Shard
 	Limit         int // 0: no limit
 	Contamination *runfile.Contamination
 	// Header carries the model name and revision, git fields, runtime,
-	// getenv, clock and randomness; the test's own fields are set here.
+	// clock and randomness; the test's own fields are set here.
 	Header   evals.HeaderOptions
 	Progress io.Writer // nil: no progress
 	Terminal bool      // draw a bar rather than plain lines
@@ -72,7 +72,7 @@ func Run(ctx context.Context, opt RunOptions) (*Result, error) {
 	for i, d := range docs {
 		keys[i] = evals.Keyed{ID: d.ID, Group: d.Source}
 	}
-	sel, idx, err := evals.Select(keys, opt.SampleN, opt.Seed, opt.Shard, opt.Limit, opt.Contamination)
+	sel, idx, err := evals.Select(keys, opt.SampleN, opt.SampleSeed, opt.Shard, opt.Limit, opt.Contamination)
 	if err != nil {
 		return nil, err
 	}

@@ -127,7 +127,7 @@ func TestRunResumeAfterFailureAndTornLine(t *testing.T) {
 func TestRunShardsMergeToTheWholeRun(t *testing.T) {
 	dir := t.TempDir()
 	data := genData(25)
-	sample := func(o RunOptions) RunOptions { o.SampleN, o.Seed = 17, 9; return o }
+	sample := func(o RunOptions) RunOptions { o.SampleN, o.SampleSeed = 17, 9; return o }
 	whole, err := Run(context.Background(), sample(runOptions(newByteModel(3), data, filepath.Join(dir, "whole.jsonl"))))
 	if err != nil {
 		t.Fatal(err)
