@@ -32,6 +32,24 @@ type runFlags struct {
 	ExcludeAbove  float64 // found means: more than this fraction of n-grams
 }
 
+// scoreOptions are a score command's options: flags bound by register
+// (which also sets the defaults the Action starts from) and checked by
+// validate.
+type scoreOptions interface {
+	register(fs *flag.FlagSet)
+	validate(e *env, pos []string) error
+}
+
+// parseScore parses a score command's flags into o and checks them.
+func parseScore(e *env, fs *flag.FlagSet, args []string, o scoreOptions) error {
+	o.register(fs)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	return o.validate(e, pos)
+}
+
 // gitFlags are --git-repo, --git-sha, --git-ref and --pr; what they leave
 // empty comes from the GitHub Actions environment.
 type gitFlags struct {

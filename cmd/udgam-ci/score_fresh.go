@@ -34,12 +34,7 @@ func runScoreFresh(e *env, args []string) error {
 	fs := newFlags(e, "score fresh",
 		"score a GGUF model on Fresh Text: bits per byte over documents each read on its own through sliding windows; records go to the run file as documents complete",
 		"udgam-ci score fresh --model smollm2-135m.gguf --data hf://udgamlabs/fresh-text@COMMIT --out fresh.jsonl --json")
-	o.register(fs)
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := o.validate(e, pos); err != nil {
+	if err := parseScore(e, fs, args, &o); err != nil {
 		return err
 	}
 	return scoreFresh(e, o)

@@ -29,12 +29,7 @@ func runScoreProbes(e *env, args []string) error {
 	fs := newFlags(e, "score probes",
 		"score a GGUF model on the Probe Suite: each choice's summed log-probability after the prompt picks the answer; records go to the run file as items complete",
 		"udgam-ci score probes --model smollm2-135m.gguf --out probes.jsonl --json")
-	o.register(fs)
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := o.validate(e, pos); err != nil {
+	if err := parseScore(e, fs, args, &o); err != nil {
 		return err
 	}
 	return scoreProbes(e, o)
