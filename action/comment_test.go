@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/action/actiontest"
+	"github.com/udgamlabs/udgam-ci/report"
 )
 
 func TestUpsertCommentFindsItsCommentOnAnyPage(t *testing.T) {
@@ -91,5 +92,24 @@ func TestFitComment(t *testing.T) {
 	}
 	if !strings.HasPrefix(got, "<!-- m -->\n| row") || !strings.HasSuffix(got, "the whole report.\n") || !strings.Contains(got, "| row | ✅ |\n\n…") {
 		t.Errorf("cut body ends %q", got[len(got)-120:])
+	}
+}
+
+// The verdict line outside a job follows fail-on as the job's does.
+func TestVerdictOutsideAJob(t *testing.T) {
+	reg := &report.Comparison{Test: "probes", Result: report.Result{Metric: report.MetricAccuracy, Verdict: report.Regressed}}
+	ok := &report.Comparison{Test: "fresh", Result: report.Result{Metric: report.MetricBPB, Verdict: report.Improved}}
+	for _, tc := range []struct {
+		failOn string
+		cs     []*report.Comparison
+		want   string
+	}{
+		{FailOnRegression, []*report.Comparison{ok}, "This job passes (fail-on: regression)."},
+		{FailOnRegression, []*report.Comparison{ok, reg}, "This job fails because of: probes regressed (fail-on: regression)."},
+		{FailOnNever, []*report.Comparison{reg}, "This job passes (fail-on: never), with warnings: probes regressed."},
+	} {
+		if got := Verdict(tc.failOn, "m", tc.cs); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("fail-on %s: %q, want %q", tc.failOn, got, tc.want)
+		}
 	}
 }

@@ -187,3 +187,19 @@ func scoresMarkdown(model string, heads []*runfile.Run, links []report.Link, not
 	}
 	return b.String()
 }
+
+// Verdict is the comment's verdict line for comparisons made outside a
+// job (the demo's example comment): what the Action would conclude under
+// failOn from the comparisons alone, with no scan and no server.
+func Verdict(failOn, model string, cs []*report.Comparison) string {
+	r := &actionRun{in: Inputs{FailOn: failOn, ModelName: model}}
+	res := Result{Comparisons: cs}
+	for _, c := range cs {
+		res.Mismatch = res.Mismatch || c.Mismatch
+		if c.Verdict == report.Regressed {
+			res.Regressions = append(res.Regressions, c)
+		}
+	}
+	_, line := jobVerdict(failOn, r.findings(res))
+	return line
+}

@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/udgamlabs/udgam-ci/action"
 	"github.com/udgamlabs/udgam-ci/report"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
@@ -65,6 +66,7 @@ func run(model, out string, files []string) error {
 		}
 		c.Tests = append(c.Tests, cmp)
 	}
+	c.Verdict = action.Verdict(action.FailOnRegression, model, c.Tests) // the Action's default fail-on
 	var body bytes.Buffer
 	if err := report.RenderComment(&body, c); err != nil {
 		return err
