@@ -100,15 +100,7 @@ func infoFromGGUF(kv ggml.KV, tensors []*ggml.Tensor) (Info, error) {
 	types := kv.Ints("tokenizer.ggml.token_type")
 	info.VocabSize = len(tokens)
 	info.AddSpacePrefix = AddSpacePrefix(info.TokenizerModel, kv)
-	for i, t := range types {
-		switch {
-		case i >= len(tokens):
-		case t == TokenControl:
-			info.ControlTokens = append(info.ControlTokens, tokens[i])
-		case t == TokenUserDefined:
-			info.UserTokens = append(info.UserTokens, tokens[i])
-		}
-	}
+	info.ControlTokens, info.UserTokens = SpecialTokens(tokens, types)
 	spec := kv.String(tokspec.Key)
 	if spec != "" {
 		s, err := tokspec.Decode(spec)
@@ -224,4 +216,20 @@ func fileSHA256(f *os.File) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// SpecialTokens lists the texts of a vocabulary's control and user-defined
+// tokens (token types as in tokenizer.ggml.token_type): what llama.cpp may
+// match in text by itself, which the text preparation has to know.
+func SpecialTokens(tokens []string, types []int32) (control, user []string) {
+	for i, t := range types {
+		switch {
+		case i >= len(tokens):
+		case t == TokenControl:
+			control = append(control, tokens[i])
+		case t == TokenUserDefined:
+			user = append(user, tokens[i])
+		}
+	}
+	return control, user
 }

@@ -174,7 +174,10 @@ func (l *ggufLayout) info() runner.Info {
 	tokens, _ := l.kv["tokenizer.ggml.tokens"].([]string)
 	merges, _ := l.kv["tokenizer.ggml.merges"].([]string)
 	types, _ := l.kv["tokenizer.ggml.token_type"].([]int32)
+	control, user := runner.SpecialTokens(tokens, types)
 	return runner.Info{
+		ControlTokens:   control,
+		UserTokens:      user,
 		Name:            l.kv.String("general.name"),
 		Arch:            l.kv.Architecture(),
 		Params:          params,
