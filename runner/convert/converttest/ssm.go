@@ -207,13 +207,7 @@ func (m Mamba2) Checkpoint() Checkpoint {
 	h := uint64(m.Hidden)
 	cd := uint64(inner + 2*m.Groups*m.State)
 	proj := uint64(inner) + cd + uint64(m.Heads)
-	shapes := map[string][]uint64{
-		"backbone.embeddings.weight": {uint64(Vocab), h},
-		"backbone.norm_f.weight":     {h},
-	}
-	if !m.Tied {
-		shapes["lm_head.weight"] = []uint64{uint64(Vocab), h}
-	}
+	shapes := backboneShapes(h, m.Tied)
 	for l := range m.Layers {
 		p := fmt.Sprintf("backbone.layers.%d.", l)
 		shapes[p+"norm.weight"] = []uint64{h}
@@ -272,13 +266,7 @@ func (m Mamba) Checkpoint() Checkpoint {
 		config[k] = v
 	}
 	h, di, ds := uint64(m.Hidden), uint64(inner), uint64(m.State)
-	shapes := map[string][]uint64{
-		"backbone.embeddings.weight": {uint64(Vocab), h},
-		"backbone.norm_f.weight":     {h},
-	}
-	if !m.Tied {
-		shapes["lm_head.weight"] = []uint64{uint64(Vocab), h}
-	}
+	shapes := backboneShapes(h, m.Tied)
 	for l := range m.Layers {
 		p := fmt.Sprintf("backbone.layers.%d.", l)
 		shapes[p+"norm.weight"] = []uint64{h}
@@ -296,6 +284,19 @@ func (m Mamba) Checkpoint() Checkpoint {
 }
 
 // mixerShapes adds one Mamba-2 mixer's tensors under prefix.
+// backboneShapes are the tensors around a Mamba-style stack of layers:
+// the embedding, the final norm and, unless tied, the output head.
+func backboneShapes(hidden uint64, tied bool) map[string][]uint64 {
+	shapes := map[string][]uint64{
+		"backbone.embeddings.weight": {uint64(Vocab), hidden},
+		"backbone.norm_f.weight":     {hidden},
+	}
+	if !tied {
+		shapes["lm_head.weight"] = []uint64{uint64(Vocab), hidden}
+	}
+	return shapes
+}
+
 func mixerShapes(shapes map[string][]uint64, prefix string, hidden, proj, convDim, inner, heads, kernel uint64, norm bool) {
 	shapes[prefix+"in_proj.weight"] = []uint64{proj, hidden}
 	shapes[prefix+"conv1d.weight"] = []uint64{convDim, 1, kernel}
