@@ -23,18 +23,26 @@ type Decoder struct {
 	QKNorm           bool // per-head RMSNorm of q and k before rope (Qwen3)
 }
 
+// outerShapes are the tensors around a decoder's layers in the Llama
+// family's Hugging Face layout: the embedding, the final norm and, unless
+// tied, the output head.
+func outerShapes(vocab, hidden uint64, tied bool) map[string][]uint64 {
+	s := map[string][]uint64{
+		"model.embed_tokens.weight": {vocab, hidden},
+		"model.norm.weight":         {hidden},
+	}
+	if !tied {
+		s["lm_head.weight"] = []uint64{vocab, hidden}
+	}
+	return s
+}
+
 // Shapes lists the checkpoint's tensors by Hugging Face name, slowest
 // dimension first.
 func (d Decoder) Shapes() map[string][]uint64 {
 	h, v, ff := uint64(d.Hidden), uint64(d.Vocab), uint64(d.FFN)
 	q, kv, hd := uint64(d.Heads*d.HeadDim), uint64(d.KVHeads*d.HeadDim), uint64(d.HeadDim)
-	s := map[string][]uint64{
-		"model.embed_tokens.weight": {v, h},
-		"model.norm.weight":         {h},
-	}
-	if !d.Tied {
-		s["lm_head.weight"] = []uint64{v, h}
-	}
+	s := outerShapes(v, h, d.Tied)
 	for l := range d.Layers {
 		p := fmt.Sprintf("model.layers.%d.", l)
 		s[p+"input_layernorm.weight"] = []uint64{h}

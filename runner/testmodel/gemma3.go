@@ -28,13 +28,7 @@ type Gemma3 struct {
 func (m Gemma3) Shapes() map[string][]uint64 {
 	h, v, ff := uint64(m.Hidden), uint64(m.Vocab), uint64(m.FFN)
 	q, kv, hd := uint64(m.Heads*m.HeadDim), uint64(m.KVHeads*m.HeadDim), uint64(m.HeadDim)
-	s := map[string][]uint64{
-		"model.embed_tokens.weight": {v, h},
-		"model.norm.weight":         {h},
-	}
-	if !m.Tied {
-		s["lm_head.weight"] = []uint64{v, h}
-	}
+	s := outerShapes(v, h, m.Tied)
 	for l := range m.Layers {
 		p := fmt.Sprintf("model.layers.%d.", l)
 		for _, n := range []string{"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm", "post_feedforward_layernorm"} {
