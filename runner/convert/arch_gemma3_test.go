@@ -176,10 +176,11 @@ func paramsAndShapes(ts []convert.Tensor) (uint64, map[string]convert.Tensor) {
 	return params, byName
 }
 
-// Gemma 3 270M's config.json (testdata/configs/gemma3-270m.json, as
-// published) with its full-size tensor shapes: the key-values llama.cpp
-// reads and 268,098,176 parameters (counted by hand from the config:
-// 167,772,160 in the embedding, 5,573,632 per layer, 640 in the last norm).
+// Gemma 3 270M's config.json (testdata/configs/gemma3-270m.json;
+// testdata/README.md says where it comes from) with its full-size tensor
+// shapes: the key-values llama.cpp reads and 268,098,176 parameters (counted
+// by hand from the config: 167,772,160 in the embedding, 5,573,632 per
+// layer, 640 in the last norm).
 func TestGemma3_270MConfig(t *testing.T) {
 	b, _ := json.Marshal(readRefConfig(t, "gemma3-270m.json"))
 	cfg, err := convert.ParseConfig(b)

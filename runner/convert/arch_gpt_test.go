@@ -312,9 +312,9 @@ func set(key string, v any) func(map[string]any, map[string]converttest.Tensor) 
 
 // TestGPTFamilyConfigsFullSize converts, from tensor shapes alone, GPT-2
 // (124M), Pythia-160M and OLMo-1B at their published sizes, with their
-// config.json keys as published: none is refused, the key-values are
-// llama.cpp's, and the parameter counts are the models' own (computed by
-// hand from each config).
+// config.json files (testdata/README.md says where each comes from): no key
+// is refused, the key-values are llama.cpp's, and the parameter counts are
+// the models' own (computed by hand from each config).
 func TestGPTFamilyConfigsFullSize(t *testing.T) {
 	for _, tt := range []struct {
 		file   string

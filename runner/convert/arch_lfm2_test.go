@@ -130,12 +130,13 @@ func TestLfm2UnloadableIsAGoError(t *testing.T) {
 	}
 }
 
-// LFM2-350M's config.json (testdata/configs/lfm2-350m.json, as published)
-// with its full-size tensor shapes: the MLP width its config works out to
-// (4,608 from block_ff_dim 6,656), the layer pattern, and 354,483,968
-// parameters (counted by hand: 67,108,864 in the embedding, 14,157,824 per
-// layer in the MLP and norms, 3,145,856 per attention layer, 4,197,376 per
-// convolution layer, 1,024 in the last norm).
+// LFM2-350M's config.json (testdata/configs/lfm2-350m.json; testdata/README.md
+// says where it comes from) with its full-size tensor shapes: the MLP width
+// its config works out to (4,608 from block_ff_dim 6,656), the layer pattern
+// from full_attn_idxs, and 354,483,968 parameters, the model card's count
+// (by hand: 67,108,864 in the embedding, 14,157,824 per layer in the MLP and
+// norms, 3,145,856 per attention layer, 4,197,376 per convolution layer,
+// 1,024 in the last norm).
 func TestLfm2_350MConfig(t *testing.T) {
 	raw := readRefConfig(t, "lfm2-350m.json")
 	b, _ := json.Marshal(raw)
@@ -143,9 +144,15 @@ func TestLfm2_350MConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The published layer pattern (attention at 2, 5, 8, 10, 12 and 14),
+	// which this config states as full_attn_idxs.
 	var types []string
-	for _, v := range raw["layer_types"].([]any) {
-		types = append(types, v.(string))
+	for i := range 16 {
+		t := "conv"
+		if slices.Contains([]int{2, 5, 8, 10, 12, 14}, i) {
+			t = "full_attention"
+		}
+		types = append(types, t)
 	}
 	full := testmodel.Lfm2{Hidden: 1024, FFN: 4608, Layers: 16, Heads: 16, KVHeads: 8, Vocab: 65536, ConvLCache: 3, LayerTypes: types, Tied: true}
 	kv, ts, err := convert.Lfm2.Convert(cfg, shapesOnly(full.Shapes()))

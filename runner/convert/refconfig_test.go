@@ -15,9 +15,10 @@ import (
 	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
-// The seed's reference models: SmolLM2-135M and 360M (their config.json as
-// published) and ~380M Llama- and Qwen-style configurations. params is the
-// parameter count computed by hand from each config.
+// The seed's reference models: SmolLM2-135M and 360M (their config.json;
+// testdata/README.md says where each comes from) and ~380M Llama- and
+// Qwen-style configurations. params is the parameter count computed by hand
+// from each config.
 var refConfigs = []struct {
 	file   string
 	gguf   string

@@ -220,7 +220,7 @@ func (w shapeWeights) Read(name string) ([]float32, error) {
 }
 
 // TestFalconH1TinyReferenceConfig takes the configuration of
-// Falcon-H1-Tiny-90M-Base (testdata/falcon-h1-tiny-90m-base.md says where
+// Falcon-H1-Tiny-90M-Base (testdata/README.md says where
 // each value comes from). At full size its tensors must add up to the
 // published 91,131,072 parameters, and the converter's metadata and tensor
 // shapes must be the ones llama.cpp's falcon-h1 loader creates (written
