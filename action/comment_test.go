@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/action/actiontest"
-	"github.com/udgamlabs/udgam-ci/report"
+	"github.com/udgamlabs/udgam-ci/compare"
 )
 
 func TestUpsertCommentFindsItsCommentOnAnyPage(t *testing.T) {
@@ -97,16 +97,16 @@ func TestFitComment(t *testing.T) {
 
 // The verdict line outside a job follows fail-on as the job's does.
 func TestVerdictOutsideAJob(t *testing.T) {
-	reg := &report.Comparison{Test: "probes", Result: report.Result{Metric: report.MetricAccuracy, Verdict: report.Regressed}}
-	ok := &report.Comparison{Test: "fresh", Result: report.Result{Metric: report.MetricBPB, Verdict: report.Improved}}
+	reg := &compare.Comparison{Test: "probes", Result: compare.Result{Metric: compare.MetricAccuracy, Verdict: compare.Regressed}}
+	ok := &compare.Comparison{Test: "fresh", Result: compare.Result{Metric: compare.MetricBPB, Verdict: compare.Improved}}
 	for _, tc := range []struct {
 		failOn string
-		cs     []*report.Comparison
+		cs     []*compare.Comparison
 		want   string
 	}{
-		{FailOnRegression, []*report.Comparison{ok}, "This job passes (fail-on: regression)."},
-		{FailOnRegression, []*report.Comparison{ok, reg}, "This job fails because of: probes regressed (fail-on: regression)."},
-		{FailOnNever, []*report.Comparison{reg}, "This job passes (fail-on: never), with warnings: probes regressed."},
+		{FailOnRegression, []*compare.Comparison{ok}, "This job passes (fail-on: regression)."},
+		{FailOnRegression, []*compare.Comparison{ok, reg}, "This job fails because of: probes regressed (fail-on: regression)."},
+		{FailOnNever, []*compare.Comparison{reg}, "This job passes (fail-on: never), with warnings: probes regressed."},
 	} {
 		if got := Verdict(tc.failOn, "m", tc.cs); !strings.HasPrefix(got, tc.want) {
 			t.Errorf("fail-on %s: %q, want %q", tc.failOn, got, tc.want)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/evals/contamination"
 	"github.com/udgamlabs/udgam-ci/report"
 	"github.com/udgamlabs/udgam-ci/runfile"
@@ -56,7 +57,7 @@ func (r *actionRun) found() bool {
 
 // contaminationView is what the comment shows of the scan: the line, the
 // items, and each comparison again on the items not found.
-func (r *actionRun) contaminationView(comparisons []*report.Comparison, bases map[string]*runfile.Run, heads map[string]*runfile.Run) *report.Contamination {
+func (r *actionRun) contaminationView(comparisons []*compare.Comparison, bases map[string]*runfile.Run, heads map[string]*runfile.Run) *report.Contamination {
 	rep := r.scanReport
 	if rep == nil {
 		return nil
@@ -74,7 +75,7 @@ func (r *actionRun) contaminationView(comparisons []*report.Comparison, bases ma
 		if len(ids) == 0 {
 			continue
 		}
-		clean, err := report.Compare(without(bases[c.Test], ids), without(heads[c.Test], ids), r.compareOptions())
+		clean, err := compare.Runs(without(bases[c.Test], ids), without(heads[c.Test], ids), r.compareOptions())
 		if err != nil {
 			r.warn("no clean comparison", "%s without the %d items found: %v", c.Test, len(ids), err)
 			continue

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/sethvargo/go-githubactions"
-	"github.com/udgamlabs/udgam-ci/report"
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -92,8 +92,8 @@ var inputList = []input{
 	{"github-token", ""},
 	{"comment", "true"},
 	{"fail-on", FailOnRegression},
-	{"min-effect-bpb", strconv.FormatFloat(report.DefaultMinEffectBPB, 'g', -1, 64)},
-	{"min-effect-accuracy", strconv.FormatFloat(report.DefaultMinEffectAccuracy, 'g', -1, 64)},
+	{"min-effect-bpb", strconv.FormatFloat(compare.DefaultMinEffectBPB, 'g', -1, 64)},
+	{"min-effect-accuracy", strconv.FormatFloat(compare.DefaultMinEffectAccuracy, 'g', -1, 64)},
 	{"work-dir", "udgam-ci-runs"},
 	{"cache-dir", ""},
 	{"resamples", "4000"},

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/report"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
@@ -12,13 +13,13 @@ import (
 // headline is a run's score and its metric.
 func headline(run *runfile.Run) (metric string, value float64) {
 	if run.Header.Test == runfile.TestFresh {
-		return report.MetricBPB, runfile.SummarizeFresh(run.Docs).BPB
+		return compare.MetricBPB, runfile.SummarizeFresh(run.Docs).BPB
 	}
-	return report.MetricAccuracy, runfile.SummarizeProbes(run.Items).Accuracy
+	return compare.MetricAccuracy, runfile.SummarizeProbes(run.Items).Accuracy
 }
 
 func formatScore(metric string, v float64) string {
-	if metric == report.MetricBPB {
+	if metric == compare.MetricBPB {
 		return strconv.FormatFloat(v, 'f', 4, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)
@@ -78,7 +79,7 @@ func (r *actionRun) outputs(res Result, links []report.Link) {
 
 // worse orders verdicts so the overall one is the most alarming.
 func worse(a, b string) string {
-	rank := map[string]int{"none": 0, string(report.NoChange): 1, string(report.Improved): 2, string(report.Regressed): 3}
+	rank := map[string]int{"none": 0, string(compare.NoChange): 1, string(compare.Improved): 2, string(compare.Regressed): 3}
 	if rank[b] > rank[a] {
 		return b
 	}
@@ -103,7 +104,7 @@ func (r *actionRun) findings(res Result) []finding {
 	}
 	for _, c := range res.Regressions {
 		unit := ""
-		if c.Metric == report.MetricAccuracy {
+		if c.Metric == compare.MetricAccuracy {
 			unit = " points"
 		}
 		msg := fmt.Sprintf("%s %s regressed: %s %s -> %s, delta %s%s (%s%% interval %s) against baseline run %s",
@@ -191,12 +192,12 @@ func scoresMarkdown(model string, heads []*runfile.Run, links []report.Link, not
 // Verdict is the comment's verdict line for comparisons made outside a
 // job (the demo's example comment): what the Action would conclude under
 // failOn from the comparisons alone, with no scan and no server.
-func Verdict(failOn, model string, cs []*report.Comparison) string {
+func Verdict(failOn, model string, cs []*compare.Comparison) string {
 	r := &actionRun{in: Inputs{FailOn: failOn, ModelName: model}}
 	res := Result{Comparisons: cs}
 	for _, c := range cs {
 		res.Mismatch = res.Mismatch || c.Mismatch
-		if c.Verdict == report.Regressed {
+		if c.Verdict == compare.Regressed {
 			res.Regressions = append(res.Regressions, c)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/sethvargo/go-githubactions"
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/evals/contamination"
 	"github.com/udgamlabs/udgam-ci/report"
 	"github.com/udgamlabs/udgam-ci/runfile"
@@ -25,11 +26,11 @@ import (
 type Result struct {
 	Heads       []*runfile.Run
 	HeadFiles   []string
-	Comparisons []*report.Comparison
+	Comparisons []*compare.Comparison
 	Comment     *CommentResult // nil when no comment was written
 	Check       *CheckResult   // nil when no Check run was written
 	Mismatch    bool           // a judged settings difference, local or flagged by the server
-	Regressions []*report.Comparison
+	Regressions []*compare.Comparison
 	ExitCode    int
 }
 
@@ -180,7 +181,7 @@ func (r *actionRun) compare(ctx context.Context, res *Result) error {
 			r.warn("no baseline", "no %s baseline for %s (baseline: %s); scores are reported without a comparison", test, in.ModelName, in.Baseline)
 			continue
 		}
-		c, err := report.Compare(bases[i], head, r.compareOptions())
+		c, err := compare.Runs(bases[i], head, r.compareOptions())
 		if err != nil {
 			r.warn("no comparison", "%s: %v", test, err)
 			continue
@@ -193,17 +194,17 @@ func (r *actionRun) compare(ctx context.Context, res *Result) error {
 		if c.Mismatch {
 			res.Mismatch = true
 		}
-		if c.Verdict == report.Regressed {
+		if c.Verdict == compare.Regressed {
 			res.Regressions = append(res.Regressions, c)
 		}
 	}
 	return nil
 }
 
-func (r *actionRun) compareOptions() report.Options {
-	return report.Options{
+func (r *actionRun) compareOptions() compare.Options {
+	return compare.Options{
 		Resamples:             r.in.Resamples,
-		Seed:                  report.DefaultSeed,
+		Seed:                  compare.DefaultSeed,
 		MinEffectBPB:          minEffect(r.in.MinEffectBPB),
 		MinEffectAccuracy:     minEffect(r.in.MinEffectAcc),
 		AllowSettingsMismatch: true, // compared, and flagged loudly
@@ -241,12 +242,12 @@ func (r *actionRun) publish(ctx context.Context, res *Result, links []report.Lin
 	return nil
 }
 
-// minEffect maps an input onto report.Options. The input is the threshold
+// minEffect maps an input onto compare.Options. The input is the threshold
 // itself, so 0 is no minimum (action.yml gives the defaults as numbers);
-// in report.Options a zero field is the default, so 0 becomes NoMinEffect.
+// in compare.Options a zero field is the default, so 0 becomes NoMinEffect.
 func minEffect(v float64) float64 {
 	if v == 0 {
-		return report.NoMinEffect
+		return compare.NoMinEffect
 	}
 	return v
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -16,7 +17,7 @@ import (
 // FormatScore writes a score as people read it: bpb to 4 decimals,
 // accuracy to 1.
 func FormatScore(metric string, v float64) string {
-	if metric == MetricBPB {
+	if metric == compare.MetricBPB {
 		return strconv.FormatFloat(v, 'f', 4, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 1, 64)
@@ -25,7 +26,7 @@ func FormatScore(metric string, v float64) string {
 // FormatDelta writes a signed difference: bpb to 4 decimals, accuracy
 // points to 1.
 func FormatDelta(metric string, v float64) string {
-	if metric == MetricBPB {
+	if metric == compare.MetricBPB {
 		return fmtSigned(v, 4)
 	}
 	return fmtSigned(v, 1)
@@ -58,7 +59,7 @@ func FormatP(p float64) string {
 
 // fmtMinEffect writes a threshold as it was given: "0.002 bpb", "1.0 point".
 func fmtMinEffect(metric string, v float64) string {
-	if metric == MetricBPB {
+	if metric == compare.MetricBPB {
 		return strconv.FormatFloat(v, 'f', -1, 64) + " bpb"
 	}
 	return strconv.FormatFloat(v, 'f', 1, 64) + " point"
@@ -66,7 +67,7 @@ func fmtMinEffect(metric string, v float64) string {
 
 // fmtEffect is a size of change with its unit, such as "0.0021 bpb".
 func fmtEffect(metric string, v float64) string {
-	if metric == MetricBPB {
+	if metric == compare.MetricBPB {
 		return strconv.FormatFloat(v, 'f', 4, 64) + " bpb"
 	}
 	return strconv.FormatFloat(v, 'f', 1, 64) + " points"
@@ -88,7 +89,7 @@ func FormatCount(n int) string {
 	return b.String()
 }
 
-func fmtPct(v float64) string { return FormatScore(MetricAccuracy, v) }
+func fmtPct(v float64) string { return FormatScore(compare.MetricAccuracy, v) }
 
 func fmtFloat(v float64, prec int) string {
 	if math.IsNaN(v) {

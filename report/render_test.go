@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/compare/comparetest"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -36,9 +38,9 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func mustCompare(t *testing.T, base, head *runfile.Run, opts Options) *Comparison {
+func mustCompare(t *testing.T, base, head *runfile.Run, opts compare.Options) *compare.Comparison {
 	t.Helper()
-	c, err := Compare(base, head, opts)
+	c, err := compare.Runs(base, head, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,10 +49,10 @@ func mustCompare(t *testing.T, base, head *runfile.Run, opts Options) *Compariso
 
 // renderCases are the comments the golden files hold.
 func renderCases(t *testing.T) map[string]Comment {
-	docs := synthDocs(60, 11, 0.95, 0.15)
-	bi, hi := pairedItems(140, 11, 0.45, 0.45)
+	docs := comparetest.SynthDocs(60, 11, 0.95, 0.15)
+	bi, hi := comparetest.PairedItems(140, 11, 0.45, 0.45)
 	fresh := func(id, model string, d []runfile.Doc) *runfile.Run {
-		r := freshRun(id, model, d)
+		r := comparetest.FreshRun(id, model, d)
 		return r
 	}
 	headRev := func(r *runfile.Run) *runfile.Run {
@@ -60,46 +62,46 @@ func renderCases(t *testing.T) map[string]Comment {
 	}
 
 	regression := mustCompare(t, fresh("base-1", "udgamlabs/tiny-lm", docs),
-		headRev(fresh("head-1", "udgamlabs/tiny-lm", jittered(shifted(docs, 0.012), 1, 0.01))), Options{Seed: 1})
+		headRev(fresh("head-1", "udgamlabs/tiny-lm", comparetest.Jittered(comparetest.Shifted(docs, 0.012), 1, 0.01))), compare.Options{Seed: 1})
 
-	improved := mustCompare(t, probeRun("base-2", "udgamlabs/tiny-lm", bi),
-		headRev(probeRun("head-2", "udgamlabs/tiny-lm", shiftItems(hi, 3))), Options{Seed: 1, ByLevel: true})
+	improved := mustCompare(t, comparetest.ProbeRun("base-2", "udgamlabs/tiny-lm", bi),
+		headRev(comparetest.ProbeRun("head-2", "udgamlabs/tiny-lm", comparetest.ShiftItems(hi, 3))), compare.Options{Seed: 1, ByLevel: true})
 
 	noChange := mustCompare(t, fresh("base-3", "udgamlabs/tiny-lm", docs),
-		headRev(fresh("head-3", "udgamlabs/tiny-lm", jittered(docs, 3, 0.01))), Options{Seed: 1})
+		headRev(fresh("head-3", "udgamlabs/tiny-lm", comparetest.Jittered(docs, 3, 0.01))), compare.Options{Seed: 1})
 
-	mmHead := headRev(fresh("head-4", "udgamlabs/tiny-lm", jittered(shifted(docs, -0.004), 4, 0.005)))
+	mmHead := headRev(fresh("head-4", "udgamlabs/tiny-lm", comparetest.Jittered(comparetest.Shifted(docs, -0.004), 4, 0.005)))
 	mmHead.Header.Settings.Window, mmHead.Header.Settings.Stride = 1024, 512
 	mmHead.Header.Runtime.Threads = 8
-	mismatch := mustCompare(t, fresh("base-4", "udgamlabs/tiny-lm", docs), mmHead, Options{Seed: 1, AllowSettingsMismatch: true})
+	mismatch := mustCompare(t, fresh("base-4", "udgamlabs/tiny-lm", docs), mmHead, compare.Options{Seed: 1, AllowSettingsMismatch: true})
 
 	pairFresh := mustCompare(t, fresh("base-5", "HuggingFaceTB/SmolLM2-135M", docs),
-		headRev(fresh("head-5", "HuggingFaceTB/SmolLM2-135M", jittered(shifted(docs[5:], -0.006), 5, 0.008))), Options{Seed: 1})
-	pairProbes := mustCompare(t, probeRun("base-6", "HuggingFaceTB/SmolLM2-135M", bi),
-		headRev(probeRun("head-6", "HuggingFaceTB/SmolLM2-135M", hi)), Options{Seed: 1})
+		headRev(fresh("head-5", "HuggingFaceTB/SmolLM2-135M", comparetest.Jittered(comparetest.Shifted(docs[5:], -0.006), 5, 0.008))), compare.Options{Seed: 1})
+	pairProbes := mustCompare(t, comparetest.ProbeRun("base-6", "HuggingFaceTB/SmolLM2-135M", bi),
+		headRev(comparetest.ProbeRun("head-6", "HuggingFaceTB/SmolLM2-135M", hi)), compare.Options{Seed: 1})
 
-	otherHead := fresh("head-7", "models/local-360m.gguf", shifted(docs, -0.08))
+	otherHead := fresh("head-7", "models/local-360m.gguf", comparetest.Shifted(docs, -0.08))
 	otherHead.Header.Model.Revision = ""
 	otherHead.Header.Settings.TokenizerSHA256 = "tok-other"
 	otherHead.Header.Settings.BOSID = 0
-	otherModel := mustCompare(t, fresh("base-7", "HuggingFaceTB/SmolLM2-135M", docs), otherHead, Options{Seed: 1})
+	otherModel := mustCompare(t, fresh("base-7", "HuggingFaceTB/SmolLM2-135M", docs), otherHead, compare.Options{Seed: 1})
 
-	smokeBase, smokeHead := probeRun("base-8", "udgamlabs/tiny-lm", bi), headRev(probeRun("head-8", "udgamlabs/tiny-lm", shiftItems(hi, 3)))
+	smokeBase, smokeHead := comparetest.ProbeRun("base-8", "udgamlabs/tiny-lm", bi), headRev(comparetest.ProbeRun("head-8", "udgamlabs/tiny-lm", comparetest.ShiftItems(hi, 3)))
 	for _, r := range []*runfile.Run{smokeBase, smokeHead} {
 		r.Header.Dataset.Smoke = true
 		r.Header.Dataset.Constant = map[string]float64{"add": 99, "mul": 25}
 	}
-	smoke := mustCompare(t, smokeBase, smokeHead, Options{Seed: 1})
+	smoke := mustCompare(t, smokeBase, smokeHead, compare.Options{Seed: 1})
 
 	return map[string]Comment{
-		"smoke":       {Tests: []*Comparison{smoke}, Verdict: "This job fails because Probe Suite regressed (fail-on: regression)."},
-		"regression":  {Tests: []*Comparison{regression}},
-		"improvement": {Tests: []*Comparison{improved}},
-		"no_change":   {Tests: []*Comparison{noChange}},
-		"mismatch":    {Tests: []*Comparison{mismatch}, ServerFlags: []string{"window differs from the baseline run base-4"}},
-		"fresh_probes": {Model: "HuggingFaceTB/SmolLM2-135M", Tests: []*Comparison{pairFresh, pairProbes},
+		"smoke":       {Tests: []*compare.Comparison{smoke}, Verdict: "This job fails because Probe Suite regressed (fail-on: regression)."},
+		"regression":  {Tests: []*compare.Comparison{regression}},
+		"improvement": {Tests: []*compare.Comparison{improved}},
+		"no_change":   {Tests: []*compare.Comparison{noChange}},
+		"mismatch":    {Tests: []*compare.Comparison{mismatch}, ServerFlags: []string{"window differs from the baseline run base-4"}},
+		"fresh_probes": {Model: "HuggingFaceTB/SmolLM2-135M", Tests: []*compare.Comparison{pairFresh, pairProbes},
 			RunURLs: []Link{{"base fresh", "https://ci.example/runs/base-5"}, {"head fresh", "https://ci.example/runs/head-5"}}},
-		"other_model": {Tests: []*Comparison{otherModel}},
+		"other_model": {Tests: []*compare.Comparison{otherModel}},
 	}
 }
 
@@ -269,25 +271,26 @@ func TestMarker(t *testing.T) {
 
 func TestFormat(t *testing.T) {
 	for _, tc := range []struct{ got, want string }{
-		{FormatScore(MetricBPB, 0.94449), "0.9445"},
+		{FormatScore(compare.MetricBPB, 0.94449), "0.9445"},
 		// 689 of 2,000 is 34.45: the score and the comparison both compute
 		// it as 100·689/2000 (runfile.Ratio), so both show 34.5.
-		{FormatScore(MetricAccuracy, runfile.Percent(689, 2000)), "34.5"},
-		{FormatScore(MetricAccuracy, estimate([]record{{bn: 689, bd: 2000, hn: 689, hd: 2000}}, 100).base), "34.5"},
-		{FormatScore(MetricAccuracy, runfile.SummarizeProbes(probeItems(689, 2000)).Accuracy), "34.5"},
-		{FormatDelta(MetricBPB, -0.00314), "-0.0031"},
-		{FormatDelta(MetricBPB, 0.00001), "0.0000"},
-		{FormatDelta(MetricBPB, -0.00001), "0.0000"},
-		{FormatScore(MetricAccuracy, 44.44), "44.4"},
-		{FormatDelta(MetricAccuracy, 1.25), "+1.2"},
-		{FormatCI(MetricAccuracy, [2]float64{-0.3, 2.96}), "[-0.3, +3.0]"},
+		{FormatScore(compare.MetricAccuracy, runfile.Percent(689, 2000)), "34.5"},
+		{FormatScore(compare.MetricAccuracy, mustCompare(t, comparetest.ProbeRun("a", "m", probeItems(689, 2000)),
+			comparetest.ProbeRun("b", "m", probeItems(689, 2000)), compare.Options{Resamples: 1}).Base), "34.5"},
+		{FormatScore(compare.MetricAccuracy, runfile.SummarizeProbes(probeItems(689, 2000)).Accuracy), "34.5"},
+		{FormatDelta(compare.MetricBPB, -0.00314), "-0.0031"},
+		{FormatDelta(compare.MetricBPB, 0.00001), "0.0000"},
+		{FormatDelta(compare.MetricBPB, -0.00001), "0.0000"},
+		{FormatScore(compare.MetricAccuracy, 44.44), "44.4"},
+		{FormatDelta(compare.MetricAccuracy, 1.25), "+1.2"},
+		{FormatCI(compare.MetricAccuracy, [2]float64{-0.3, 2.96}), "[-0.3, +3.0]"},
 		{FormatCount(1670), "1,670"},
 		{FormatCount(999), "999"},
 		{FormatCount(1234567), "1,234,567"},
 		{FormatP(0.0004), "p < 0.001"},
 		{FormatP(0.0496), "p = 0.050"},
-		{fmtMinEffect(MetricAccuracy, 1), "1.0 point"},
-		{fmtMinEffect(MetricBPB, 0.002), "0.002 bpb"},
+		{fmtMinEffect(compare.MetricAccuracy, 1), "1.0 point"},
+		{fmtMinEffect(compare.MetricBPB, 0.002), "0.002 bpb"},
 		{hubURL("org/name", "abc"), "https://huggingface.co/org/name/tree/abc"},
 		{hubURL("models/x.gguf", "abc"), ""},
 		{hubURL("/abs/path", ""), ""},

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -111,15 +112,15 @@ func runsTable(test string, runs []*runfile.Run, s style) runsView {
 	}
 	if test == runfile.TestFresh {
 		rows = append(rows,
-			runRow{s.bold("Bits per byte"), nil, func(r *runfile.Run) string { return s.bold(FormatScore(MetricBPB, fresh[index[r]].BPB)) }},
+			runRow{s.bold("Bits per byte"), nil, func(r *runfile.Run) string { return s.bold(FormatScore(compare.MetricBPB, fresh[index[r]].BPB)) }},
 			runRow{"Documents", nil, func(r *runfile.Run) string { return recordCount(len(r.Docs), r.Header.Dataset.Count) }},
 			runRow{"Tokens", nil, func(r *runfile.Run) string { return FormatCount(fresh[index[r]].Tokens) }},
 			runRow{"Bytes", nil, func(r *runfile.Run) string { return FormatCount(fresh[index[r]].Bytes) }},
 		)
 		for _, g := range groupKeys(fresh, func(f runfile.FreshSummary) map[string]*runfile.FreshGroup { return f.BySource }) {
-			rows = append(rows, runRow{"source " + s.cell(orNone(g)), nil, func(r *runfile.Run) string {
+			rows = append(rows, runRow{"source " + s.cell(runfile.OrNone(g)), nil, func(r *runfile.Run) string {
 				if fg := fresh[index[r]].BySource[g]; fg != nil {
-					return FormatScore(MetricBPB, fg.BPB) + " (" + FormatCount(fg.Docs) + ")"
+					return FormatScore(compare.MetricBPB, fg.BPB) + " (" + FormatCount(fg.Docs) + ")"
 				}
 				return "-"
 			}})
@@ -144,9 +145,9 @@ func runsTable(test string, runs []*runfile.Run, s style) runsView {
 		runRow{"BOS", []string{"add_bos", "bos_id"}, func(r *runfile.Run) string {
 			st := r.Header.Settings
 			if !st.AddBOS {
-				return "no (" + orNone(st.BOSMode) + ")"
+				return "no (" + runfile.OrNone(st.BOSMode) + ")"
 			}
-			return "yes, id " + strconv.Itoa(int(st.BOSID)) + " (" + orNone(st.BOSMode) + ")"
+			return "yes, id " + strconv.Itoa(int(st.BOSID)) + " (" + runfile.OrNone(st.BOSMode) + ")"
 		}},
 		runRow{"dtype", []string{"dtype"}, func(r *runfile.Run) string { return s.cell(orDash(r.Header.Settings.Dtype)) }},
 		runRow{"Engine", []string{"engine"}, func(r *runfile.Run) string { return s.cell(orDash(r.Header.Settings.Engine)) }},
@@ -169,7 +170,7 @@ func runsTable(test string, runs []*runfile.Run, s style) runsView {
 	flagged := false
 	for i, r := range runs {
 		differs[i] = map[string]bool{}
-		for _, d := range classify(runs[0].Header, r.Header) {
+		for _, d := range compare.Classify(runs[0].Header, r.Header) {
 			differs[i][d.Key] = d.Refuses()
 		}
 	}

@@ -5,15 +5,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/compare/comparetest"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
 func TestRenderRunsGolden(t *testing.T) {
-	docs := synthDocs(60, 11, 0.95, 0.15)
-	a := freshRun("fresh-a", "HuggingFaceTB/SmolLM2-135M", docs)
-	b := freshRun("fresh-b", "HuggingFaceTB/SmolLM2-360M", shifted(docs[:50], -0.09))
+	docs := comparetest.SynthDocs(60, 11, 0.95, 0.15)
+	a := comparetest.FreshRun("fresh-a", "HuggingFaceTB/SmolLM2-135M", docs)
+	b := comparetest.FreshRun("fresh-b", "HuggingFaceTB/SmolLM2-360M", comparetest.Shifted(docs[:50], -0.09))
 	b.Header.Settings.Window = 1024
-	p := probeRun("probes-a", "HuggingFaceTB/SmolLM2-135M", synthItems(140, 3, 0.44))
+	p := comparetest.ProbeRun("probes-a", "HuggingFaceTB/SmolLM2-135M", comparetest.SynthItems(140, 3, 0.44))
 	p.Header.Dataset.Smoke = true
 	runs := []*runfile.Run{a, p, b}
 
@@ -30,8 +32,8 @@ func TestRenderRunsGolden(t *testing.T) {
 
 	// The scores shown are the runs' own summaries.
 	for _, want := range []string{
-		FormatScore(MetricBPB, runfile.SummarizeFresh(a.Docs).BPB),
-		FormatScore(MetricBPB, runfile.SummarizeFresh(b.Docs).BPB),
+		FormatScore(compare.MetricBPB, runfile.SummarizeFresh(a.Docs).BPB),
+		FormatScore(compare.MetricBPB, runfile.SummarizeFresh(b.Docs).BPB),
 		fmtPct(runfile.SummarizeProbes(p.Items).Accuracy),
 		"50 of 1,670", "1024 / 1024 *", "(smoke sample)",
 	} {

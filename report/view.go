@@ -3,6 +3,7 @@ package report
 import (
 	"strings"
 
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -14,7 +15,7 @@ type Comment struct {
 	Model string
 	// Tests holds one comparison per test (fresh text, probes), in the
 	// order shown.
-	Tests []*Comparison
+	Tests []*compare.Comparison
 	// RunURLs optionally link the runs' pages on a report server.
 	RunURLs []Link
 	// ServerFlags optionally carries the report server's warnings about
@@ -31,9 +32,9 @@ type Comment struct {
 // Contamination is shown under the headline: one line, the items found
 // (folded), and each affected test compared again without them.
 type Contamination struct {
-	Line  string        // "0 of 2,000 probe items, ... share a 13-gram with the training data"
-	Items []string      // one line per item found
-	Clean []*Comparison // per test with items found: the comparison on the others
+	Line  string                // "0 of 2,000 probe items, ... share a 13-gram with the training data"
+	Items []string              // one line per item found
+	Clean []*compare.Comparison // per test with items found: the comparison on the others
 }
 
 // Link is a labelled URL.
@@ -135,16 +136,16 @@ func (s style) arrow() string {
 	return "->"
 }
 
-func (s style) verdict(r *Result, mismatch bool) string {
+func (s style) verdict(r *compare.Result, mismatch bool) string {
 	var v string
 	switch {
 	case r.TooFew:
 		v = "too few to judge"
 	case !s.md:
 		v = string(r.Verdict)
-	case r.Verdict == Improved:
+	case r.Verdict == compare.Improved:
 		v = "✅ improved"
-	case r.Verdict == Regressed:
+	case r.Verdict == compare.Regressed:
 		v = "❌ **regressed**"
 	default:
 		v = "➖ no change"
@@ -159,15 +160,15 @@ func (s style) verdict(r *Result, mismatch bool) string {
 	return v
 }
 
-func testTitle(c *Comparison) string {
+func testTitle(c *compare.Comparison) string {
 	if c.Test == runfile.TestFresh {
 		return "Fresh Text"
 	}
 	return "Probe Suite"
 }
 
-func metricTitle(c *Comparison, s style) string {
-	if c.Metric == MetricBPB {
+func metricTitle(c *compare.Comparison, s style) string {
+	if c.Metric == compare.MetricBPB {
 		if s.md {
 			return "bits per byte ↓"
 		}
@@ -179,7 +180,7 @@ func metricTitle(c *Comparison, s style) string {
 	return "accuracy %, higher is better"
 }
 
-func recordNoun(c *Comparison, n int) string {
+func recordNoun(c *compare.Comparison, n int) string {
 	if c.Test == runfile.TestFresh {
 		return plural(n, "document", "documents")
 	}
@@ -196,7 +197,7 @@ func newView(cm Comment, s style) view {
 		v.Marker = Marker(name)
 	}
 	// Fresh text and probes usually name the same models: list each once.
-	addModel := func(list *[]modelRef, r RunRef) {
+	addModel := func(list *[]modelRef, r compare.RunRef) {
 		label := modelLabel(r.Model, r.Revision)
 		for _, m := range *list {
 			if m.Label == label {
@@ -250,7 +251,7 @@ func newView(cm Comment, s style) view {
 
 // dataLine names the test data of the head run: name, revision or hash,
 // count, and whether it is the smoke sample.
-func dataLine(c *Comparison, s style) string {
+func dataLine(c *compare.Comparison, s style) string {
 	h := c.HeadRun
 	line := testTitle(c) + " data: " + s.code(orDash(h.Dataset))
 	switch {
@@ -274,12 +275,12 @@ func dataLine(c *Comparison, s style) string {
 const smokeWarning = "smoke sample — not the benchmark"
 
 // legend explains, in one line, the terms the report uses.
-func legend(tests []*Comparison, s style) string {
+func legend(tests []*compare.Comparison, s style) string {
 	var parts []string
 	fresh, probes, tooFew := false, false, false
 	for _, c := range tests {
-		fresh = fresh || c.Metric == MetricBPB
-		probes = probes || c.Metric == MetricAccuracy
+		fresh = fresh || c.Metric == compare.MetricBPB
+		probes = probes || c.Metric == compare.MetricAccuracy
 		for _, g := range c.ByGroup {
 			tooFew = tooFew || g.TooFew
 		}
@@ -296,7 +297,7 @@ func legend(tests []*Comparison, s style) string {
 	}
 	parts = append(parts, "p: two-sided bootstrap p-value of no change")
 	if tooFew {
-		parts = append(parts, sprintf("too few to judge: fewer than %d shared records, never given a verdict", DefaultMinShared))
+		parts = append(parts, sprintf("too few to judge: fewer than %d shared records, never given a verdict", compare.DefaultMinShared))
 	}
 	return upperFirst(strings.Join(parts, "; ")) + "."
 }
@@ -321,29 +322,22 @@ func ciLabel(conf float64) string {
 	return fmtFloat(100*conf, 0) + "% interval"
 }
 
-func resultCells(r *Result, mismatch bool, s style) []string {
+func resultCells(r *compare.Result, mismatch bool, s style) []string {
 	return []string{FormatScore(r.Metric, r.Base), FormatScore(r.Metric, r.Head), FormatDelta(r.Metric, r.Delta),
 		FormatCI(r.Metric, r.CI), s.verdict(r, mismatch)}
 }
 
-func mismatchLines(c *Comparison, s style) []string {
+func mismatchLines(c *compare.Comparison, s style) []string {
 	var out []string
 	for _, d := range c.SettingsDiff {
 		if d.Refuses() {
-			out = append(out, sprintf("%s: %s %s %s %s", testTitle(c), s.code(d.Key), orNone(d.Base), s.arrow(), orNone(d.Head)))
+			out = append(out, sprintf("%s: %s %s %s %s", testTitle(c), s.code(d.Key), runfile.OrNone(d.Base), s.arrow(), runfile.OrNone(d.Head)))
 		}
 	}
 	return out
 }
 
-func orNone(v string) string {
-	if v == "" {
-		return "(none)"
-	}
-	return v
-}
-
-func pairedLine(c *Comparison, s style) string {
+func pairedLine(c *compare.Comparison, s style) string {
 	line := sprintf("%s: %s paired", testTitle(c), recordNoun(c, c.N))
 	if c.OnlyBase > 0 || c.OnlyHead > 0 {
 		line += sprintf(" (%s only in base, %s only in head, left out)", FormatCount(c.OnlyBase), FormatCount(c.OnlyHead))
@@ -356,7 +350,7 @@ func pairedLine(c *Comparison, s style) string {
 	return line
 }
 
-func groupSection(c *Comparison, s style) section {
+func groupSection(c *compare.Comparison, s style) section {
 	sec := section{Summary: testTitle(c) + " by " + c.GroupBy}
 	sec.Tables = append(sec.Tables, groupTable(c, c.GroupBy, c.ByGroup, s))
 	if w := constantWarning(c, s); w != "" {
@@ -370,7 +364,7 @@ func groupSection(c *Comparison, s style) section {
 	return sec
 }
 
-func groupTable(c *Comparison, by string, groups map[string]*Result, s style) table {
+func groupTable(c *compare.Comparison, by string, groups map[string]*compare.Result, s style) table {
 	n := "Docs"
 	if c.Test == runfile.TestProbes {
 		n = "Items"
@@ -407,25 +401,25 @@ func groupTable(c *Comparison, by string, groups map[string]*Result, s style) ta
 
 func fmtFloor(m map[string]float64, k string) string {
 	if v, ok := m[k]; ok {
-		return FormatScore(MetricAccuracy, v)
+		return FormatScore(compare.MetricAccuracy, v)
 	}
 	return ""
 }
 
 // beatsConstant tells whether the head's accuracy on type k is above the
 // best constant answer's (true where there is none to beat).
-func beatsConstant(c *Comparison, k string, r *Result) bool {
+func beatsConstant(c *compare.Comparison, k string, r *compare.Result) bool {
 	floor, ok := c.HeadRun.Constant[k]
 	return !ok || r.Head > floor
 }
 
 // constantWarning names the types on which the head does not beat always
 // giving the same answer; "" when it beats it on all.
-func constantWarning(c *Comparison, s style) string {
+func constantWarning(c *compare.Comparison, s style) string {
 	var below []string
 	for _, k := range runfile.SortedKeys(c.ByGroup) {
 		if r := c.ByGroup[k]; !beatsConstant(c, k, r) {
-			below = append(below, sprintf("%s (%s%% ≤ %s%%)", s.cell(k), FormatScore(MetricAccuracy, r.Head), FormatScore(MetricAccuracy, c.HeadRun.Constant[k])))
+			below = append(below, sprintf("%s (%s%% ≤ %s%%)", s.cell(k), FormatScore(compare.MetricAccuracy, r.Head), FormatScore(compare.MetricAccuracy, c.HeadRun.Constant[k])))
 		}
 	}
 	if len(below) == 0 {
@@ -441,7 +435,7 @@ func upperFirst(v string) string {
 	return strings.ToUpper(v[:1]) + v[1:]
 }
 
-func moverSection(c *Comparison, s style) section {
+func moverSection(c *compare.Comparison, s style) section {
 	if c.Test == runfile.TestFresh {
 		return docMovers(c, s)
 	}
@@ -468,26 +462,26 @@ func MoverExplained(test string) string {
 
 // FormatMover writes a mover's base, head and change as every surface
 // shows them.
-func FormatMover(test string, m Mover) (base, head, change string) {
+func FormatMover(test string, m compare.Mover) (base, head, change string) {
 	if test == runfile.TestFresh {
-		return FormatScore(MetricBPB, m.Base), FormatScore(MetricBPB, m.Head), fmtFloat(m.Change, 5)
+		return FormatScore(compare.MetricBPB, m.Base), FormatScore(compare.MetricBPB, m.Head), fmtFloat(m.Change, 5)
 	}
 	return fmtFloat(m.Base, 2), fmtFloat(m.Head, 2), fmtSigned(m.Change, 2)
 }
 
-func moverRow(test string, m Mover, s style) []string {
+func moverRow(test string, m compare.Mover, s style) []string {
 	b, h, ch := FormatMover(test, m)
 	return []string{s.code(m.ID), s.cell(m.Group), b, h, ch}
 }
 
-func docMovers(c *Comparison, s style) section {
+func docMovers(c *compare.Comparison, s style) section {
 	sec := section{Summary: "Fresh Text: documents that moved most", Lines: []string{MoverExplained(c.Test)}}
 	b, h, _ := MoverColumns(c.Test)
 	head := []string{"Document", "Source", b, h, "Share"}
 	right := []bool{false, false, true, true, true}
 	for _, part := range []struct {
 		title string
-		ms    []Mover
+		ms    []compare.Mover
 	}{{"Worse (bits per byte up)", c.Movers.Worse}, {"Better (bits per byte down)", c.Movers.Better}} {
 		if len(part.ms) == 0 {
 			continue
@@ -501,14 +495,14 @@ func docMovers(c *Comparison, s style) section {
 	return sec
 }
 
-func itemMovers(c *Comparison, s style) section {
+func itemMovers(c *compare.Comparison, s style) section {
 	sec := section{Summary: "Probe Suite: items that flipped", Lines: []string{MoverExplained(c.Test)}}
 	head := []string{"Item", "Type", "Base margin", "Head margin", "Change"}
 	right := []bool{false, false, true, true, true}
 	for _, part := range []struct {
 		title string
 		total int
-		ms    []Mover
+		ms    []compare.Mover
 	}{{"Right " + s.arrow() + " wrong", c.Flips.RightToWrong, c.Movers.Worse}, {"Wrong " + s.arrow() + " right", c.Flips.WrongToRight, c.Movers.Better}} {
 		if len(part.ms) == 0 {
 			continue
@@ -522,7 +516,7 @@ func itemMovers(c *Comparison, s style) section {
 	return sec
 }
 
-func settingsSection(tests []*Comparison, s style) section {
+func settingsSection(tests []*compare.Comparison, s style) section {
 	sec := section{Summary: "Settings"}
 	for _, c := range tests {
 		differs := map[string]bool{}
@@ -540,7 +534,7 @@ func settingsSection(tests []*Comparison, s style) section {
 				}
 				sec.Summary, sec.Open = "Settings that change results differ", true
 			}
-			t.Rows = append(t.Rows, []string{key, s.cell(orNone(d.Base)), s.cell(orNone(d.Head)), effect})
+			t.Rows = append(t.Rows, []string{key, s.cell(runfile.OrNone(d.Base)), s.cell(runfile.OrNone(d.Head)), effect})
 		}
 		var same []string
 		for _, k := range runfile.JudgedKeys() {
@@ -565,7 +559,7 @@ func settingsSection(tests []*Comparison, s style) section {
 	return sec
 }
 
-func footer(tests []*Comparison, s style) string {
+func footer(tests []*compare.Comparison, s style) string {
 	c := tests[0]
 	var mins []string
 	nouns := "documents or items"

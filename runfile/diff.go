@@ -17,10 +17,12 @@ type Diff struct {
 }
 
 func (d Diff) String() string {
-	return fmt.Sprintf("%s: %s -> %s", d.Key, orNone(d.Base), orNone(d.Head))
+	return fmt.Sprintf("%s: %s -> %s", d.Key, OrNone(d.Base), OrNone(d.Head))
 }
 
-func orNone(s string) string {
+// OrNone shows an empty value as "(none)": in messages, in tables and as
+// the group of documents without a source.
+func OrNone(s string) string {
 	if s == "" {
 		return "(none)"
 	}

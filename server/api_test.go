@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/udgamlabs/udgam-ci/report"
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server"
 	"github.com/udgamlabs/udgam-ci/server/client"
@@ -196,16 +196,16 @@ func TestCompareAPI(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("compare: %d %s", code, body)
 	}
-	var got report.Comparison
+	var got compare.Comparison
 	if err := json.Unmarshal([]byte(body), &got); err != nil {
 		t.Fatal(err)
 	}
-	want, err := report.Compare(a.Run(), b.Run(), report.Options{Resamples: 500, AllowSettingsMismatch: true, ByLevel: true})
+	want, err := compare.Runs(a.Run(), b.Run(), compare.Options{Resamples: 500, AllowSettingsMismatch: true, ByLevel: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Delta != want.Delta || got.CI != want.CI || got.Verdict != want.Verdict || got.N != 300 {
-		t.Fatalf("server comparison %+v differs from report.Compare %+v", got.Result, want.Result)
+		t.Fatalf("server comparison %+v differs from compare.Runs %+v", got.Result, want.Result)
 	}
 	code, page := ts.get("/compare?base=a&head=b")
 	if code != 200 || !strings.Contains(page, `id="headline"`) || !strings.Contains(page, string(want.Verdict)) {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/udgamlabs/udgam-ci/report"
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
@@ -41,14 +41,14 @@ type compareCache struct {
 	max   int
 	order *list.List // of compareKey, most recent first
 	items map[compareKey]*list.Element
-	cmps  map[compareKey]*report.Comparison
+	cmps  map[compareKey]*compare.Comparison
 }
 
 func newCompareCache(max int) *compareCache {
-	return &compareCache{max: max, order: list.New(), items: map[compareKey]*list.Element{}, cmps: map[compareKey]*report.Comparison{}}
+	return &compareCache{max: max, order: list.New(), items: map[compareKey]*list.Element{}, cmps: map[compareKey]*compare.Comparison{}}
 }
 
-func (cc *compareCache) get(k compareKey) *report.Comparison {
+func (cc *compareCache) get(k compareKey) *compare.Comparison {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	e, ok := cc.items[k]
@@ -59,7 +59,7 @@ func (cc *compareCache) get(k compareKey) *report.Comparison {
 	return cc.cmps[k]
 }
 
-func (cc *compareCache) put(k compareKey, cmp *report.Comparison) {
+func (cc *compareCache) put(k compareKey, cmp *compare.Comparison) {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	if e, ok := cc.items[k]; ok {
@@ -80,7 +80,7 @@ func (cc *compareCache) put(k compareKey, cmp *report.Comparison) {
 func (s *Server) compareOptions(c echo.Context) (int, uint64, error) {
 	resamples := s.cfg.CompareResamples
 	if resamples == 0 {
-		resamples = report.DefaultResamples
+		resamples = compare.DefaultResamples
 	}
 	if v := c.QueryParam("resamples"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -89,7 +89,7 @@ func (s *Server) compareOptions(c echo.Context) (int, uint64, error) {
 		}
 		resamples = n
 	}
-	seed := report.DefaultSeed
+	seed := compare.DefaultSeed
 	if v := c.QueryParam("seed"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
@@ -106,7 +106,7 @@ func (s *Server) compareOptions(c echo.Context) (int, uint64, error) {
 // bounded: runs over CompareMaxRecords are refused before they are loaded,
 // a few bootstraps run at a time, each within CompareTimeout and stopped
 // when the client leaves, and answers are cached by their key.
-func (s *Server) compare(c echo.Context, baseID, headID string) (*report.Comparison, *store.Run, *store.Run, error) {
+func (s *Server) compare(c echo.Context, baseID, headID string) (*compare.Comparison, *store.Run, *store.Run, error) {
 	ctx := c.Request().Context()
 	for _, id := range []string{baseID, headID} {
 		if err := store.ValidID(id); err != nil {
@@ -153,7 +153,7 @@ func (s *Server) compare(c echo.Context, baseID, headID string) (*report.Compari
 			return nil, nil, nil, err
 		}
 	}
-	cmp, err := report.CompareContext(ctx, runs[0], runs[1], report.Options{
+	cmp, err := compare.RunsContext(ctx, runs[0], runs[1], compare.Options{
 		Resamples: resamples, Seed: seed, AllowSettingsMismatch: true, ByLevel: true,
 	})
 	if ctx.Err() != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/report"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server/client"
@@ -80,7 +81,7 @@ var funcs = template.FuncMap{
 	"compareURL":   comparePath,
 	"metricName":   metricName,
 	"pvalue":       report.FormatP,
-	"verdictClass": func(v report.Verdict) string { return strings.ReplaceAll(string(v), " ", "-") },
+	"verdictClass": func(v compare.Verdict) string { return strings.ReplaceAll(string(v), " ", "-") },
 }
 
 // fmtScore is report's score with the unit pages show: "34.5%".
@@ -376,17 +377,17 @@ func (s *Server) runPage(c echo.Context) error {
 
 type compareGroup struct {
 	Name string
-	*report.Result
+	*compare.Result
 }
 
 type comparePage struct {
-	C      *report.Comparison
+	C      *compare.Comparison
 	Base   *store.Run
 	Head   *store.Run
 	Groups []compareGroup
 	Levels []compareGroup
-	Judged []report.SettingDiff
-	Other  []report.SettingDiff
+	Judged []compare.SettingDiff
+	Other  []compare.SettingDiff
 	// The movers, formatted as in the comment, with their columns' names.
 	Movers                         []moverRow
 	MoverBase, MoverHead, MoverChg string
@@ -413,7 +414,7 @@ func (s *Server) comparePage(c echo.Context) error {
 	p.MoverNote = report.MoverExplained(cmp.Test)
 	for _, part := range []struct {
 		dir, class string
-		ms         []report.Mover
+		ms         []compare.Mover
 	}{{"worse", "regressed", cmp.Movers.Worse}, {"better", "improved", cmp.Movers.Better}} {
 		for _, m := range part.ms {
 			b, h, ch := report.FormatMover(cmp.Test, m)

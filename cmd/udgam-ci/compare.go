@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/report"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
@@ -15,7 +16,7 @@ type compareOptions struct {
 	JSON       bool
 	Markdown   bool
 	MinEffect  float64 // in the test's unit; 0 means the test's default
-	Stats      report.Options
+	Stats      compare.Options
 }
 
 func runCompare(e *env, args []string) error {
@@ -33,12 +34,12 @@ func parseCompare(e *env, args []string) (compareOptions, error) {
 	var o compareOptions
 	fs.BoolVar(&o.JSON, "json", false, "print one JSON object (metric, base, head, delta, ci, n, significant, verdict, settings_diff, by_group, ...)")
 	fs.BoolVar(&o.Markdown, "markdown", false, "print Markdown, as in the PR comment")
-	fs.IntVar(&o.Stats.Resamples, "resamples", report.DefaultResamples, "bootstrap resamples")
-	fs.Uint64Var(&o.Stats.Seed, "seed", report.DefaultSeed, "seed of the resampling generator (same seed, same interval)")
-	fs.Float64Var(&o.Stats.Confidence, "confidence", report.DefaultConfidence, "level of the interval")
+	fs.IntVar(&o.Stats.Resamples, "resamples", compare.DefaultResamples, "bootstrap resamples")
+	fs.Uint64Var(&o.Stats.Seed, "seed", compare.DefaultSeed, "seed of the resampling generator (same seed, same interval)")
+	fs.Float64Var(&o.Stats.Confidence, "confidence", compare.DefaultConfidence, "level of the interval")
 	fs.Float64Var(&o.MinEffect, "min-effect", 0, fmt.Sprintf("smallest delta that counts as a change, in the test's unit (0: %g bpb for fresh text, %g point for probes; negative: no minimum)",
-		report.DefaultMinEffectBPB, report.DefaultMinEffectAccuracy))
-	fs.IntVar(&o.Stats.MinShared, "min-shared", report.DefaultMinShared, "fewest shared documents or items to compare")
+		compare.DefaultMinEffectBPB, compare.DefaultMinEffectAccuracy))
+	fs.IntVar(&o.Stats.MinShared, "min-shared", compare.DefaultMinShared, "fewest shared documents or items to compare")
 	fs.BoolVar(&o.Stats.AllowSettingsMismatch, "allow-settings-mismatch", false, "compare even when settings that change results differ (they are printed first)")
 	fs.BoolVar(&o.Stats.ByLevel, "by-level", false, "probes: also compare each type and level")
 	pos, err := parseFlags(fs, args)
@@ -67,7 +68,7 @@ func compareRuns(e *env, o compareOptions) error {
 	if err != nil {
 		return err
 	}
-	c, err := report.Compare(base, head, o.Stats)
+	c, err := compare.Runs(base, head, o.Stats)
 	if err != nil {
 		return fmt.Errorf("%s vs %s: %w", o.Base, o.Head, err)
 	}
@@ -84,8 +85,8 @@ func compareRuns(e *env, o compareOptions) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(c)
 	case o.Markdown:
-		return report.RenderSummary(e.Stdout, report.Comment{Tests: []*report.Comparison{c}})
+		return report.RenderSummary(e.Stdout, report.Comment{Tests: []*compare.Comparison{c}})
 	default:
-		return report.RenderText(e.Stdout, report.Comment{Tests: []*report.Comparison{c}})
+		return report.RenderText(e.Stdout, report.Comment{Tests: []*compare.Comparison{c}})
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/action/actiontest"
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/report"
 	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/server"
@@ -79,12 +80,12 @@ func TestOneComparisonOnEverySurface(t *testing.T) {
 	}
 	surfaces["text"] = cli()
 	surfaces["markdown"] = cli("--markdown")
-	var c report.Comparison
+	var c compare.Comparison
 	if err := json.Unmarshal([]byte(cli("--json")), &c); err != nil {
 		t.Fatal(err)
 	}
-	if c.Seed != report.DefaultSeed || c.Resamples != report.DefaultResamples {
-		t.Errorf("compare --json: seed %d, %d resamples; want the defaults %d, %d", c.Seed, c.Resamples, report.DefaultSeed, report.DefaultResamples)
+	if c.Seed != compare.DefaultSeed || c.Resamples != compare.DefaultResamples {
+		t.Errorf("compare --json: seed %d, %d resamples; want the defaults %d, %d", c.Seed, c.Resamples, compare.DefaultSeed, compare.DefaultResamples)
 	}
 	if c.CI[0] == c.CI[1] {
 		t.Fatalf("the two models score alike (interval %v): the test cannot tell seeds apart", c.CI)

@@ -1,5 +1,5 @@
 // Command democomment writes the pull-request comment the GitHub Action
-// would post for pairs of run files: each pair compared by report.Compare
+// would post for pairs of run files: each pair compared by compare.Runs
 // with the Action's default inputs (4,000 resamples, min-effect-bpb 0.002,
 // min-effect-accuracy 1, settings differences compared and flagged), all
 // rendered by report.RenderComment into one comment, as `udgam-ci action`
@@ -18,6 +18,7 @@ import (
 	"os"
 
 	"github.com/udgamlabs/udgam-ci/action"
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/report"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
@@ -42,8 +43,8 @@ func main() {
 
 // actionOptions are report options as `udgam-ci action` sets them from its
 // inputs' defaults in action.yml.
-var actionOptions = report.Options{
-	Resamples:             report.DefaultResamples,
+var actionOptions = compare.Options{
+	Resamples:             compare.DefaultResamples,
 	MinEffectBPB:          0.002,
 	MinEffectAccuracy:     1,
 	AllowSettingsMismatch: true,
@@ -60,7 +61,7 @@ func run(model, out string, files []string) error {
 		if err != nil {
 			return err
 		}
-		cmp, err := report.Compare(base, head, actionOptions)
+		cmp, err := compare.Runs(base, head, actionOptions)
 		if err != nil {
 			return fmt.Errorf("compare %s with %s: %w", files[i], files[i+1], err)
 		}

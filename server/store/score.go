@@ -3,23 +3,23 @@ package store
 import (
 	"math"
 
-	"github.com/udgamlabs/udgam-ci/report"
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
 // Metric names: report's.
 const (
-	MetricBPB      = report.MetricBPB
-	MetricAccuracy = report.MetricAccuracy
+	MetricBPB      = compare.MetricBPB
+	MetricAccuracy = compare.MetricAccuracy
 )
 
 // Score is a run's headline number with its 95% bootstrap interval, as
 // report computes it for every surface.
-type Score = report.RunScore
+type Score = compare.RunScore
 
-// ScoreRun is report.ScoreRun: the stored interval depends only on the
+// ScoreRun is compare.ScoreRun: the stored interval depends only on the
 // records, so a page and a fresh local run show the same one.
-func ScoreRun(r *runfile.Run) Score { return report.ScoreRun(r) }
+func ScoreRun(r *runfile.Run) Score { return compare.ScoreRun(r) }
 
 func isFinite(s Score) bool {
 	for _, v := range []float64{s.Value, s.Lo, s.Hi} {

@@ -1,7 +1,7 @@
 // Package report compares two runs of the same test by paired bootstrap,
 // gives each comparison a verdict, and renders comparisons and run summaries
 // as a PR comment, a GitHub job summary or plain text.
-package report
+package compare
 
 import (
 	"context"
@@ -48,7 +48,7 @@ const (
 	DefaultSeed uint64 = 0
 )
 
-// Options tune Compare. The zero value gives the defaults above.
+// Options tune Runs. The zero value gives the defaults above.
 type Options struct {
 	Resamples  int     // bootstrap resamples; 0 means DefaultResamples
 	Seed       uint64  // the generator's seed; every seed is valid, 0 included
@@ -58,7 +58,7 @@ type Options struct {
 	// negative value) no minimum.
 	MinEffectBPB      float64
 	MinEffectAccuracy float64
-	// MinShared is the fewest shared records Compare accepts; groups with
+	// MinShared is the fewest shared records Runs accepts; groups with
 	// fewer are shown but never judged. 0 means DefaultMinShared.
 	MinShared int
 	// AllowSettingsMismatch compares runs whose judged settings differ;
@@ -224,19 +224,19 @@ func (e *MismatchError) Error() string {
 		e.Base, e.Head, runfile.FormatDiffs(ds))
 }
 
-// Compare pairs the records of two runs of the same test by id and compares
+// Runs pairs the records of two runs of the same test by id and compares
 // them on the shared records by paired bootstrap, overall and per group.
 // It refuses runs of different tests, runs sharing fewer than MinShared
 // records, and runs whose judged settings differ (a *MismatchError) unless
 // AllowSettingsMismatch is set.
-func Compare(base, head *runfile.Run, opts Options) (*Comparison, error) {
-	return CompareContext(context.Background(), base, head, opts)
+func Runs(base, head *runfile.Run, opts Options) (*Comparison, error) {
+	return RunsContext(context.Background(), base, head, opts)
 }
 
-// CompareContext is Compare that gives up, with ctx's error, once ctx is
+// RunsContext is Runs that gives up, with ctx's error, once ctx is
 // done: the bootstrap checks it between chunks of resamples, so a server
 // stops the work of a request whose client left or whose time ran out.
-func CompareContext(ctx context.Context, base, head *runfile.Run, opts Options) (*Comparison, error) {
+func RunsContext(ctx context.Context, base, head *runfile.Run, opts Options) (*Comparison, error) {
 	if base == nil || head == nil {
 		return nil, errors.New("compare: a run is missing")
 	}
@@ -339,9 +339,9 @@ func byDesign(d runfile.Diff, bh, hh runfile.Header) bool {
 	return false
 }
 
-// classify lists every setting that differs between two headers, judged
+// Classify lists every setting that differs between two headers, judged
 // first, marking those that differ by design because the models differ.
-func classify(bh, hh runfile.Header) []SettingDiff {
+func Classify(bh, hh runfile.Header) []SettingDiff {
 	same := runfile.SameModel(bh, hh)
 	out := []SettingDiff{}
 	for _, d := range runfile.SettingsDiff(bh, hh) {
@@ -357,7 +357,7 @@ func (d SettingDiff) Refuses() bool { return d.Judged && !d.Expected }
 // diffSettings fills SettingsDiff and Notes, and refuses a judged mismatch
 // unless allowed.
 func (c *Comparison) diffSettings(bh, hh runfile.Header, allow bool) error {
-	c.SettingsDiff = classify(bh, hh)
+	c.SettingsDiff = Classify(bh, hh)
 	var refused []SettingDiff
 	expected := false
 	for _, d := range c.SettingsDiff {

@@ -1,4 +1,4 @@
-package report
+package compare
 
 import "github.com/udgamlabs/udgam-ci/runfile"
 
@@ -20,7 +20,7 @@ type paired struct {
 
 func pairDocs(base, head []runfile.Doc) paired {
 	return pairByID(base, head, func(d *runfile.Doc) string { return d.ID }, func(b, h *runfile.Doc) record {
-		return record{id: b.ID, group: orNone(b.Source), bn: b.Bits, bd: float64(b.Bytes), hn: h.Bits, hd: float64(h.Bytes)}
+		return record{id: b.ID, group: runfile.OrNone(b.Source), bn: b.Bits, bd: float64(b.Bytes), hn: h.Bits, hd: float64(h.Bytes)}
 	})
 }
 

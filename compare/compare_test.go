@@ -1,4 +1,4 @@
-package report
+package compare
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/udgamlabs/udgam-ci/compare/comparetest"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -24,17 +25,17 @@ type runPair struct {
 // bothTests makes a fresh-text pair and a probes pair of runs.
 func bothTests(bd, hd []runfile.Doc, bi, hi []runfile.Item) []runPair {
 	return []runPair{
-		{"fresh", freshRun("a", "m", bd), freshRun("b", "m", hd)},
-		{"probes", probeRun("a", "m", bi), probeRun("b", "m", hi)},
+		{"fresh", comparetest.FreshRun("a", "m", bd), comparetest.FreshRun("b", "m", hd)},
+		{"probes", comparetest.ProbeRun("a", "m", bi), comparetest.ProbeRun("b", "m", hi)},
 	}
 }
 
 func TestIdenticalRunsGiveZero(t *testing.T) {
-	docs := synthDocs(300, 1, 0.9, 0.2)
-	items := synthItems(300, 1, 0.6)
+	docs := comparetest.SynthDocs(300, 1, 0.9, 0.2)
+	items := comparetest.SynthItems(300, 1, 0.6)
 	for _, tc := range bothTests(docs, docs, items, items) {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := Compare(tc.base, tc.head, Options{Seed: 3})
+			c, err := Runs(tc.base, tc.head, Options{Seed: 3})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -54,7 +55,7 @@ func TestIdenticalRunsGiveZero(t *testing.T) {
 }
 
 func TestConstantShiftRecovered(t *testing.T) {
-	docs := synthDocs(400, 2, 0.9, 0.2)
+	docs := comparetest.SynthDocs(400, 2, 0.9, 0.2)
 	for _, tc := range []struct {
 		shift float64
 		want  Verdict
@@ -63,7 +64,7 @@ func TestConstantShiftRecovered(t *testing.T) {
 		{0.01, Regressed},
 		{0.0015, NoChange}, // below the default minimum effect of 0.002
 	} {
-		c, err := Compare(freshRun("a", "m", docs), freshRun("b", "m", shifted(docs, tc.shift)), Options{Seed: 1})
+		c, err := Runs(comparetest.FreshRun("a", "m", docs), comparetest.FreshRun("b", "m", comparetest.Shifted(docs, tc.shift)), Options{Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +88,7 @@ func TestConstantShiftRecovered(t *testing.T) {
 func TestHandComputedFresh(t *testing.T) {
 	base := []runfile.Doc{{ID: "A", Source: "s", Bytes: 100, Bits: 100}, {ID: "B", Source: "s", Bytes: 300, Bits: 300}}
 	head := []runfile.Doc{{ID: "A", Source: "s", Bytes: 100, Bits: 90}, {ID: "B", Source: "s", Bytes: 300, Bits: 300}}
-	c, err := Compare(freshRun("a", "m", base), freshRun("b", "m", head), Options{MinShared: 2, Seed: 9})
+	c, err := Runs(comparetest.FreshRun("a", "m", base), comparetest.FreshRun("b", "m", head), Options{MinShared: 2, Seed: 9})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,9 +110,9 @@ func TestHandComputedFresh(t *testing.T) {
 }
 
 func TestHandComputedProbes(t *testing.T) {
-	base := []runfile.Item{item("i1", "add", 1, true, 1), item("i2", "add", 1, false, 1), item("i3", "add", 2, false, 2), item("i4", "mul", 1, true, 1)}
-	head := []runfile.Item{item("i1", "add", 1, false, 3), item("i2", "add", 1, true, 1), item("i3", "add", 2, true, 1), item("i4", "mul", 1, true, 1)}
-	c, err := Compare(probeRun("a", "m", base), probeRun("b", "m", head), Options{MinShared: 2, ByLevel: true})
+	base := []runfile.Item{comparetest.Item("i1", "add", 1, true, 1), comparetest.Item("i2", "add", 1, false, 1), comparetest.Item("i3", "add", 2, false, 2), comparetest.Item("i4", "mul", 1, true, 1)}
+	head := []runfile.Item{comparetest.Item("i1", "add", 1, false, 3), comparetest.Item("i2", "add", 1, true, 1), comparetest.Item("i3", "add", 2, true, 1), comparetest.Item("i4", "mul", 1, true, 1)}
+	c, err := Runs(comparetest.ProbeRun("a", "m", base), comparetest.ProbeRun("b", "m", head), Options{MinShared: 2, ByLevel: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,16 +140,16 @@ func TestHandComputedProbes(t *testing.T) {
 }
 
 func TestSeededAndParallelReproducible(t *testing.T) {
-	bd, hd := synthDocs(500, 4, 0.9, 0.3), synthDocs(500, 4, 0.89, 0.3)
-	bi, hi := pairedItems(500, 4, 0.5, 0.55)
+	bd, hd := comparetest.SynthDocs(500, 4, 0.9, 0.3), comparetest.SynthDocs(500, 4, 0.89, 0.3)
+	bi, hi := comparetest.PairedItems(500, 4, 0.5, 0.55)
 	for _, tc := range bothTests(bd, hd, bi, hi) {
 		t.Run(tc.name, func(t *testing.T) {
-			serial, err := Compare(tc.base, tc.head, Options{Seed: 42, Workers: 1, ByLevel: true})
+			serial, err := Runs(tc.base, tc.head, Options{Seed: 42, Workers: 1, ByLevel: true})
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, w := range []int{2, 3, 8} {
-				par, err := Compare(tc.base, tc.head, Options{Seed: 42, Workers: w, ByLevel: true})
+				par, err := Runs(tc.base, tc.head, Options{Seed: 42, Workers: w, ByLevel: true})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -156,7 +157,7 @@ func TestSeededAndParallelReproducible(t *testing.T) {
 					t.Errorf("%d workers: ci %v, serial %v", w, par.CI, serial.CI)
 				}
 			}
-			other, err := Compare(tc.base, tc.head, Options{Seed: 43})
+			other, err := Runs(tc.base, tc.head, Options{Seed: 43})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -186,11 +187,11 @@ func TestCoverage(t *testing.T) {
 		{"fresh", -0.01, func(trial uint64) (*runfile.Run, *runfile.Run) {
 			// Same sizes, independent noise around rates 0.90 and 0.89:
 			// the ratio of expected sums differs by exactly -0.01.
-			return freshRun("a", "m", synthDocs(150, 100+trial, 0.90, 0.1)), freshRun("b", "m", synthDocs(150, 100+trial, 0.89, 0.1))
+			return comparetest.FreshRun("a", "m", comparetest.SynthDocs(150, 100+trial, 0.90, 0.1)), comparetest.FreshRun("b", "m", comparetest.SynthDocs(150, 100+trial, 0.89, 0.1))
 		}},
 		{"probes", 5, func(trial uint64) (*runfile.Run, *runfile.Run) {
-			b, h := pairedItems(300, 100+trial, 0.5, 0.55)
-			return probeRun("a", "m", b), probeRun("b", "m", h)
+			b, h := comparetest.PairedItems(300, 100+trial, 0.5, 0.55)
+			return comparetest.ProbeRun("a", "m", b), comparetest.ProbeRun("b", "m", h)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -199,7 +200,7 @@ func TestCoverage(t *testing.T) {
 				base, head := tc.run(trial)
 				// 1,000 resamples: the 2.5% and 97.5% points then rest on
 				// 25 resamples each, plenty for coverage at this precision.
-				c, err := Compare(base, head, Options{Seed: trial, Resamples: 1000, Workers: 2})
+				c, err := Runs(base, head, Options{Seed: trial, Resamples: 1000, Workers: 2})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -217,8 +218,8 @@ func TestCoverage(t *testing.T) {
 }
 
 func TestMinEffect(t *testing.T) {
-	docs := synthDocs(1000, 5, 0.9, 0.02)
-	_, items := pairedItems(2000, 5, 0.5, 0.5)
+	docs := comparetest.SynthDocs(1000, 5, 0.9, 0.02)
+	_, items := comparetest.PairedItems(2000, 5, 0.5, 0.5)
 	for _, tc := range []struct {
 		name string
 		base *runfile.Run
@@ -226,15 +227,15 @@ func TestMinEffect(t *testing.T) {
 		opts Options
 		want Verdict
 	}{
-		{"bpb below default", freshRun("a", "m", docs), freshRun("b", "m", shifted(docs, -0.001)), Options{}, NoChange},
-		{"bpb with no minimum", freshRun("a", "m", docs), freshRun("b", "m", shifted(docs, -0.001)), Options{MinEffectBPB: NoMinEffect}, Improved},
-		{"bpb above a raised minimum", freshRun("a", "m", docs), freshRun("b", "m", shifted(docs, 0.004)), Options{MinEffectBPB: 0.003}, Regressed},
-		{"bpb below a raised minimum", freshRun("a", "m", docs), freshRun("b", "m", shifted(docs, 0.004)), Options{MinEffectBPB: 0.005}, NoChange},
-		{"accuracy under 1 point", probeRun("a", "m", items), probeRun("b", "m", shiftItems(items, 150)), Options{}, NoChange},
-		{"accuracy with a 0.3 point minimum", probeRun("a", "m", items), probeRun("b", "m", shiftItems(items, 150)), Options{MinEffectAccuracy: 0.3}, Improved},
+		{"bpb below default", comparetest.FreshRun("a", "m", docs), comparetest.FreshRun("b", "m", comparetest.Shifted(docs, -0.001)), Options{}, NoChange},
+		{"bpb with no minimum", comparetest.FreshRun("a", "m", docs), comparetest.FreshRun("b", "m", comparetest.Shifted(docs, -0.001)), Options{MinEffectBPB: NoMinEffect}, Improved},
+		{"bpb above a raised minimum", comparetest.FreshRun("a", "m", docs), comparetest.FreshRun("b", "m", comparetest.Shifted(docs, 0.004)), Options{MinEffectBPB: 0.003}, Regressed},
+		{"bpb below a raised minimum", comparetest.FreshRun("a", "m", docs), comparetest.FreshRun("b", "m", comparetest.Shifted(docs, 0.004)), Options{MinEffectBPB: 0.005}, NoChange},
+		{"accuracy under 1 point", comparetest.ProbeRun("a", "m", items), comparetest.ProbeRun("b", "m", comparetest.ShiftItems(items, 150)), Options{}, NoChange},
+		{"accuracy with a 0.3 point minimum", comparetest.ProbeRun("a", "m", items), comparetest.ProbeRun("b", "m", comparetest.ShiftItems(items, 150)), Options{MinEffectAccuracy: 0.3}, Improved},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := Compare(tc.base, tc.head, tc.opts)
+			c, err := Runs(tc.base, tc.head, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -248,23 +249,8 @@ func TestMinEffect(t *testing.T) {
 	}
 }
 
-// shiftItems makes every k-th wrong item right: a small, sure improvement.
-func shiftItems(items []runfile.Item, k int) []runfile.Item {
-	out := append([]runfile.Item(nil), items...)
-	wrong := 0
-	for i := range out {
-		if !out[i].Correct {
-			if wrong%k == 0 {
-				out[i] = item(out[i].ID, out[i].Type, out[i].Level, true, 1)
-			}
-			wrong++
-		}
-	}
-	return out
-}
-
 func TestSettings(t *testing.T) {
-	docs := synthDocs(100, 6, 0.9, 0.1)
+	docs := comparetest.SynthDocs(100, 6, 0.9, 0.1)
 	for _, tc := range []struct {
 		name     string
 		edit     func(h *runfile.Header)
@@ -303,13 +289,13 @@ func TestSettings(t *testing.T) {
 		}, wantErr: "dataset.sha256"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			head := freshRun("b", "org/small", docs)
-			base := freshRun("a", "org/small", docs)
+			head := comparetest.FreshRun("b", "org/small", docs)
+			base := comparetest.FreshRun("a", "org/small", docs)
 			tc.edit(&head.Header)
 			if tc.base != nil {
 				tc.base(&base.Header)
 			}
-			c, err := Compare(base, head, Options{AllowSettingsMismatch: tc.allow})
+			c, err := Runs(base, head, Options{AllowSettingsMismatch: tc.allow})
 			if tc.wantErr != "" {
 				var me *MismatchError
 				if !errors.As(err, &me) || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "--allow-settings-mismatch") {
@@ -342,8 +328,8 @@ func TestSettings(t *testing.T) {
 }
 
 func TestPairingAndRefusals(t *testing.T) {
-	docs := synthDocs(30, 7, 0.9, 0.1)
-	c, err := Compare(freshRun("a", "m", docs[:27]), freshRun("b", "m", docs[2:]), Options{})
+	docs := comparetest.SynthDocs(30, 7, 0.9, 0.1)
+	c, err := Runs(comparetest.FreshRun("a", "m", docs[:27]), comparetest.FreshRun("b", "m", docs[2:]), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,12 +342,12 @@ func TestPairingAndRefusals(t *testing.T) {
 		opts       Options
 		want       string
 	}{
-		{"too few shared", freshRun("a", "m", docs[:5]), freshRun("b", "m", docs), Options{}, "share 5 records (base has 5, head 30); at least 10"},
-		{"different tests", freshRun("a", "m", docs), probeRun("b", "m", synthItems(30, 1, 0.5)), Options{}, "base run a is a fresh run but head run b is a probes run"},
-		{"bad confidence", freshRun("a", "m", docs), freshRun("b", "m", docs), Options{Confidence: 95}, "confidence 95"},
+		{"too few shared", comparetest.FreshRun("a", "m", docs[:5]), comparetest.FreshRun("b", "m", docs), Options{}, "share 5 records (base has 5, head 30); at least 10"},
+		{"different tests", comparetest.FreshRun("a", "m", docs), comparetest.ProbeRun("b", "m", comparetest.SynthItems(30, 1, 0.5)), Options{}, "base run a is a fresh run but head run b is a probes run"},
+		{"bad confidence", comparetest.FreshRun("a", "m", docs), comparetest.FreshRun("b", "m", docs), Options{Confidence: 95}, "confidence 95"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Compare(tc.base, tc.head, tc.opts)
+			_, err := Runs(tc.base, tc.head, tc.opts)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want it to contain %q", err, tc.want)
 			}
@@ -372,10 +358,10 @@ func TestPairingAndRefusals(t *testing.T) {
 // The JSON keys and types of `compare --json`, a contract with the
 // report server and anyone scripting against it: a change here breaks them.
 func TestJSONContract(t *testing.T) {
-	docs := synthDocs(100, 8, 0.9, 0.1)
-	head := freshRun("b", "m", shifted(docs, 0.01))
+	docs := comparetest.SynthDocs(100, 8, 0.9, 0.1)
+	head := comparetest.FreshRun("b", "m", comparetest.Shifted(docs, 0.01))
 	head.Header.Runtime.Threads = 4
-	c, err := Compare(freshRun("a", "m", docs), head, Options{})
+	c, err := Runs(comparetest.FreshRun("a", "m", docs), head, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,20 +396,20 @@ func TestJSONContract(t *testing.T) {
 	}
 }
 
-// TestCompareContextStops: a cancelled context stops the bootstrap with
+// TestRunsContextStops: a cancelled context stops the bootstrap with
 // the context's error, whether it ends before or during the resampling.
-func TestCompareContextStops(t *testing.T) {
-	docs := synthDocs(50000, 1, 0.95, 0.2) // about a second of resampling at 4,000
-	base := freshRun("base", "m", docs)
-	head := freshRun("head", "m", shifted(synthDocs(50000, 1, 0.95, 0.2), -0.003))
+func TestRunsContextStops(t *testing.T) {
+	docs := comparetest.SynthDocs(50000, 1, 0.95, 0.2) // about a second of resampling at 4,000
+	base := comparetest.FreshRun("base", "m", docs)
+	head := comparetest.FreshRun("head", "m", comparetest.Shifted(comparetest.SynthDocs(50000, 1, 0.95, 0.2), -0.003))
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := CompareContext(done, base, head, Options{}); !errors.Is(err, context.Canceled) {
+	if _, err := RunsContext(done, base, head, Options{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled before: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
-	if _, err := CompareContext(ctx, base, head, Options{Workers: 1}); !errors.Is(err, context.Canceled) {
+	if _, err := RunsContext(ctx, base, head, Options{Workers: 1}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled during: %v", err)
 	}
 }
@@ -431,12 +417,12 @@ func TestCompareContextStops(t *testing.T) {
 // TestUnverifiedTokenizerNoted: a run whose tokenizer conversion was not
 // verified says so in the comparison's notes, even when both runs share it.
 func TestUnverifiedTokenizerNoted(t *testing.T) {
-	docs := synthDocs(50, 1, 1.0, 0.1)
-	base, head := freshRun("b", "m", docs), freshRun("h", "m", shifted(docs, 0.01))
+	docs := comparetest.SynthDocs(50, 1, 1.0, 0.1)
+	base, head := comparetest.FreshRun("b", "m", docs), comparetest.FreshRun("h", "m", comparetest.Shifted(docs, 0.01))
 	for _, r := range []*runfile.Run{base, head} {
 		r.Header.Settings.TextPrep = &runfile.TextPrep{By: runfile.PrepHF, Unverified: "pre-tokenizer Whitespace matches none"}
 	}
-	c, err := Compare(base, head, Options{Resamples: 50, Seed: 1})
+	c, err := Runs(base, head, Options{Resamples: 50, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,7 @@
-package report
+// Package comparetest builds synthetic runs for the tests of compare and
+// report: documents and items whose scores, shifts and correlations are
+// known, so a test can say what a comparison must find.
+package comparetest
 
 import (
 	"fmt"
@@ -8,8 +11,8 @@ import (
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
-// header makes a valid header with fixed settings; tests change what they need.
-func header(id, test, model string) runfile.Header {
+// Header makes a valid header with fixed settings; tests change what they need.
+func Header(id, test, model string) runfile.Header {
 	pr := 7
 	return runfile.Header{
 		Schema: runfile.Schema, ID: id, Test: test,
@@ -23,12 +26,12 @@ func header(id, test, model string) runfile.Header {
 	}
 }
 
-// sources cycles documents through three sources.
+// sourceNames cycles documents through three sources.
 var sourceNames = []string{"arxiv", "wikipedia", "news"}
 
-// synthDocs makes n documents whose bits per byte scatter around rate;
+// SynthDocs makes n documents whose bits per byte scatter around rate;
 // the same seed gives the same bytes, so two calls pair document by document.
-func synthDocs(n int, seed uint64, rate, spread float64) []runfile.Doc {
+func SynthDocs(n int, seed uint64, rate, spread float64) []runfile.Doc {
 	sizes := rand.New(rand.NewPCG(seed, 1))
 	noise := rand.New(rand.NewPCG(seed, uint64(rate*1e6)))
 	docs := make([]runfile.Doc, n)
@@ -41,8 +44,8 @@ func synthDocs(n int, seed uint64, rate, spread float64) []runfile.Doc {
 	return docs
 }
 
-// shifted returns docs with bits moved by delta bits per byte.
-func shifted(docs []runfile.Doc, delta float64) []runfile.Doc {
+// Shifted returns docs with bits moved by delta bits per byte.
+func Shifted(docs []runfile.Doc, delta float64) []runfile.Doc {
 	out := append([]runfile.Doc(nil), docs...)
 	for i := range out {
 		out[i].Bits += delta * float64(out[i].Bytes)
@@ -52,20 +55,20 @@ func shifted(docs []runfile.Doc, delta float64) []runfile.Doc {
 
 var probeTypes = []string{"add", "mul", "units", "sequence", "word_problem", "compare", "syllogism"}
 
-// synthItems makes n items, each right with probability acc; the answer is
+// SynthItems makes n items, each right with probability acc; the answer is
 // choice 0 and the logprobs put the prediction first.
-func synthItems(n int, seed uint64, acc float64) []runfile.Item {
+func SynthItems(n int, seed uint64, acc float64) []runfile.Item {
 	g := rand.New(rand.NewPCG(seed, 2))
 	items := make([]runfile.Item, n)
 	for i := range items {
 		typ := probeTypes[i%len(probeTypes)]
-		items[i] = item(fmt.Sprintf("pea-%s-%d-%d", typ, 1+i%3, i), typ, 1+i%3, g.Float64() < acc, 1+g.Float64())
+		items[i] = Item(fmt.Sprintf("pea-%s-%d-%d", typ, 1+i%3, i), typ, 1+i%3, g.Float64() < acc, 1+g.Float64())
 	}
 	return items
 }
 
-// item makes one four-choice item with answer 0, right or wrong by margin m.
-func item(id, typ string, level int, correct bool, m float64) runfile.Item {
+// Item makes one four-choice item with answer 0, right or wrong by margin m.
+func Item(id, typ string, level int, correct bool, m float64) runfile.Item {
 	it := runfile.Item{ID: id, Type: typ, Level: level, Logprobs: []float64{-5, -5 - m, -6 - m, -7 - m}}
 	if !correct {
 		it.Logprobs[1] = -5 + m
@@ -75,22 +78,24 @@ func item(id, typ string, level int, correct bool, m float64) runfile.Item {
 	return it
 }
 
-func freshRun(id, model string, docs []runfile.Doc) *runfile.Run {
-	return &runfile.Run{Header: header(id, runfile.TestFresh, model), Docs: docs}
+// FreshRun is a fresh-text run of docs with Header's settings.
+func FreshRun(id, model string, docs []runfile.Doc) *runfile.Run {
+	return &runfile.Run{Header: Header(id, runfile.TestFresh, model), Docs: docs}
 }
 
-func probeRun(id, model string, items []runfile.Item) *runfile.Run {
-	h := header(id, runfile.TestProbes, model)
+// ProbeRun is a probes run of items on the core probe set.
+func ProbeRun(id, model string, items []runfile.Item) *runfile.Run {
+	h := Header(id, runfile.TestProbes, model)
 	h.Dataset = runfile.Dataset{Name: "udgam/probes-core", Revision: "r1", SHA256: "p5", Count: 2000}
 	h.Settings.Window, h.Settings.Stride = 0, 0
 	return &runfile.Run{Header: h, Items: items}
 }
 
-// pairedItems makes base and head items over the same ids, right with
+// PairedItems makes base and head items over the same ids, right with
 // probability pBase and pHead; most items share one latent draw, so the
 // runs are correlated as two checkpoints are, and the true delta is
 // 100·(pHead − pBase) points whatever the correlation.
-func pairedItems(n int, seed uint64, pBase, pHead float64) (base, head []runfile.Item) {
+func PairedItems(n int, seed uint64, pBase, pHead float64) (base, head []runfile.Item) {
 	g := rand.New(rand.NewPCG(seed, 3))
 	base = make([]runfile.Item, n)
 	head = make([]runfile.Item, n)
@@ -102,19 +107,34 @@ func pairedItems(n int, seed uint64, pBase, pHead float64) (base, head []runfile
 		if g.Float64() < 0.3 {
 			v = g.Float64()
 		}
-		base[i] = item(id, typ, 1+i%3, u < pBase, 0.5+g.Float64())
-		head[i] = item(id, typ, 1+i%3, v < pHead, 0.5+g.Float64())
+		base[i] = Item(id, typ, 1+i%3, u < pBase, 0.5+g.Float64())
+		head[i] = Item(id, typ, 1+i%3, v < pHead, 0.5+g.Float64())
 	}
 	return base, head
 }
 
-// jittered moves each document's bits per byte by its own small noise, as
+// Jittered moves each document's bits per byte by its own small noise, as
 // a retrained checkpoint does, so intervals have a realistic width.
-func jittered(docs []runfile.Doc, seed uint64, sd float64) []runfile.Doc {
+func Jittered(docs []runfile.Doc, seed uint64, sd float64) []runfile.Doc {
 	g := rand.New(rand.NewPCG(seed, 4))
 	out := append([]runfile.Doc(nil), docs...)
 	for i := range out {
 		out[i].Bits = max(0, out[i].Bits+sd*g.NormFloat64()*float64(out[i].Bytes))
+	}
+	return out
+}
+
+// ShiftItems makes every k-th wrong item right: a small, sure improvement.
+func ShiftItems(items []runfile.Item, k int) []runfile.Item {
+	out := append([]runfile.Item(nil), items...)
+	wrong := 0
+	for i := range out {
+		if !out[i].Correct {
+			if wrong%k == 0 {
+				out[i] = Item(out[i].ID, out[i].Type, out[i].Level, true, 1)
+			}
+			wrong++
+		}
 	}
 	return out
 }
