@@ -58,7 +58,7 @@ hfref:
 export UDGAM_BENCH_ITEMS ?= 105
 export UDGAM_BENCH_DOCS ?= 16
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./runner/... ./evals/probes/... ./compare/ ./server/
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./runner/... ./convert/... ./evals/probes/... ./compare/ ./server/
 	$(GO) test -tags llama -run '^$$' -bench 'FreshLlama/(tiny|short)/(packed|one-doc-per-call)/ctx2048' -benchtime 1x -timeout 60m ./evals/fresh/
 
 # bench-llamacpp builds llama.cpp with its own CMake from the same sources

@@ -6,8 +6,8 @@ import (
 	"net/http"
 
 	"github.com/udgamlabs/udgam-ci/evals/contamination"
+	"github.com/udgamlabs/udgam-ci/fetch"
 	"github.com/udgamlabs/udgam-ci/runfile"
-	"github.com/udgamlabs/udgam-ci/runner/fetch"
 )
 
 // ScoreRequest asks for one test's run of one model.

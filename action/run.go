@@ -14,12 +14,13 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/convert"
 	"github.com/udgamlabs/udgam-ci/evals/contamination"
+	"github.com/udgamlabs/udgam-ci/fetch"
+	"github.com/udgamlabs/udgam-ci/internal/release"
 	"github.com/udgamlabs/udgam-ci/report"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/convert"
-	"github.com/udgamlabs/udgam-ci/runner/fetch"
 )
 
 // Result is what one action run concluded.
@@ -103,7 +104,7 @@ func defaultCacheDir(getenv func(string) string) string {
 
 func (r *actionRun) run(ctx context.Context) (Result, error) {
 	var res Result
-	r.a.Infof("udgam-ci %s: %s %s on %s (event %s, PR %d)", runner.Version, r.in.ModelName, r.in.Revision, r.ev.Repo, r.ev.Kind, r.ev.PR)
+	r.a.Infof("udgam-ci %s: %s %s on %s (event %s, PR %d)", release.Version, r.in.ModelName, r.in.Revision, r.ev.Repo, r.ev.Kind, r.ev.PR)
 	if err := r.scan(ctx); err != nil {
 		return res, err
 	}

@@ -1,8 +1,5 @@
 package runner
 
-// Version is udgam-ci's own version; release builds set it with -ldflags.
-var Version = "0.1.0-dev"
-
 // ollamaVersion must follow go.mod: it names the llama.cpp that is linked.
 const (
 	ollamaVersion = "v0.17.4"

@@ -10,9 +10,9 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/action"
 	"github.com/udgamlabs/udgam-ci/evals/contamination"
+	"github.com/udgamlabs/udgam-ci/fetch"
+	"github.com/udgamlabs/udgam-ci/hub"
 	"github.com/udgamlabs/udgam-ci/runfile"
-	"github.com/udgamlabs/udgam-ci/runner/fetch"
-	"github.com/udgamlabs/udgam-ci/runner/hub"
 )
 
 func runAction(e *env, args []string) error {

@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/udgamlabs/udgam-ci/convert"
+	"github.com/udgamlabs/udgam-ci/convert/converttest"
+	"github.com/udgamlabs/udgam-ci/hub/hubtest"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/convert"
-	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
-	"github.com/udgamlabs/udgam-ci/runner/hub/hubtest"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 )
 

@@ -10,8 +10,8 @@ import (
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/evals/contamination"
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
+	"github.com/udgamlabs/udgam-ci/hub"
 	"github.com/udgamlabs/udgam-ci/runfile"
-	"github.com/udgamlabs/udgam-ci/runner/hub"
 )
 
 // stringList is a flag that may be repeated and takes commas.

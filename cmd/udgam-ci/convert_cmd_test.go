@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/llama/llamatest"
 	"github.com/udgamlabs/udgam-ci/runner/testmodel"

@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
-	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
 )
 
 // TestConvertedGemma3AndLfm2Score runs checkConvertedScores on Gemma 3
@@ -22,7 +22,7 @@ func TestConvertedGemma3AndLfm2Score(t *testing.T) {
 	t.Run("Gemma3ForCausalLM", func(t *testing.T) {
 		g := converttest.Gemma3{Model: converttest.TinyGemma3(), Dtype: "BF16", Seed: 31}
 		// ggml's float16 GELU table moves each token's log-probability a
-		// little (runner/convert's gemma3Tolerance); bits per byte by
+		// little (convert's gemma3Tolerance); bits per byte by
 		// 1.2e-6 of its value here.
 		checkConvertedScores(t, g.Checkpoint(), g.Model.Reference, docs, data, items, expected{
 			Info:   []string{"family            transformer", "layers            5 x sliding window 64, attention"},

@@ -5,15 +5,15 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
-	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 // TestConvertedGPTFamilyScore runs checkConvertedScores on GPT-2, GPT-NeoX,
 // OLMo and OLMo 2 checkpoints, each checked against its float64 reference
 // (the GELU models with saturated GELU inputs, where ggml's GELU is exact;
-// see runner/convert's TestGPT2Exact).
+// see convert's TestGPT2Exact).
 func TestConvertedGPTFamilyScore(t *testing.T) {
 	dir := t.TempDir()
 	docs := fresh.GenerateDocs(5, 3, 100, 400)

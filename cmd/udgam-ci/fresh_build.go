@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/udgamlabs/udgam-ci/evals/fresh/build"
-	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/internal/release"
 )
 
 type freshBuildOptions struct {
@@ -71,7 +71,7 @@ func parseDay(s string) (time.Time, error) {
 }
 
 func freshBuild(e *env, o freshBuildOptions) error {
-	ua := "udgam-ci/" + runner.Version + " (https://github.com/udgamlabs/udgam-ci"
+	ua := "udgam-ci/" + release.Version + " (https://github.com/udgamlabs/udgam-ci"
 	if o.Contact != "" {
 		ua += "; " + o.Contact
 	}

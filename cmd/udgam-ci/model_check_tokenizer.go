@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/udgamlabs/udgam-ci/runner/convert"
-	"github.com/udgamlabs/udgam-ci/runner/fetch"
+	"github.com/udgamlabs/udgam-ci/convert"
+	"github.com/udgamlabs/udgam-ci/fetch"
 	"github.com/udgamlabs/udgam-ci/runner/hftok"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/textprep"

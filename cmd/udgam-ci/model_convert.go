@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/udgamlabs/udgam-ci/runner/convert"
-	"github.com/udgamlabs/udgam-ci/runner/fetch"
+	"github.com/udgamlabs/udgam-ci/convert"
+	"github.com/udgamlabs/udgam-ci/fetch"
 )
 
 type modelConvertOptions struct {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
 )
 
 func TestModelConvertCommand(t *testing.T) {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/udgamlabs/udgam-ci/runner/fetch"
-	"github.com/udgamlabs/udgam-ci/runner/hub"
+	"github.com/udgamlabs/udgam-ci/fetch"
+	"github.com/udgamlabs/udgam-ci/hub"
 )
 
 type modelFetchOptions struct {

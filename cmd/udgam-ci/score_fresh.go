@@ -6,9 +6,9 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
+	"github.com/udgamlabs/udgam-ci/hub"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/hub"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/textprep"
 )

@@ -16,8 +16,8 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/action/actiontest"
 	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/report"
-	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/server"
 	"github.com/udgamlabs/udgam-ci/server/store"
 )

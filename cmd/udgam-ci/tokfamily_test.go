@@ -12,13 +12,13 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/udgamlabs/udgam-ci/convert"
+	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
 	"github.com/udgamlabs/udgam-ci/internal/hfref"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/convert"
-	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
 )
 
 // previousTokenModel is a tiny Llama around a family's real tokenizer
@@ -169,7 +169,7 @@ func TestTokenizerFamiliesBits(t *testing.T) {
 		// token): texts that start with something other than a letter
 		// (digits, whitespace, CJK, special-token literals: the first-token
 		// cases) and every fifth; every text's ids are checked through
-		// the same path in runner/convert/tokenizer's TestHuggingFaceIDs.
+		// the same path in convert/tokenizer's TestHuggingFaceIDs.
 		first, _ := utf8.DecodeRuneInString(text)
 		if text == "" || !(i%5 == 0 || (i < 86 && !unicode.IsLetter(first)) || strings.ContainsAny(text, "<[")) {
 			continue // the data loader also refuses empty documents

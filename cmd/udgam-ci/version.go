@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/udgamlabs/udgam-ci/internal/release"
 	"github.com/udgamlabs/udgam-ci/runner"
 )
 
@@ -11,6 +12,6 @@ func runVersion(e *env, args []string) error {
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.Stdout, "udgam-ci %s\nengine %s\n", runner.Version, runner.EngineVersion())
+	fmt.Fprintf(e.Stdout, "udgam-ci %s\nengine %s\n", release.Version, runner.EngineVersion())
 	return nil
 }

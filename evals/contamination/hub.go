@@ -6,11 +6,11 @@ import (
 	"os"
 	"strings"
 
+	"github.com/udgamlabs/udgam-ci/hub"
 	"github.com/udgamlabs/udgam-ci/runfile"
-	"github.com/udgamlabs/udgam-ci/runner/hub"
 )
 
-// Hub is what a hub dataset scan needs of runner/hub's Client.
+// Hub is what a hub dataset scan needs of hub's Client.
 type Hub interface {
 	ListFiles(ctx context.Context, kind hub.Kind, repo, sha string) ([]hub.File, error)
 	Download(ctx context.Context, kind hub.Kind, repo, sha string, f hub.File) (string, error)

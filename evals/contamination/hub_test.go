@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/udgamlabs/udgam-ci/runner/hub"
-	"github.com/udgamlabs/udgam-ci/runner/hub/hubtest"
+	"github.com/udgamlabs/udgam-ci/hub"
+	"github.com/udgamlabs/udgam-ci/hub/hubtest"
 )
 
 const datasetSHA = "0123456789abcdef0123456789abcdef01234567"

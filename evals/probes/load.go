@@ -17,7 +17,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/udgamlabs/udgam-ci/runner/hub"
+	"github.com/udgamlabs/udgam-ci/hub"
 )
 
 // coreJSONL is the default item set: Generate with the core types, 100 a
@@ -46,7 +46,7 @@ func Core() (*Set, error) {
 	return &Set{Name: CoreName, SHA256: sha256Hex(coreJSONL), Items: items}, nil
 }
 
-// Resolver turns an hf:// reference into a verified local file; runner/hub's
+// Resolver turns an hf:// reference into a verified local file; hub's
 // Client is one.
 type Resolver interface {
 	Resolve(ctx context.Context, ref string, kind hub.Kind) (hub.Resolved, error)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/udgamlabs/udgam-ci/runner/hub"
+	"github.com/udgamlabs/udgam-ci/hub"
 )
 
 func writeText(t *testing.T, name, text string) string {
@@ -120,7 +120,7 @@ func TestLoadParquetErrors(t *testing.T) {
 	}
 }
 
-// fakeResolver stands in for runner/hub's client, which has its own tests
+// fakeResolver stands in for hub's client, which has its own tests
 // against an HTTP hub.
 type fakeResolver struct {
 	path string

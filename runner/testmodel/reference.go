@@ -8,7 +8,7 @@ import (
 
 // Reference is a runner.Scorer over a float64 forward pass written from an
 // architecture's definition. Every architecture's exactness test compares
-// llama.cpp with one (runner/convert/archtest).
+// llama.cpp with one (convert/archtest).
 type Reference struct {
 	Vocab, Context int
 	// LogProbs returns log p(seq[p] | seq[:p]) for each p in positions; it

@@ -1,6 +1,6 @@
 // Package tokspec is the record of how a converted GGUF's text must be
 // prepared before llama.cpp tokenizes it, so that the ids equal those of the
-// checkpoint's Hugging Face tokenizer. The converter (runner/convert/tokenizer)
+// checkpoint's Hugging Face tokenizer. The converter (convert/tokenizer)
 // writes it into the GGUF; the scoring side reads it back and applies it
 // (normalizer steps and added-token matching that llama.cpp does not do the
 // way Hugging Face does).

@@ -43,8 +43,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/udgamlabs/udgam-ci/hub"
 	"github.com/udgamlabs/udgam-ci/runfile"
-	"github.com/udgamlabs/udgam-ci/runner/hub"
 )
 
 // Doc is one row of the output: the Fresh Text document format (id, text,

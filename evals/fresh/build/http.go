@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/udgamlabs/udgam-ci/runner/hub"
+	"github.com/udgamlabs/udgam-ci/hub"
 )
 
 // client is a polite HTTP getter for one site: a User-Agent with a contact,

@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/udgamlabs/udgam-ci/runner/hub"
+	"github.com/udgamlabs/udgam-ci/hub"
 )
 
 // wikipedia builds the Wikipedia part through the MediaWiki action API

@@ -2,7 +2,7 @@
 // pass, callable for any GGUF: agreement with a reference scorer, and the
 // invariance of log-probabilities under threads, batch size, packing,
 // cache layout and prefix sharing. runner/llama's own tests and each
-// architecture's exactness test (runner/convert/archtest) call them.
+// architecture's exactness test (convert/archtest) call them.
 package llamatest
 
 import (

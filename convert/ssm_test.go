@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/ollama/ollama/fs/ggml"
+	"github.com/udgamlabs/udgam-ci/convert/archtest"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/convert/archtest"
 	"github.com/udgamlabs/udgam-ci/runner/llama/llamatest"
 	"maps"
 	"math"
@@ -17,8 +17,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/udgamlabs/udgam-ci/runner/convert"
-	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
+	"github.com/udgamlabs/udgam-ci/convert"
+	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )

@@ -15,8 +15,8 @@ import (
 
 	"github.com/ollama/ollama/convert/sentencepiece"
 
+	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/internal/hfref"
-	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
 )
 
 // llamaVocabCpp is the vendored llama.cpp's llama-vocab.cpp.

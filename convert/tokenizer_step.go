@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/udgamlabs/udgam-ci/runner/convert/tokenizer"
+	"github.com/udgamlabs/udgam-ci/convert/tokenizer"
 	"github.com/udgamlabs/udgam-ci/runner/tokspec"
 )
 
 // convertTokenizer is the pipeline's one tokenizer step
-// (runner/convert/tokenizer): the tokenizer.* key-values, padded to
+// (convert/tokenizer): the tokenizer.* key-values, padded to
 // config.json's vocab_size, and the record of how text must be prepared
 // (tokspec.Key), which the scoring side reads back.
 func convertTokenizer(fsys fs.FS, vocabSize int, allowUnverified bool) (*tokenizer.Result, KV, error) {

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/ollama/ollama/fs/ggml"
-	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
+	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 	"github.com/x448/float16"
 )

@@ -10,10 +10,10 @@ import (
 
 	"github.com/ollama/ollama/convert/sentencepiece"
 
+	"github.com/udgamlabs/udgam-ci/convert/converttest"
+	"github.com/udgamlabs/udgam-ci/hub"
+	"github.com/udgamlabs/udgam-ci/hub/hubtest"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
-	"github.com/udgamlabs/udgam-ci/runner/hub"
-	"github.com/udgamlabs/udgam-ci/runner/hub/hubtest"
 )
 
 const sha = "0123456789abcdef0123456789abcdef01234567"

@@ -3,7 +3,7 @@
 // that redirect LFS files to a separate "CDN" server (as the real hub does
 // with a 302), with Range support, gated repositories and faults to inject.
 //
-// It does not import runner/hub, so that package's own tests can use it.
+// It does not import hub, so that package's own tests can use it.
 package hubtest
 
 import (

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/ollama/ollama/fs/ggml"
+	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
 )
 
 // Every weight format and source dtype converts to the same GGUF tensors,

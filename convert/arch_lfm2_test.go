@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/ollama/ollama/fs/ggml"
-	"github.com/udgamlabs/udgam-ci/runner/convert"
-	"github.com/udgamlabs/udgam-ci/runner/convert/archtest"
-	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
+	"github.com/udgamlabs/udgam-ci/convert"
+	"github.com/udgamlabs/udgam-ci/convert/archtest"
+	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
+	"github.com/udgamlabs/udgam-ci/convert/converttest"
 )
 
 // BenchmarkConvert converts a 4M-parameter bf16 checkpoint; the params/s

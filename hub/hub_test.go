@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/udgamlabs/udgam-ci/runner/hub/hubtest"
+	"github.com/udgamlabs/udgam-ci/hub/hubtest"
 )
 
 const (

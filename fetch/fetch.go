@@ -23,9 +23,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/udgamlabs/udgam-ci/convert"
+	"github.com/udgamlabs/udgam-ci/hub"
 	"github.com/udgamlabs/udgam-ci/runfile"
-	"github.com/udgamlabs/udgam-ci/runner/convert"
-	"github.com/udgamlabs/udgam-ci/runner/hub"
 )
 
 // Hub is the part of the hub client fetching needs (*hub.Client has it).

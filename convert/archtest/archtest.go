@@ -13,8 +13,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/udgamlabs/udgam-ci/runner/convert"
-	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
+	"github.com/udgamlabs/udgam-ci/convert"
+	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/llama/llamatest"
 	"github.com/udgamlabs/udgam-ci/runner/testmodel"

@@ -3,8 +3,8 @@ package convert_test
 import (
 	"testing"
 
-	"github.com/udgamlabs/udgam-ci/runner/convert/archtest"
-	"github.com/udgamlabs/udgam-ci/runner/convert/converttest"
+	"github.com/udgamlabs/udgam-ci/convert/archtest"
+	"github.com/udgamlabs/udgam-ci/convert/converttest"
 )
 
 func TestQwen2Exact(t *testing.T) {
