@@ -43,8 +43,8 @@ const maxCheckSummary = 65535
 // updates the run of that name the commit already has (a rerun of the job)
 // or creates one.
 func UpsertCheck(ctx context.Context, gh *github.Client, repo string, c Check) (CheckResult, error) {
-	owner, name, ok := strings.Cut(repo, "/")
-	if !ok || owner == "" || name == "" {
+	owner, name, ok := splitRepo(repo)
+	if !ok {
 		return CheckResult{}, fmt.Errorf("check run on %q: repository is not OWNER/NAME", repo)
 	}
 	if c.HeadSHA == "" {

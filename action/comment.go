@@ -53,8 +53,8 @@ type CommentResult struct {
 // changes), or creates one when none does. Every page of comments is searched, so a long thread still finds
 // its comment instead of adding another.
 func UpsertComment(ctx context.Context, gh *github.Client, repo string, pr int, marker, body string) (CommentResult, error) {
-	owner, name, ok := strings.Cut(repo, "/")
-	if !ok || owner == "" || name == "" {
+	owner, name, ok := splitRepo(repo)
+	if !ok {
 		return CommentResult{}, fmt.Errorf("comment on %q: repository is not OWNER/NAME", repo)
 	}
 	if !strings.Contains(body, marker) {

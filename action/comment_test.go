@@ -2,6 +2,8 @@ package action
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -77,6 +79,39 @@ func TestUpsertCommentErrors(t *testing.T) {
 	}
 	if _, err := UpsertComment(ctx, ro, "acme", 1, "m", "b"); err == nil || !strings.Contains(err.Error(), "OWNER/NAME") {
 		t.Errorf("bad repo: %v", err)
+	}
+}
+
+// TestRepositoryRule: the comment and the check run take the repository
+// through runfile.IsGitRepo, so an id GitHub would not accept is refused
+// before any request, and one GitHub allows (".github") is split for the API.
+func TestRepositoryRule(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("request %s %s for a repository that should have been refused", r.Method, r.URL.Path)
+		http.Error(w, "no", http.StatusTeapot)
+	}))
+	defer srv.Close()
+	gh, err := NewGitHubClient(srv.URL, "tok", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, repo := range []string{"", "acme", "acme/", "/train", "acme/train/x", "-acme/train", "acme/tr ain", "acme/..", "acme/a..b"} {
+		if _, err := UpsertComment(ctx, gh, repo, 1, "m", "b"); err == nil || !strings.Contains(err.Error(), "OWNER/NAME") {
+			t.Errorf("comment on %q: %v, want an OWNER/NAME error", repo, err)
+		}
+		if _, err := UpsertCheck(ctx, gh, repo, Check{Name: "udgam-ci", HeadSHA: strings.Repeat("a", 40)}); err == nil || !strings.Contains(err.Error(), "OWNER/NAME") {
+			t.Errorf("check run on %q: %v, want an OWNER/NAME error", repo, err)
+		}
+	}
+	for _, tc := range []struct{ repo, owner, name string }{
+		{"acme/train", "acme", "train"},
+		{"acme/.github", "acme", ".github"},
+		{"my-org/model_2.x", "my-org", "model_2.x"},
+	} {
+		if o, n, ok := splitRepo(tc.repo); !ok || o != tc.owner || n != tc.name {
+			t.Errorf("splitRepo(%q) = %q, %q, %v; want %q, %q", tc.repo, o, n, ok, tc.owner, tc.name)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/udgamlabs/udgam-ci/internal/ghenv"
+	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
 // Event is what the action needs to know about the workflow run that
@@ -24,11 +25,15 @@ type Event struct {
 	RunURL    string // this workflow run's page
 }
 
-// Owner is the first half of Repo.
-func (e Event) Owner() string { o, _, _ := strings.Cut(e.Repo, "/"); return o }
-
-// RepoName is the second half of Repo.
-func (e Event) RepoName() string { _, n, _ := strings.Cut(e.Repo, "/"); return n }
+// splitRepo splits a GitHub repository id into the owner and name the REST
+// API takes apart; ok is false when repo is not one (runfile.IsGitRepo).
+func splitRepo(repo string) (owner, name string, ok bool) {
+	if !runfile.IsGitRepo(repo) {
+		return "", "", false
+	}
+	owner, name, _ = strings.Cut(repo, "/")
+	return owner, name, true
+}
 
 // IsBaselinePush reports whether this run records a new baseline: a push to
 // the default branch (or to the branch PRs are compared with).

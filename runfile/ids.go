@@ -25,6 +25,7 @@ func IsCommit(s string) bool { return commitRE.MatchString(s) }
 // each half starting with a letter or digit.
 func IsHubRepo(s string) bool { return hubRepoRE.MatchString(s) && !strings.Contains(s, "..") }
 
-// IsGitRepo reports whether s is a training repository as Git.Repo holds
-// it: GitHub's OWNER/NAME.
+// IsGitRepo reports whether s is a GitHub repository id, OWNER/NAME: the
+// training repository as Git.Repo holds it, and the repository the Action
+// comments on.
 func IsGitRepo(s string) bool { return gitRepoRE.MatchString(s) && !strings.Contains(s, "..") }
