@@ -12,11 +12,14 @@ typedef float udgam_vf __attribute__((vector_size(32)));
 // udgam_fma_loop runs twelve independent fused multiply-add chains (enough
 // to cover the FMA latency on every x86 core measured) and returns the
 // floating-point operations done. The result is stored so the loop stays.
-static double udgam_fma_loop(long iters, float *sink) {
+static double udgam_fma_loop(long iters, float seed, float *sink) {
 	udgam_vf b = {0}, c = {0};
 	b += 1.0000001f;
 	c += 1e-7f;
-	udgam_vf a0 = b, a1 = b, a2 = b, a3 = b, a4 = b, a5 = b, a6 = b, a7 = b, a8 = b, a9 = b, a10 = b, a11 = b;
+	// Distinct starting values, so the compiler cannot fold the chains
+	// into one.
+	udgam_vf a0 = b * seed, a1 = a0 + 1, a2 = a0 + 2, a3 = a0 + 3, a4 = a0 + 4, a5 = a0 + 5,
+		a6 = a0 + 6, a7 = a0 + 7, a8 = a0 + 8, a9 = a0 + 9, a10 = a0 + 10, a11 = a0 + 11;
 	for (long i = 0; i < iters; i++) {
 		a0 = a0 * b + c; a1 = a1 * b + c; a2 = a2 * b + c; a3 = a3 * b + c;
 		a4 = a4 * b + c; a5 = a5 * b + c; a6 = a6 * b + c; a7 = a7 * b + c;
@@ -46,7 +49,7 @@ func fmaPeak(threads int, iters int64) float64 {
 		go func() {
 			defer wg.Done()
 			var sink C.float
-			flops[i] = float64(C.udgam_fma_loop(C.long(iters), &sink))
+			flops[i] = float64(C.udgam_fma_loop(C.long(iters), C.float(i+1), &sink))
 		}()
 	}
 	wg.Wait()
