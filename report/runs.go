@@ -67,41 +67,46 @@ func newRunsViews(runs []*runfile.Run, s style) ([]runsView, error) {
 }
 
 // runRow is one row of the side-by-side table: a label, the judged
-// settings it shows (to flag differences from the first run) and a cell.
+// settings it shows (to flag differences from the first run) and the cell
+// of the i-th run.
 type runRow struct {
 	label string
 	keys  []string
-	cell  func(r *runfile.Run) string
+	cell  func(i int, r *runfile.Run) string
 }
 
+// runsTable lays one test's runs side by side: who and what was run, the
+// test's scores, the settings, the test's own setting last.
 func runsTable(test string, runs []*runfile.Run, s style) runsView {
 	v := runsView{Title: "Fresh Text (bits per byte, lower is better)"}
+	scores, setting := freshRunRows(runs, s)
 	if test == runfile.TestProbes {
 		v.Title = "Probe Suite (accuracy %, higher is better)"
+		scores, setting = probeRunRows(runs, s)
 	}
-	fresh := make([]runfile.FreshSummary, len(runs))
-	probes := make([]runfile.ProbeSummary, len(runs))
-	index := map[*runfile.Run]int{}
-	for i, r := range runs {
-		index[r] = i
-		if test == runfile.TestFresh {
-			fresh[i] = runfile.SummarizeFresh(r.Docs)
-		} else {
-			probes[i] = runfile.SummarizeProbes(r.Items)
-		}
+	rows := append(identityRows(s), scores...)
+	rows = append(append(rows, settingRows(s)...), setting)
+	var flagged bool
+	v.Table, flagged = sideBySide(runs, rows, s)
+	if flagged {
+		v.Note = s.differsMark() + " differs from run 1 in a setting that changes results: do not compare these scores directly."
 	}
-	model := func(r *runfile.Run) string {
-		label := modelLabel(r.Header.Model.Name, r.Header.Model.Revision)
-		if url := hubURL(r.Header.Model.Name, r.Header.Model.Revision); s.md && url != "" {
-			return "[" + mdCode(label) + "](" + url + ")"
-		}
-		return s.code(label)
-	}
-	rows := []runRow{
-		{"Model", nil, model},
-		{"Run", nil, func(r *runfile.Run) string { return s.code(r.Header.ID) }},
-		{"Git", nil, func(r *runfile.Run) string { return s.cell(gitLabel(r.Header.Git)) }},
-		{"Dataset", []string{"dataset.revision", "dataset.sha256"}, func(r *runfile.Run) string {
+	return v
+}
+
+// identityRows name the model, the run, the commit and the data.
+func identityRows(s style) []runRow {
+	return []runRow{
+		{"Model", nil, func(_ int, r *runfile.Run) string {
+			label := modelLabel(r.Header.Model.Name, r.Header.Model.Revision)
+			if url := hubURL(r.Header.Model.Name, r.Header.Model.Revision); s.md && url != "" {
+				return "[" + mdCode(label) + "](" + url + ")"
+			}
+			return s.code(label)
+		}},
+		{"Run", nil, func(_ int, r *runfile.Run) string { return s.code(r.Header.ID) }},
+		{"Git", nil, func(_ int, r *runfile.Run) string { return s.cell(gitLabel(r.Header.Git)) }},
+		{"Dataset", []string{"dataset.revision", "dataset.sha256"}, func(_ int, r *runfile.Run) string {
 			d := r.Header.Dataset
 			label := modelLabel(d.Name, d.Revision)
 			if d.Smoke {
@@ -110,98 +115,109 @@ func runsTable(test string, runs []*runfile.Run, s style) runsView {
 			return s.cell(label)
 		}},
 	}
-	if test == runfile.TestFresh {
-		rows = append(rows,
-			runRow{s.bold("Bits per byte"), nil, func(r *runfile.Run) string { return s.bold(FormatScore(compare.MetricBPB, fresh[index[r]].BPB)) }},
-			runRow{"Documents", nil, func(r *runfile.Run) string { return recordCount(len(r.Docs), r.Header.Dataset.Count) }},
-			runRow{"Tokens", nil, func(r *runfile.Run) string { return FormatCount(fresh[index[r]].Tokens) }},
-			runRow{"Bytes", nil, func(r *runfile.Run) string { return FormatCount(fresh[index[r]].Bytes) }},
-		)
-		for _, g := range groupKeys(fresh, func(f runfile.FreshSummary) map[string]*runfile.FreshGroup { return f.BySource }) {
-			rows = append(rows, runRow{"source " + s.cell(runfile.OrNone(g)), nil, func(r *runfile.Run) string {
-				if fg := fresh[index[r]].BySource[g]; fg != nil {
-					return FormatScore(compare.MetricBPB, fg.BPB) + " (" + FormatCount(fg.Docs) + ")"
-				}
-				return "-"
-			}})
-		}
-	} else {
-		rows = append(rows,
-			runRow{s.bold("Accuracy %"), nil, func(r *runfile.Run) string { return s.bold(fmtPct(probes[index[r]].Accuracy)) }},
-			runRow{"Items", nil, func(r *runfile.Run) string { return recordCount(len(r.Items), r.Header.Dataset.Count) }},
-			runRow{"Chance %", nil, func(r *runfile.Run) string { return fmtPct(probes[index[r]].Chance) }},
-			runRow{"Ties", nil, func(r *runfile.Run) string { return FormatCount(probes[index[r]].Ties) }},
-		)
-		for _, g := range groupKeys(probes, func(p runfile.ProbeSummary) map[string]*runfile.ProbeGroup { return p.ByType }) {
-			rows = append(rows, runRow{"type " + s.cell(g), nil, func(r *runfile.Run) string {
-				if pg := probes[index[r]].ByType[g]; pg != nil {
-					return fmtPct(pg.Accuracy) + " (" + FormatCount(pg.Items) + ")"
-				}
-				return "-"
-			}})
-		}
+}
+
+// freshRunRows are fresh text's score rows (bits per byte, counts, each
+// source) and its own setting, the window and stride.
+func freshRunRows(runs []*runfile.Run, s style) ([]runRow, runRow) {
+	sums := make([]runfile.FreshSummary, len(runs))
+	for i, r := range runs {
+		sums[i] = runfile.SummarizeFresh(r.Docs)
 	}
-	rows = append(rows,
-		runRow{"BOS", []string{"add_bos", "bos_id"}, func(r *runfile.Run) string {
+	rows := []runRow{
+		{s.bold("Bits per byte"), nil, func(i int, _ *runfile.Run) string { return s.bold(FormatScore(compare.MetricBPB, sums[i].BPB)) }},
+		{"Documents", nil, func(_ int, r *runfile.Run) string { return recordCount(len(r.Docs), r.Header.Dataset.Count) }},
+		{"Tokens", nil, func(i int, _ *runfile.Run) string { return FormatCount(sums[i].Tokens) }},
+		{"Bytes", nil, func(i int, _ *runfile.Run) string { return FormatCount(sums[i].Bytes) }},
+	}
+	for _, g := range groupKeys(sums, func(f runfile.FreshSummary) map[string]*runfile.FreshGroup { return f.BySource }) {
+		rows = append(rows, runRow{"source " + s.cell(runfile.OrNone(g)), nil, func(i int, _ *runfile.Run) string {
+			if fg := sums[i].BySource[g]; fg != nil {
+				return FormatScore(compare.MetricBPB, fg.BPB) + " (" + FormatCount(fg.Docs) + ")"
+			}
+			return "-"
+		}})
+	}
+	return rows, runRow{"Window / stride", []string{"window", "stride"}, func(_ int, r *runfile.Run) string {
+		return strconv.Itoa(r.Header.Settings.Window) + " / " + strconv.Itoa(r.Header.Settings.Stride)
+	}}
+}
+
+// probeRunRows are the probe suite's score rows (accuracy, counts, chance,
+// ties, each type) and its own setting, the formulation.
+func probeRunRows(runs []*runfile.Run, s style) ([]runRow, runRow) {
+	sums := make([]runfile.ProbeSummary, len(runs))
+	for i, r := range runs {
+		sums[i] = runfile.SummarizeProbes(r.Items)
+	}
+	rows := []runRow{
+		{s.bold("Accuracy %"), nil, func(i int, _ *runfile.Run) string { return s.bold(fmtPct(sums[i].Accuracy)) }},
+		{"Items", nil, func(_ int, r *runfile.Run) string { return recordCount(len(r.Items), r.Header.Dataset.Count) }},
+		{"Chance %", nil, func(i int, _ *runfile.Run) string { return fmtPct(sums[i].Chance) }},
+		{"Ties", nil, func(i int, _ *runfile.Run) string { return FormatCount(sums[i].Ties) }},
+	}
+	for _, g := range groupKeys(sums, func(p runfile.ProbeSummary) map[string]*runfile.ProbeGroup { return p.ByType }) {
+		rows = append(rows, runRow{"type " + s.cell(g), nil, func(i int, _ *runfile.Run) string {
+			if pg := sums[i].ByType[g]; pg != nil {
+				return fmtPct(pg.Accuracy) + " (" + FormatCount(pg.Items) + ")"
+			}
+			return "-"
+		}})
+	}
+	return rows, runRow{"Formulation", []string{"formulation"}, func(_ int, r *runfile.Run) string { return s.cell(orDash(r.Header.Settings.Formulation)) }}
+}
+
+// settingRows are the settings both tests share.
+func settingRows(s style) []runRow {
+	return []runRow{
+		{"BOS", []string{"add_bos", "bos_id"}, func(_ int, r *runfile.Run) string {
 			st := r.Header.Settings
 			if !st.AddBOS {
 				return "no (" + runfile.OrNone(st.BOSMode) + ")"
 			}
 			return "yes, id " + strconv.Itoa(int(st.BOSID)) + " (" + runfile.OrNone(st.BOSMode) + ")"
 		}},
-		runRow{"dtype", []string{"dtype"}, func(r *runfile.Run) string { return s.cell(orDash(r.Header.Settings.Dtype)) }},
-		runRow{"Engine", []string{"engine"}, func(r *runfile.Run) string { return s.cell(orDash(r.Header.Settings.Engine)) }},
-		runRow{"Tokenizer", []string{"tokenizer_sha256"}, func(r *runfile.Run) string { return s.code(short(r.Header.Settings.TokenizerSHA256)) }},
-		runRow{"Contamination", []string{"contamination"}, func(r *runfile.Run) string {
+		{"dtype", []string{"dtype"}, func(_ int, r *runfile.Run) string { return s.cell(orDash(r.Header.Settings.Dtype)) }},
+		{"Engine", []string{"engine"}, func(_ int, r *runfile.Run) string { return s.cell(orDash(r.Header.Settings.Engine)) }},
+		{"Tokenizer", []string{"tokenizer_sha256"}, func(_ int, r *runfile.Run) string { return s.code(short(r.Header.Settings.TokenizerSHA256)) }},
+		{"Contamination", []string{"contamination"}, func(_ int, r *runfile.Run) string {
 			return s.cell(orDash(runfile.ContaminationKey(r.Header.Contamination)))
 		}},
-		runRow{"Text preparation", []string{"text_prep"}, func(r *runfile.Run) string { return s.cell(orDash(r.Header.Settings.TextPrep.String())) }},
-	)
-	if test == runfile.TestFresh {
-		rows = append(rows, runRow{"Window / stride", []string{"window", "stride"}, func(r *runfile.Run) string {
-			return strconv.Itoa(r.Header.Settings.Window) + " / " + strconv.Itoa(r.Header.Settings.Stride)
-		}})
-	} else {
-		rows = append(rows, runRow{"Formulation", []string{"formulation"}, func(r *runfile.Run) string { return s.cell(orDash(r.Header.Settings.Formulation)) }})
+		{"Text preparation", []string{"text_prep"}, func(_ int, r *runfile.Run) string { return s.cell(orDash(r.Header.Settings.TextPrep.String())) }},
 	}
+}
 
-	// A judged setting that differs from the first run's is flagged.
+// sideBySide fills a column per run, marking a judged setting that
+// differs from the first run's; flagged says whether any was.
+func sideBySide(runs []*runfile.Run, rows []runRow, s style) (t table, flagged bool) {
 	differs := make([]map[string]bool, len(runs))
-	flagged := false
 	for i, r := range runs {
 		differs[i] = map[string]bool{}
 		for _, d := range compare.Classify(runs[0].Header, r.Header) {
 			differs[i][d.Key] = d.Refuses()
 		}
 	}
-	mark := "*"
-	if s.md {
-		mark = "⚠️"
-	}
-	v.Table.Head = []string{""}
-	v.Table.Right = []bool{false}
+	t.Head = []string{""}
+	t.Right = []bool{false}
 	for i := range runs {
-		v.Table.Head = append(v.Table.Head, "Run "+strconv.Itoa(i+1))
-		v.Table.Right = append(v.Table.Right, false)
+		t.Head = append(t.Head, "Run "+strconv.Itoa(i+1))
+		t.Right = append(t.Right, false)
 	}
 	for _, row := range rows {
 		cells := []string{row.label}
 		for i, r := range runs {
-			c := row.cell(r)
+			c := row.cell(i, r)
 			for _, k := range row.keys {
 				if differs[i][k] {
-					c, flagged = c+" "+mark, true
+					c, flagged = c+" "+s.differsMark(), true
 					break
 				}
 			}
 			cells = append(cells, c)
 		}
-		v.Table.Rows = append(v.Table.Rows, cells)
+		t.Rows = append(t.Rows, cells)
 	}
-	if flagged {
-		v.Note = mark + " differs from run 1 in a setting that changes results: do not compare these scores directly."
-	}
-	return v
+	return t, flagged
 }
 
 // groupKeys is the sorted union of the runs' group names.

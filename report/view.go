@@ -122,6 +122,14 @@ func (s style) warnMark() string {
 	return "(!)"
 }
 
+// differsMark flags a run's setting that differs from the first run's.
+func (s style) differsMark() string {
+	if s.md {
+		return "⚠️"
+	}
+	return "*"
+}
+
 func (s style) delta() string {
 	if s.md {
 		return "Δ"
@@ -189,48 +197,21 @@ func recordNoun(c *compare.Comparison, n int) string {
 
 func newView(cm Comment, s style) view {
 	v := view{Title: "udgam-ci evaluation", Links: cm.RunURLs}
-	if s.md && len(cm.Tests) > 0 { // the Markdown views drop it where unwanted
+	if len(cm.Tests) == 0 {
+		return v
+	}
+	if s.md { // the Markdown views drop it where unwanted
 		name := cm.Model
 		if name == "" {
 			name = cm.Tests[0].HeadRun.Model
 		}
 		v.Marker = Marker(name)
 	}
-	// Fresh text and probes usually name the same models: list each once.
-	addModel := func(list *[]modelRef, r compare.RunRef) {
-		label := modelLabel(r.Model, r.Revision)
-		for _, m := range *list {
-			if m.Label == label {
-				return
-			}
-		}
-		*list = append(*list, modelRef{Label: label, URL: hubURL(r.Model, r.Revision)})
-	}
-	if len(cm.Tests) == 0 {
-		return v
-	}
-	v.Headline = table{
-		Head:  []string{"Test", "Base", "Head", s.delta(), ciLabel(cm.Tests[0].Confidence), "Verdict"},
-		Right: []bool{false, true, true, true, true, false},
-	}
+	v.Headline = resultsTable("", cm.Tests[0].Confidence, s)
 	for _, c := range cm.Tests {
-		addModel(&v.Head, c.HeadRun)
-		addModel(&v.Base, c.BaseRun)
-		v.Mismatch = append(v.Mismatch, mismatchLines(c, s)...)
-		for _, n := range c.Notes {
-			v.Notes = append(v.Notes, testTitle(c)+": "+n)
-		}
-		v.Headline.Rows = append(v.Headline.Rows, append([]string{testTitle(c) + " (" + metricTitle(c, s) + ")"}, resultCells(&c.Result, c.Mismatch, s)...))
-		v.Paired = append(v.Paired, pairedLine(c, s))
-		v.Sections = append(v.Sections, groupSection(c, s))
-		if ms := moverSection(c, s); len(ms.Tables) > 0 {
-			v.Sections = append(v.Sections, ms)
-		}
+		v.addTest(c, s)
 	}
 	v.Flags = cm.ServerFlags
-	for _, c := range cm.Tests {
-		v.Data = append(v.Data, dataLine(c, s))
-	}
 	v.Verdict = s.bold(cm.Verdict)
 	v.Legend = legend(cm.Tests, s)
 	if x := cm.Contamination; x != nil {
@@ -247,6 +228,48 @@ func newView(cm Comment, s style) view {
 	}
 	v.Footer = footer(cm.Tests, s)
 	return v
+}
+
+// addTest lays out one test's comparison: its models, warnings and notes,
+// data line, headline row, paired line, and its group and mover sections.
+func (v *view) addTest(c *compare.Comparison, s style) {
+	v.Head = addModel(v.Head, c.HeadRun)
+	v.Base = addModel(v.Base, c.BaseRun)
+	v.Mismatch = append(v.Mismatch, mismatchLines(c, s)...)
+	for _, n := range c.Notes {
+		v.Notes = append(v.Notes, testTitle(c)+": "+n)
+	}
+	v.Data = append(v.Data, dataLine(c, s))
+	v.Headline.Rows = append(v.Headline.Rows, testRow(c, "", s))
+	v.Paired = append(v.Paired, pairedLine(c, s))
+	v.Sections = append(v.Sections, groupSection(c, s))
+	if ms := moverSection(c, s); len(ms.Tables) > 0 {
+		v.Sections = append(v.Sections, ms)
+	}
+}
+
+// addModel lists a run's model once: fresh text and probes usually name
+// the same models.
+func addModel(list []modelRef, r compare.RunRef) []modelRef {
+	label := modelLabel(r.Model, r.Revision)
+	for _, m := range list {
+		if m.Label == label {
+			return list
+		}
+	}
+	return append(list, modelRef{Label: label, URL: hubURL(r.Model, r.Revision)})
+}
+
+// resultsTable holds one result per test: the headline, or the tests
+// compared again without the contaminated items.
+func resultsTable(title string, confidence float64, s style) table {
+	return table{Title: title, Head: []string{"Test", "Base", "Head", s.delta(), ciLabel(confidence), "Verdict"},
+		Right: []bool{false, true, true, true, true, false}}
+}
+
+// testRow is a test's row of a resultsTable; more is added to its label.
+func testRow(c *compare.Comparison, more string, s style) []string {
+	return append([]string{testTitle(c) + " (" + metricTitle(c, s) + more + ")"}, resultCells(&c.Result, c.Mismatch, s)...)
 }
 
 // dataLine names the test data of the head run: name, revision or hash,
@@ -308,10 +331,9 @@ func contaminationSection(x *Contamination, s style) section {
 		sec.Lines = append(sec.Lines, "- "+s.cell(it))
 	}
 	if len(x.Clean) > 0 {
-		t := table{Title: "Without the items found", Head: []string{"Test", "Base", "Head", s.delta(), ciLabel(x.Clean[0].Confidence), "Verdict"},
-			Right: []bool{false, true, true, true, true, false}}
+		t := resultsTable("Without the items found", x.Clean[0].Confidence, s)
 		for _, c := range x.Clean {
-			t.Rows = append(t.Rows, append([]string{testTitle(c) + " (" + metricTitle(c, s) + ", " + recordNoun(c, c.N) + ")"}, resultCells(&c.Result, c.Mismatch, s)...))
+			t.Rows = append(t.Rows, testRow(c, ", "+recordNoun(c, c.N), s))
 		}
 		sec.Tables = append(sec.Tables, t)
 	}
