@@ -120,8 +120,8 @@ func scoreFresh(e *env, o scoreFreshOptions) error {
 	if c, ok := m.(interface{ Close() error }); ok {
 		defer c.Close()
 	}
-	res, err := fresh.Run(e.Ctx, fresh.RunOptions{
-		Model: m, Data: data, Out: o.Out, Resume: o.Resume, BOSMode: o.AddBOS,
+	res, err := fresh.Run(e.Ctx, m, fresh.RunOptions{
+		Data: data, Out: o.Out, Resume: o.Resume, BOSMode: o.AddBOS,
 		Window: o.Window, Stride: o.Stride, BatchTokens: o.BatchTokens,
 		SampleN: o.Sample, SampleSeed: o.Seed, Shard: shard, Limit: o.Limit, Contamination: found,
 		Header:   o.header(e, o.Threads),

@@ -84,8 +84,8 @@ func scoreProbes(e *env, o scoreProbesOptions) error {
 	if c, ok := m.(interface{ Close() error }); ok {
 		defer c.Close()
 	}
-	sum, err := probes.Run(e.Ctx, m, probes.RunOptions{
-		Set: set, Out: o.Out, Resume: o.Resume, BOSMode: o.AddBOS, Batch: o.Batch,
+	res, err := probes.Run(e.Ctx, m, probes.RunOptions{
+		Data: set, Out: o.Out, Resume: o.Resume, BOSMode: o.AddBOS, Batch: o.Batch,
 		SampleN: o.Sample, SampleSeed: o.Seed, Shard: shard, Limit: o.Limit, Contamination: found,
 		Header:   o.header(e, o.Threads),
 		Progress: e.Stderr,
@@ -96,9 +96,9 @@ func scoreProbes(e *env, o scoreProbesOptions) error {
 		return err
 	}
 	if o.JSON {
-		return json.NewEncoder(e.Stdout).Encode(sum)
+		return json.NewEncoder(e.Stdout).Encode(res.Summary)
 	}
-	return sum.WriteText(e.Stdout)
+	return res.Summary.WriteText(e.Stdout)
 }
 
 func loadProbeItems(e *env, src string) (*probes.Set, error) {

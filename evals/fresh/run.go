@@ -11,61 +11,58 @@ import (
 	"github.com/udgamlabs/udgam-ci/runner"
 )
 
-// RunOptions is one `score fresh` run.
+// RunOptions is one `score fresh` run. Its fields mirror probes.RunOptions
+// where the two mean the same thing.
 type RunOptions struct {
-	Model   runner.Model
 	Data    *Data
 	Out     string // run file
-	Resume  bool
+	Resume  bool   // continue Out, skipping the documents it already holds
 	BOSMode string // auto|yes|no
 	Window  int
 	Stride  int
 	// BatchTokens bounds the tokens sent to the engine per call; it does
 	// not change results.
-	BatchTokens   int
-	SampleN       int   // 0: every document
-	SampleSeed    int64 // of the sample
+	BatchTokens int
+
+	SampleN       int // 0: every document
+	SampleSeed    int64
 	Shard         *runfile.Shard
-	Limit         int // 0: no limit
+	Limit         int // 0: no limit; else the first Limit selected, in data order
 	Contamination *runfile.Contamination
-	// Header carries the model name and revision, git fields, runtime,
-	// clock and randomness; the test's own fields are set here.
-	Header   evals.HeaderOptions
-	Progress io.Writer // nil: no progress
-	Terminal bool      // draw a bar rather than plain lines
+
+	Header evals.HeaderOptions // model name/revision, git, runtime, clock; the rest is filled here
+
+	Progress io.Writer // progress lines; nil for none
+	Terminal bool      // draw a bar instead of lines
 	Now      func() time.Time
 }
 
-// Result is a finished run.
+// Result is a finished run: the shared tally and the whole file's scores.
 type Result struct {
-	Out     string
-	Run     *runfile.Run // the whole file, read back
+	evals.Tally
 	Summary runfile.FreshSummary
-	Seconds float64 // scoring time of this invocation
-	Scored  int     // documents scored by this invocation
-	Tokens  int     // tokens scored by this invocation
-	Skipped int     // documents already in a resumed file
-	Resumed bool
 }
 
-// Run scores the selected documents into opt.Out and reads the file back
-// for the summary. The data are validated before anything is scored; a
-// failure leaves a file that --resume continues.
-func Run(ctx context.Context, opt RunOptions) (*Result, error) {
-	now := opt.Now
-	if now == nil {
-		now = time.Now
+// Run scores the selected documents on m into opt.Out, appending a record
+// per document as it completes, and reads the file back for the summary
+// (a resumed run includes the earlier records). The data are checked
+// before anything is scored; a failure leaves a file that --resume
+// continues.
+func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
+	now := time.Now
+	if opt.Now != nil {
+		now = opt.Now
 	}
 	if err := validateWindow(opt.Window, opt.Stride); err != nil {
-		return nil, err
+		return Result{}, err
 	}
-	info := opt.Model.Info()
+	info := m.Info()
 	if info.ContextLength > 0 && opt.Window > info.ContextLength {
-		return nil, fmt.Errorf("window %d is longer than the model's context length %d (use --window %d)", opt.Window, info.ContextLength, info.ContextLength)
+		return Result{}, fmt.Errorf("window %d is longer than the model's context length %d (use --window %d)", opt.Window, info.ContextLength, info.ContextLength)
 	}
 	addBOS, err := evals.ResolveBOS(opt.BOSMode, info)
 	if err != nil {
-		return nil, err
+		return Result{}, err
 	}
 	docs := opt.Data.Docs
 	keys := make([]evals.Keyed, len(docs))
@@ -74,80 +71,46 @@ func Run(ctx context.Context, opt RunOptions) (*Result, error) {
 	}
 	sel, idx, err := evals.Select(keys, opt.SampleN, opt.SampleSeed, opt.Shard, opt.Limit, opt.Contamination)
 	if err != nil {
-		return nil, err
+		return Result{}, err
 	}
-
 	ho := opt.Header
 	ho.Dataset = opt.Data.Dataset
 	ho.BOSMode = opt.BOSMode
 	ho.Window, ho.Stride = opt.Window, opt.Stride
 	ho.Formulation = Formulation(addBOS)
-	ho.TextPrep = evals.TextPrepOf(opt.Model)
+	ho.TextPrep = evals.TextPrepOf(m)
 	ho.Sample, ho.Shard, ho.Contamination = sel.Sample, sel.Shard, sel.Contamination
 	if ho.Now == nil {
 		ho.Now = now
 	}
 	h, err := evals.NewHeader(runfile.TestFresh, info, ho)
 	if err != nil {
-		return nil, err
+		return Result{}, err
 	}
 	// Text the tokenizer is known to get wrong fails here, before the run
 	// file is written or anything scored.
-	for _, i := range idx {
-		if err := evals.CheckText(opt.Model, docs[i].Text); err != nil {
-			return nil, fmt.Errorf("document %s: %w", docs[i].ID, err)
+	pending := make([]evals.Pending, len(idx))
+	for j, i := range idx {
+		d := &docs[i]
+		if err := evals.CheckText(m, d.Text); err != nil {
+			return Result{}, fmt.Errorf("document %s: %w", d.ID, err)
 		}
+		pending[j] = evals.Pending{ID: d.ID, Work: len(d.Text)}
 	}
-	out, err := evals.OpenOutput(opt.Out, h, opt.Resume)
+	loop, left, err := evals.StartLoop(h, pending, evals.LoopOptions{Out: opt.Out, Resume: opt.Resume,
+		Progress: opt.Progress, Terminal: opt.Terminal, Now: now, Label: "docs", Noun: "documents"})
 	if err != nil {
-		return nil, err
+		return Result{}, err
 	}
-	var todo []Document
-	for _, i := range idx {
-		if !out.Done(docs[i].ID) {
-			todo = append(todo, docs[i])
-		}
+	todo := make([]Document, len(left))
+	for j, k := range left {
+		todo[j] = docs[idx[k]]
 	}
-
-	res := &Result{Out: opt.Out, Resumed: out.Resumed, Skipped: len(idx) - len(todo)}
-	// The ETA follows the bytes left: a long document takes longer than a
-	// short one, and the time per byte settles after the first few.
-	textBytes := map[string]int{}
-	work := 0
-	for _, d := range todo {
-		textBytes[d.ID] = len(d.Text)
-		work += len(d.Text)
-	}
-	prog := evals.NewProgress(opt.Progress, len(idx), evals.ProgressOptions{Label: "docs", Terminal: opt.Terminal, Now: now, TotalWork: work})
-	prog.Skip(res.Skipped, 0)
-	if res.Skipped > 0 && opt.Progress != nil {
-		fmt.Fprintf(opt.Progress, "resuming %s: %d documents already scored, %d to go\n", opt.Out, res.Skipped, len(todo))
-	}
-
-	start := now()
-	so := ScoreOptions{Window: opt.Window, Stride: opt.Stride, AddBOS: addBOS, BOS: info.BOS, BatchTokens: opt.BatchTokens}
-	err = Score(ctx, opt.Model, todo, so, func(d runfile.Doc) error {
-		if err := out.Append(d.ID, d); err != nil {
-			return err
-		}
-		res.Scored++
-		res.Tokens += d.Tokens
-		prog.AddWork(1, d.Tokens, textBytes[d.ID])
-		return nil
-	})
-	res.Seconds = now().Sub(start).Seconds()
-	prog.Done()
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	so := ScoreOptions{Window: opt.Window, Stride: opt.Stride, AddBOS: h.Settings.AddBOS, BOS: h.Settings.BOSID, BatchTokens: opt.BatchTokens}
+	err = Score(ctx, m, todo, so, func(rec runfile.Doc) error { return loop.Add(rec.ID, rec, rec.Tokens) })
+	tally, err := loop.Finish(err)
 	if err != nil {
-		return nil, fmt.Errorf("%w (%d documents are in %s; run again with --resume to continue)", err, out.DoneCount(), opt.Out)
+		return Result{}, err
 	}
-	run, err := runfile.ReadFile(opt.Out)
-	if err != nil {
-		return nil, err
-	}
-	res.Run = run
-	res.Summary = runfile.SummarizeFresh(run.Docs)
-	return res, nil
+	return Result{Tally: tally, Summary: runfile.SummarizeFresh(tally.Run.Docs)}, nil
 }

@@ -27,9 +27,9 @@ func steppingClock() func() time.Time {
 	return func() time.Time { t = t.Add(2 * time.Second); return t }
 }
 
-func runOptions(m runner.Model, data *Data, out string) RunOptions {
+func runOptions(data *Data, out string) RunOptions {
 	return RunOptions{
-		Model: m, Data: data, Out: out, BOSMode: "auto", Window: 64, Stride: 32, BatchTokens: 300,
+		Data: data, Out: out, BOSMode: "auto", Window: 64, Stride: 32, BatchTokens: 300,
 		Header: evals.HeaderOptions{
 			ModelName: "bigram-3",
 			Rand:      bytes.NewReader(bytes.Repeat([]byte{0xab}, 64)),
@@ -71,13 +71,13 @@ func sameDocs(t *testing.T, got, want []runfile.Doc) {
 func TestRunResumeAfterFailureAndTornLine(t *testing.T) {
 	dir := t.TempDir()
 	data := genData(30)
-	whole, err := Run(context.Background(), runOptions(newByteModel(3), data, filepath.Join(dir, "whole.jsonl")))
+	whole, err := Run(context.Background(), newByteModel(3), runOptions(data, filepath.Join(dir, "whole.jsonl")))
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	path := filepath.Join(dir, "killed.jsonl")
-	_, err = Run(context.Background(), runOptions(&failingModel{newByteModel(3), 6}, data, path))
+	_, err = Run(context.Background(), &failingModel{newByteModel(3), 6}, runOptions(data, path))
 	if err == nil || !strings.Contains(err.Error(), "engine died") || !strings.Contains(err.Error(), "--resume") {
 		t.Fatalf("failed run: %v", err)
 	}
@@ -93,15 +93,15 @@ func TestRunResumeAfterFailureAndTornLine(t *testing.T) {
 	f.Close()
 
 	// Without --resume the file is not touched.
-	if _, err := Run(context.Background(), runOptions(newByteModel(3), data, path)); err == nil || !strings.Contains(err.Error(), "--resume") {
+	if _, err := Run(context.Background(), newByteModel(3), runOptions(data, path)); err == nil || !strings.Contains(err.Error(), "--resume") {
 		t.Errorf("rerun without --resume: %v", err)
 	}
 	m := newByteModel(3)
-	opt := runOptions(m, data, path)
+	opt := runOptions(data, path)
 	opt.Resume = true
 	var progress strings.Builder
 	opt.Progress = &progress
-	res, err := Run(context.Background(), opt)
+	res, err := Run(context.Background(), m, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,9 +117,9 @@ func TestRunResumeAfterFailureAndTornLine(t *testing.T) {
 	}
 
 	// Resuming with another window is refused.
-	opt = runOptions(newByteModel(3), data, path)
+	opt = runOptions(data, path)
 	opt.Resume, opt.Window = true, 128
-	if _, err := Run(context.Background(), opt); err == nil || !strings.Contains(err.Error(), "window") {
+	if _, err := Run(context.Background(), newByteModel(3), opt); err == nil || !strings.Contains(err.Error(), "window") {
 		t.Errorf("resume with another window: %v", err)
 	}
 }
@@ -128,7 +128,7 @@ func TestRunShardsMergeToTheWholeRun(t *testing.T) {
 	dir := t.TempDir()
 	data := genData(25)
 	sample := func(o RunOptions) RunOptions { o.SampleN, o.SampleSeed = 17, 9; return o }
-	whole, err := Run(context.Background(), sample(runOptions(newByteModel(3), data, filepath.Join(dir, "whole.jsonl"))))
+	whole, err := Run(context.Background(), newByteModel(3), sample(runOptions(data, filepath.Join(dir, "whole.jsonl"))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,9 +137,9 @@ func TestRunShardsMergeToTheWholeRun(t *testing.T) {
 	}
 	var shards []*runfile.Run
 	for i := 1; i <= 3; i++ {
-		opt := sample(runOptions(newByteModel(3), data, filepath.Join(dir, "shard.jsonl"+string(rune('0'+i)))))
+		opt := sample(runOptions(data, filepath.Join(dir, "shard.jsonl"+string(rune('0'+i)))))
 		opt.Shard = &runfile.Shard{Index: i, Count: 3}
-		res, err := Run(context.Background(), opt)
+		res, err := Run(context.Background(), newByteModel(3), opt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,18 +171,23 @@ func TestRunRefusesBadSettings(t *testing.T) {
 	tests := []struct {
 		name string
 		edit func(*RunOptions)
+		m    runner.Model // nil: a byte model
 		want string
 	}{
-		{"stride", func(o *RunOptions) { o.Stride = 64 }, "stride 64"},
-		{"context", func(o *RunOptions) { o.Window, o.Stride = 8192, 4096 }, "longer than the model's context length 4096"},
-		{"bos mode", func(o *RunOptions) { o.BOSMode = "sometimes" }, `BOS mode "sometimes"`},
-		{"no bos, no token bytes", func(o *RunOptions) { o.BOSMode, o.Model = "no", noTokenBytes{newByteModel(1)} }, "--add-bos yes"},
+		{"stride", func(o *RunOptions) { o.Stride = 64 }, nil, "stride 64"},
+		{"context", func(o *RunOptions) { o.Window, o.Stride = 8192, 4096 }, nil, "longer than the model's context length 4096"},
+		{"bos mode", func(o *RunOptions) { o.BOSMode = "sometimes" }, nil, `BOS mode "sometimes"`},
+		{"no bos, no token bytes", func(o *RunOptions) { o.BOSMode = "no" }, noTokenBytes{newByteModel(1)}, "--add-bos yes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opt := runOptions(newByteModel(1), data, filepath.Join(t.TempDir(), "r.jsonl"))
+			opt := runOptions(data, filepath.Join(t.TempDir(), "r.jsonl"))
 			tt.edit(&opt)
-			if _, err := Run(context.Background(), opt); err == nil || !strings.Contains(err.Error(), tt.want) {
+			m := tt.m
+			if m == nil {
+				m = newByteModel(1)
+			}
+			if _, err := Run(context.Background(), m, opt); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Run: %v, want an error containing %q", err, tt.want)
 			}
 		})
@@ -224,11 +229,11 @@ func TestRunSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, bos := range []string{"yes", "no"} {
-		opt := runOptions(newByteModel(3), smoke, filepath.Join(t.TempDir(), "run.jsonl"))
+		opt := runOptions(smoke, filepath.Join(t.TempDir(), "run.jsonl"))
 		opt.BOSMode = bos
 		var progress, text, js bytes.Buffer
 		opt.Progress = &progress
-		res, err := Run(context.Background(), opt)
+		res, err := Run(context.Background(), newByteModel(3), opt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -261,7 +266,7 @@ func TestRunSmoke(t *testing.T) {
 
 // fixedResult is a finished run built by hand, so the golden files do not
 // change with the test model or the engine version.
-func fixedResult(smoke bool) *Result {
+func fixedResult(smoke bool) Result {
 	h := testHeaderFor(smoke)
 	docs := []runfile.Doc{
 		{ID: "a", Source: "arxiv", Bytes: 1000, Tokens: 250, Bits: 900, Windows: 1, TextBytes: 1000},
@@ -269,7 +274,8 @@ func fixedResult(smoke bool) *Result {
 		{ID: "c", Source: "wikipedia", Bytes: 500, Tokens: 120, Bits: 410.25, Windows: 1, TextBytes: 500},
 	}
 	run := &runfile.Run{Header: h, Docs: docs}
-	return &Result{Out: "run.jsonl", Run: run, Summary: runfile.SummarizeFresh(docs), Seconds: 4, Scored: 2, Tokens: 820, Skipped: 1, Resumed: !smoke}
+	return Result{Tally: evals.Tally{Out: "run.jsonl", Run: run, Seconds: 4, Scored: 2, Tokens: 820, Skipped: 1, Resumed: !smoke},
+		Summary: runfile.SummarizeFresh(docs)}
 }
 
 func testHeaderFor(smoke bool) runfile.Header {
@@ -331,9 +337,9 @@ func TestKillChild(t *testing.T) {
 	if path == "" {
 		t.Skip("helper process for TestResumeAfterKill")
 	}
-	opt := runOptions(&blockingModel{newByteModel(3), 6}, genData(20), path)
+	opt := runOptions(genData(20), path)
 	opt.BatchTokens = 1 // one document per call: 5 records before it blocks
-	Run(context.Background(), opt)
+	Run(context.Background(), &blockingModel{newByteModel(3), 6}, opt)
 	t.Fatal("the child was not killed")
 }
 
@@ -367,13 +373,13 @@ func TestResumeAfterKill(t *testing.T) {
 	cmd.Wait()
 
 	data := genData(20)
-	whole, err := Run(context.Background(), runOptions(newByteModel(3), data, filepath.Join(dir, "whole.jsonl")))
+	whole, err := Run(context.Background(), newByteModel(3), runOptions(data, filepath.Join(dir, "whole.jsonl")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := runOptions(newByteModel(3), data, path)
+	opt := runOptions(data, path)
 	opt.Resume = true
-	res, err := Run(context.Background(), opt)
+	res, err := Run(context.Background(), newByteModel(3), opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ type Summary struct {
 }
 
 // NewSummary builds the summary of a finished run.
-func NewSummary(r *Result) Summary {
+func NewSummary(r Result) Summary {
 	s := r.Summary
 	out := Summary{
 		Test:     runfile.TestFresh,
@@ -58,7 +58,7 @@ func NewSummary(r *Result) Summary {
 }
 
 // WriteJSON prints the summary as one JSON object.
-func WriteJSON(w io.Writer, r *Result) error {
+func WriteJSON(w io.Writer, r Result) error {
 	b, err := json.Marshal(NewSummary(r))
 	if err != nil {
 		return err
@@ -68,7 +68,7 @@ func WriteJSON(w io.Writer, r *Result) error {
 }
 
 // WriteText prints the summary for people.
-func WriteText(w io.Writer, r *Result) error {
+func WriteText(w io.Writer, r Result) error {
 	s := NewSummary(r)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	h := r.Run.Header

@@ -11,9 +11,10 @@ import (
 	"github.com/udgamlabs/udgam-ci/runner"
 )
 
-// RunOptions describe one scoring run.
+// RunOptions is one `score probes` run. Its fields mirror
+// fresh.RunOptions where the two mean the same thing.
 type RunOptions struct {
-	Set     *Set
+	Data    *Set
 	Out     string // run file
 	Resume  bool   // continue Out, skipping the items it already holds
 	BOSMode string // auto|yes|no
@@ -32,26 +33,33 @@ type RunOptions struct {
 	Now      func() time.Time
 }
 
-// Run scores the selected items on m, appending a record per item to the
-// run file as it completes, and returns the summary of every record in the
-// file (a resumed run includes the earlier ones).
-func Run(ctx context.Context, m runner.Model, opt RunOptions) (Summary, error) {
+// Result is a finished run: the shared tally and the whole file's scores.
+type Result struct {
+	evals.Tally
+	Summary Summary
+}
+
+// Run scores the selected items on m into opt.Out, appending a record per
+// item as it completes, and reads the file back for the summary (a resumed
+// run includes the earlier records). The items are checked before
+// anything is scored; a failure leaves a file that --resume continues.
+func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
 	now := time.Now
 	if opt.Now != nil {
 		now = opt.Now
 	}
-	start := now()
-	items := opt.Set.Items
+	info := m.Info()
+	items := opt.Data.Items
 	keys := make([]evals.Keyed, len(items))
 	for i, it := range items {
 		keys[i] = evals.Keyed{ID: it.ID, Group: runfile.LevelKey(it.Type, it.Level)}
 	}
 	sel, idx, err := evals.Select(keys, opt.SampleN, opt.SampleSeed, opt.Shard, opt.Limit, opt.Contamination)
 	if err != nil {
-		return Summary{}, err
+		return Result{}, err
 	}
 	ho := opt.Header
-	ho.Dataset = opt.Set.Dataset()
+	ho.Dataset = opt.Data.Dataset()
 	ho.BOSMode = opt.BOSMode
 	ho.Formulation = Formulation
 	ho.TextPrep = evals.TextPrepOf(m)
@@ -59,67 +67,48 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Summary, error) {
 	if ho.Now == nil {
 		ho.Now = now
 	}
-	h, err := evals.NewHeader(runfile.TestProbes, m.Info(), ho)
+	h, err := evals.NewHeader(runfile.TestProbes, info, ho)
 	if err != nil {
-		return Summary{}, err
+		return Result{}, err
 	}
 	// Text the tokenizer is known to get wrong fails here, before the run
 	// file is written or anything scored.
-	for _, i := range idx {
+	pending := make([]evals.Pending, len(idx))
+	for j, i := range idx {
 		it := &items[i]
 		for _, text := range append([]string{it.Prompt}, ChoiceTexts(it)...) {
 			if err := evals.CheckText(m, text); err != nil {
-				return Summary{}, fmt.Errorf("item %s: %w", it.ID, err)
+				return Result{}, fmt.Errorf("item %s: %w", it.ID, err)
 			}
 		}
+		pending[j] = evals.Pending{ID: it.ID, Work: textBytes(it)}
 	}
-	out, err := evals.OpenOutput(opt.Out, h, opt.Resume)
+	loop, left, err := evals.StartLoop(h, pending, evals.LoopOptions{Out: opt.Out, Resume: opt.Resume,
+		Progress: opt.Progress, Terminal: opt.Terminal, Now: now, Label: "items", Noun: "items"})
 	if err != nil {
-		return Summary{}, err
+		return Result{}, err
 	}
-	defer out.Close()
+	todo := make([]Item, len(left))
+	for j, k := range left {
+		todo[j] = items[idx[k]]
+	}
+	sc := Scorer{Model: m, AddBOS: h.Settings.AddBOS, BOS: h.Settings.BOSID, Batch: opt.Batch}
+	err = sc.Score(ctx, todo, func(rec runfile.Item) error { return loop.Add(rec.ID, rec, rec.Tokens) })
+	tally, err := loop.Finish(err)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Tally: tally, Summary: Summarize(tally.Run.Header, tally.Run.Items, tally.Seconds)}, nil
+}
 
-	var todo []Item
-	for _, i := range idx {
-		if !out.Done(items[i].ID) {
-			todo = append(todo, items[i])
-		}
+// textBytes is the text scoring an item reads, the prompt and each choice:
+// the unit its progress ETA follows.
+func textBytes(it *Item) int {
+	n := len(it.Prompt)
+	for _, c := range it.Choices {
+		n += len(c) + 1
 	}
-	// The ETA follows the text left to score (prompt and choices): items
-	// differ in length, and the first batches are the slow ones.
-	itemBytes := map[string]int{}
-	work := 0
-	for _, it := range todo {
-		n := len(it.Prompt)
-		for _, c := range it.Choices {
-			n += len(c) + 1
-		}
-		itemBytes[it.ID] = n
-		work += n
-	}
-	progress := evals.NewProgress(opt.Progress, len(idx), evals.ProgressOptions{Label: "items", Terminal: opt.Terminal, Now: now, TotalWork: work})
-	progress.Skip(len(idx)-len(todo), 0)
-	if done := len(idx) - len(todo); done > 0 && opt.Progress != nil {
-		fmt.Fprintf(opt.Progress, "resuming %s: %d items already scored, %d to go\n", opt.Out, done, len(todo))
-	}
-	records := append([]runfile.Item(nil), out.Prior.Items...)
-	s := Scorer{Model: m, AddBOS: out.Header.Settings.AddBOS, BOS: out.Header.Settings.BOSID, Batch: opt.Batch}
-	err = s.Score(ctx, todo, func(rec runfile.Item) error {
-		if err := out.Append(rec.ID, rec); err != nil {
-			return err
-		}
-		records = append(records, rec)
-		progress.AddWork(1, rec.Tokens, itemBytes[rec.ID])
-		return nil
-	})
-	progress.Done()
-	if err != nil {
-		return Summary{}, fmt.Errorf("%w (%d items are in %s; rerun with --resume to continue)", err, len(records), opt.Out)
-	}
-	if err := out.Close(); err != nil {
-		return Summary{}, err
-	}
-	return Summarize(out.Header, records, now().Sub(start)), nil
+	return n
 }
 
 // Dataset describes the set for a run header.

@@ -24,7 +24,7 @@ func testSet(t *testing.T, per int) *Set {
 func runOpts(out string, set *Set) RunOptions {
 	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	return RunOptions{
-		Set: set, Out: out, BOSMode: evals.BOSAuto, Batch: 8,
+		Data: set, Out: out, BOSMode: evals.BOSAuto, Batch: 8,
 		Header: evals.HeaderOptions{ModelName: "bigram", Rand: strings.NewReader(strings.Repeat("r", 64))},
 		Now:    func() time.Time { return clock },
 	}
@@ -34,7 +34,7 @@ func TestRunWritesRecordsAndHeader(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run.jsonl")
 	set := testSet(t, 5)
 	m := testmodel.RandomBigram(3)
-	sum, err := Run(context.Background(), m, runOpts(out, set))
+	res, err := Run(context.Background(), m, runOpts(out, set))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,8 +53,8 @@ func TestRunWritesRecordsAndHeader(t *testing.T) {
 	if !reflect.DeepEqual(run.Items, want) {
 		t.Error("records in the file differ from scoring the items directly")
 	}
-	if sum.Items != len(set.Items) || sum.Correct != runfile.SummarizeProbes(want).Correct || sum.Settings != h.Settings || sum.Run != h.ID {
-		t.Errorf("summary %+v", sum)
+	if res.Summary.Items != len(set.Items) || res.Summary.Correct != runfile.SummarizeProbes(want).Correct || res.Summary.Settings != h.Settings || res.Summary.Run != h.ID {
+		t.Errorf("summary %+v", res.Summary)
 	}
 	// A second run into the same file is refused, not appended.
 	if _, err := Run(context.Background(), m, runOpts(out, set)); err == nil || !strings.Contains(err.Error(), "exists") {
@@ -90,7 +90,7 @@ func TestRunResume(t *testing.T) {
 	opt.Resume = true
 	var progress strings.Builder
 	opt.Progress = &progress
-	sum, err := Run(context.Background(), again, opt)
+	res, err := Run(context.Background(), again, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,8 +108,8 @@ func TestRunResume(t *testing.T) {
 	if !reflect.DeepEqual(a.Items, b.Items) {
 		t.Error("a resumed run's records differ from an uninterrupted run's")
 	}
-	if sum.Items != len(set.Items) {
-		t.Errorf("summary counts %d items, want all %d", sum.Items, len(set.Items))
+	if res.Summary.Items != len(set.Items) {
+		t.Errorf("summary counts %d items, want all %d", res.Summary.Items, len(set.Items))
 	}
 }
 
@@ -141,7 +141,7 @@ func TestRunSampleAndShard(t *testing.T) {
 	}
 
 	whole := runOpts(filepath.Join(dir, "whole.jsonl"), set)
-	wholeSum, err := Run(context.Background(), m, whole)
+	wholeRes, err := Run(context.Background(), m, whole)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,8 +170,8 @@ func TestRunSampleAndShard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := Summarize(merged.Header, merged.Items, 0); got.Correct != wholeSum.Correct || got.Items != wholeSum.Items || got.AccNorm != wholeSum.AccNorm {
-		t.Errorf("merged shards: %d/%d correct, whole run %d/%d", got.Correct, got.Items, wholeSum.Correct, wholeSum.Items)
+	if got := Summarize(merged.Header, merged.Items, 0); got.Correct != wholeRes.Summary.Correct || got.Items != wholeRes.Summary.Items || got.AccNorm != wholeRes.Summary.AccNorm {
+		t.Errorf("merged shards: %d/%d correct, whole run %d/%d", got.Correct, got.Items, wholeRes.Summary.Correct, wholeRes.Summary.Items)
 	}
 	if len(seen) != len(set.Items) {
 		t.Errorf("shards cover %d items, want %d", len(seen), len(set.Items))
@@ -185,11 +185,11 @@ func TestRunSampleAndShard(t *testing.T) {
 
 func TestSummaryOutput(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run.jsonl")
-	sum, err := Run(context.Background(), testmodel.RandomBigram(3), runOpts(out, testSet(t, 2)))
+	res, err := Run(context.Background(), testmodel.RandomBigram(3), runOpts(out, testSet(t, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := json.Marshal(sum)
+	b, err := json.Marshal(res.Summary)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestSummaryOutput(t *testing.T) {
 		t.Errorf("json %s", b)
 	}
 	var text bytes.Buffer
-	if err := sum.WriteText(&text); err != nil {
+	if err := res.Summary.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"probes: accuracy", "mul/1", "syllogism", "chance"} {

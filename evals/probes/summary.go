@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
@@ -30,7 +29,7 @@ type Summary struct {
 }
 
 // Summarize recomputes the scores from the records.
-func Summarize(h runfile.Header, items []runfile.Item, elapsed time.Duration) Summary {
+func Summarize(h runfile.Header, items []runfile.Item, seconds float64) Summary {
 	ps := runfile.SummarizeProbes(items)
 	s := Summary{
 		Test:     runfile.TestProbes,
@@ -46,7 +45,7 @@ func Summarize(h runfile.Header, items []runfile.Item, elapsed time.Duration) Su
 		Model:    h.Model,
 		Dataset:  h.Dataset,
 		Settings: h.Settings,
-		Seconds:  elapsed.Seconds(),
+		Seconds:  seconds,
 	}
 	return s
 }
