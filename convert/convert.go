@@ -26,6 +26,7 @@ import (
 
 	"github.com/ollama/ollama/fs/ggml"
 	"github.com/udgamlabs/udgam-ci/convert/tokenizer"
+	"github.com/udgamlabs/udgam-ci/internal/atomicfile"
 	"github.com/udgamlabs/udgam-ci/internal/release"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
@@ -220,34 +221,29 @@ func OutputType(t Tensor, want ggml.TensorType) ggml.TensorType {
 	return want
 }
 
-// writeWhole writes out through write to a temporary file next to it, then
-// renames it; on any error nothing is left. It returns the sha256.
+// writeWhole writes out through write to a temporary file next to it
+// (atomicfile), hashes what was written and renames it into place; on any
+// error nothing is left. It returns the sha256.
 func writeWhole(out string, write func(*os.File) error) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return "", err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(out), filepath.Base(out)+".*.partial")
+	f, err := atomicfile.Create(out)
 	if err != nil {
 		return "", err
 	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	if err := write(tmp); err != nil {
-		tmp.Close()
+	defer f.Discard()
+	if err := write(f.File); err != nil {
 		return "", fmt.Errorf("write %s: %w", out, err)
 	}
-	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
-		tmp.Close()
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return "", err
 	}
 	h := sha256.New()
-	if _, err := io.Copy(h, tmp); err != nil {
-		tmp.Close()
+	if _, err := io.Copy(h, f); err != nil {
 		return "", fmt.Errorf("hash %s: %w", out, err)
 	}
-	if err := tmp.Close(); err != nil {
-		return "", fmt.Errorf("write %s: %w", out, err)
-	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
+	if err := f.Commit(); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil

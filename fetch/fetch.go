@@ -25,6 +25,7 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/convert"
 	"github.com/udgamlabs/udgam-ci/hub"
+	"github.com/udgamlabs/udgam-ci/internal/atomicfile"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -296,7 +297,7 @@ func writeRecord(gguf string, m Model) error {
 	if err != nil {
 		return err
 	}
-	return runfile.WriteAtomic(recordPath(gguf), func(w io.Writer) error {
+	return atomicfile.Write(recordPath(gguf), func(w io.Writer) error {
 		_, err := w.Write(b)
 		return err
 	})
@@ -326,7 +327,7 @@ func CopyTo(m Model, dst string) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
-	return runfile.WriteAtomic(dst, func(w io.Writer) error {
+	return atomicfile.Write(dst, func(w io.Writer) error {
 		if _, err := io.Copy(w, in); err != nil {
 			return fmt.Errorf("copy %s: %w", m.Path, err)
 		}

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/udgamlabs/udgam-ci/internal/atomicfile"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -91,14 +92,12 @@ func fileReady(local string, f File) bool {
 	return err == nil && st.Mode().IsRegular() && st.Size() == f.ContentSize()
 }
 
-// writeAtomic is runfile.WriteAtomic of b, creating p's directory: runfile
-// is the lowest package that writes files, and hub already takes its
-// identifier rules from there.
+// writeAtomic writes b at p through atomicfile, creating p's directory.
 func writeAtomic(p string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	return runfile.WriteAtomic(p, func(w io.Writer) error {
+	return atomicfile.Write(p, func(w io.Writer) error {
 		_, err := w.Write(b)
 		return err
 	})

@@ -2,8 +2,6 @@ package runfile
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -153,21 +151,6 @@ func TestSettingsDiff(t *testing.T) {
 	}
 	if len(SettingsDiff(a, a)) != 0 {
 		t.Fatal("identical headers differ")
-	}
-}
-
-func TestWriteAtomicLeavesNoPartialFile(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "out.jsonl")
-	err := WriteAtomic(path, func(w io.Writer) error {
-		w.Write([]byte("half"))
-		return errors.New("disk on fire")
-	})
-	if err == nil {
-		t.Fatal("error swallowed")
-	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
-		t.Fatalf("left %d files behind", len(entries))
 	}
 }
 

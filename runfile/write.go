@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+
+	"github.com/udgamlabs/udgam-ci/internal/atomicfile"
 )
 
 // Writer appends records to a run file. Each record is one write of one
@@ -106,36 +107,7 @@ func (w *Writer) Close() error {
 // WriteFile writes a whole run atomically, for tools that produce a run at
 // once, such as merge.
 func WriteFile(path string, r *Run) error {
-	return WriteAtomic(path, func(w io.Writer) error { return Encode(w, r) })
-}
-
-// WriteAtomic writes a file through a temporary file in the same directory,
-// synced and renamed into place, so readers never see half a file.
-func WriteAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(path, func(w io.Writer) error { return Encode(w, r) })
 }
 
 // Marshal encodes one line of a run file (without its newline). HTML

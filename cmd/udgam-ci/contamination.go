@@ -11,6 +11,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/evals/contamination"
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
 	"github.com/udgamlabs/udgam-ci/hub"
+	"github.com/udgamlabs/udgam-ci/internal/atomicfile"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -180,7 +181,7 @@ func testSet(d runfile.Dataset) contamination.TestSet {
 }
 
 func writeContamination(e *env, out string, r *contamination.Report, asJSON bool, state string) error {
-	if err := runfile.WriteAtomic(out, r.Encode); err != nil {
+	if err := atomicfile.Write(out, r.Encode); err != nil {
 		return err
 	}
 	if state != "" {

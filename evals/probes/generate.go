@@ -8,7 +8,7 @@ import (
 	"io"
 	"slices"
 
-	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/internal/atomicfile"
 )
 
 // Item is one question. Answer is the text of the right choice.
@@ -160,5 +160,5 @@ func Encode(w io.Writer, items []Item) error {
 
 // WriteFile writes items to path atomically: readers never see half a file.
 func WriteFile(path string, items []Item) error {
-	return runfile.WriteAtomic(path, func(w io.Writer) error { return Encode(w, items) })
+	return atomicfile.Write(path, func(w io.Writer) error { return Encode(w, items) })
 }

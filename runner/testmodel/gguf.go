@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 
 	"github.com/ollama/ollama/fs/ggml"
+	"github.com/udgamlabs/udgam-ci/internal/atomicfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/tokspec"
 	"github.com/x448/float16"
@@ -78,25 +77,18 @@ func (l *ggufLayout) kind(t tensorSpec) ggml.TensorType {
 	return ggml.TensorTypeF32
 }
 
-// write writes the file through a temporary file renamed into place, so a
-// failed write never leaves a partial file under path.
+// write writes the file through atomicfile, so a failed write never leaves
+// a partial file under path.
 func (l *ggufLayout) write(path string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	f, err := atomicfile.Create(path)
 	if err != nil {
+		return err
+	}
+	defer f.Discard()
+	if err := ggml.WriteGGUF(f.File, l.kv, l.ggmlTensors()); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	defer os.Remove(tmp.Name()) // finds nothing once renamed
-	err = ggml.WriteGGUF(tmp, l.kv, l.ggmlTensors())
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return f.Commit()
 }
 
 // ggmlTensors describes the tensors for ollama's writer, each streaming its

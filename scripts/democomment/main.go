@@ -19,6 +19,7 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/action"
 	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/internal/atomicfile"
 	"github.com/udgamlabs/udgam-ci/report"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
@@ -75,7 +76,7 @@ func run(model, out string, files []string) error {
 	if !bytes.Contains(body.Bytes(), []byte(report.Marker(model))) {
 		return errors.New("rendered comment lacks its hidden marker")
 	}
-	return runfile.WriteAtomic(out, func(w io.Writer) error {
+	return atomicfile.Write(out, func(w io.Writer) error {
 		_, err := w.Write(body.Bytes())
 		return err
 	})

@@ -44,7 +44,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/udgamlabs/udgam-ci/hub"
-	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/internal/atomicfile"
 )
 
 // Doc is one row of the output: the Fresh Text document format (id, text,
@@ -247,7 +247,7 @@ func WriteFile(path string, docs []Doc) error {
 		}
 		seen[d.ID] = true
 	}
-	return runfile.WriteAtomic(path, func(f io.Writer) error {
+	return atomicfile.Write(path, func(f io.Writer) error {
 		w := bufio.NewWriter(f)
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
