@@ -87,17 +87,9 @@ func (d Decoder) Reference(weights map[string][]float32) (*Reference, error) {
 }
 
 func (d Decoder) logProbs(w map[string][]float32, seq []int32, positions []int) []float64 {
-	last := 0
-	for _, p := range positions {
-		last = max(last, p)
-	}
-	n := last // hidden states of tokens 0..last-1 predict tokens 1..last
+	n := lastPosition(positions)
 	hd, qDim, kvDim := d.HeadDim, d.Heads*d.HeadDim, d.KVHeads*d.HeadDim
 	embd := w["model.embed_tokens.weight"]
-	out := w["lm_head.weight"]
-	if d.Tied {
-		out = embd
-	}
 
 	x := make([][]float64, n)
 	for t := range n {
@@ -154,14 +146,8 @@ func (d Decoder) logProbs(w map[string][]float32, seq []int32, positions []int) 
 		}
 	}
 
-	logits := make([]float64, d.Vocab)
-	res := make([]float64, len(positions))
-	for i, pos := range positions {
-		rmsNorm(h, x[pos-1], w["model.norm.weight"], d.Eps)
-		matVec(logits, out, h)
-		res[i] = LogSoftmaxAt(logits, seq[pos])
-	}
-	return res
+	norm := func(dst, x []float64) { rmsNorm(dst, x, w["model.norm.weight"], d.Eps) }
+	return headLogProbs(x, seq, positions, d.Vocab, norm, headWeight(w, d.Tied), nil)
 }
 
 // linear sets dst = W x + b (b may be nil), W row-major [len(dst)][len(x)].

@@ -77,10 +77,7 @@ func checkShapes(arch string, shapes map[string][]uint64, weights map[string][]f
 
 func (m Gemma3) logProbs(w map[string][]float32, seq []int32, positions []int) []float64 {
 	c := m
-	n := 0
-	for _, p := range positions {
-		n = max(n, p)
-	}
+	n := lastPosition(positions)
 	hd, qDim, kvDim := c.HeadDim, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
 	embd := w["model.embed_tokens.weight"]
 	scale := math.Sqrt(float64(c.Hidden))
@@ -148,23 +145,16 @@ func (m Gemma3) logProbs(w map[string][]float32, seq []int32, positions []int) [
 			addTo(x[t], delta)
 		}
 	}
-	out := w["lm_head.weight"]
-	if c.Tied {
-		out = embd
-	}
-	logits := make([]float64, c.Vocab)
-	res := make([]float64, len(positions))
-	for i, p := range positions {
-		gemmaNorm(h, x[p-1], w["model.norm.weight"], c.Eps)
-		matVec(logits, out, h)
-		if cap := c.FinalLogitSoftcap; cap > 0 {
+	norm := func(dst, x []float64) { gemmaNorm(dst, x, w["model.norm.weight"], c.Eps) }
+	var softcap func([]float64)
+	if cap := c.FinalLogitSoftcap; cap > 0 {
+		softcap = func(logits []float64) {
 			for j, z := range logits {
 				logits[j] = cap * math.Tanh(z/cap)
 			}
 		}
-		res[i] = LogSoftmaxAt(logits, seq[p])
 	}
-	return res
+	return headLogProbs(x, seq, positions, c.Vocab, norm, headWeight(w, c.Tied), softcap)
 }
 
 func rows(n, width int) [][]float64 {

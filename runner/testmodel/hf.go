@@ -37,10 +37,7 @@ func (r *weightReader) get(name string, n int) []float32 {
 // and logits turns one into next-token logits.
 func wholeSequence(vocab, context int, forward func(seq []int32, n int) [][]float64, logits func(dst, h []float64)) *Reference {
 	return &Reference{Vocab: vocab, Context: context, LogProbs: func(seq []int32, positions []int) []float64 {
-		last := 0
-		for _, p := range positions {
-			last = max(last, p)
-		}
+		last := lastPosition(positions)
 		h := forward(seq, last) // states of tokens 0..last-1 predict 1..last
 		row := make([]float64, vocab)
 		out := make([]float64, len(positions))

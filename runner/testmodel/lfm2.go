@@ -77,10 +77,7 @@ func (m Lfm2) Reference(weights map[string][]float32) (*Reference, error) {
 
 func (m Lfm2) logProbs(w map[string][]float32, seq []int32, positions []int) []float64 {
 	c := m
-	n := 0
-	for _, p := range positions {
-		n = max(n, p)
-	}
+	n := lastPosition(positions)
 	H, hd := c.Hidden, c.Hidden/c.Heads
 	kvDim := c.KVHeads * hd
 	embd := w["model.embed_tokens.weight"]
@@ -159,16 +156,6 @@ func (m Lfm2) logProbs(w map[string][]float32, seq []int32, positions []int) []f
 			addTo(x[t], delta)
 		}
 	}
-	out := w["lm_head.weight"]
-	if c.Tied {
-		out = embd
-	}
-	logits := make([]float64, c.Vocab)
-	res := make([]float64, len(positions))
-	for i, p := range positions {
-		rmsNorm(h, x[p-1], w["model.embedding_norm.weight"], c.Eps)
-		matVec(logits, out, h)
-		res[i] = LogSoftmaxAt(logits, seq[p])
-	}
-	return res
+	norm := func(dst, x []float64) { rmsNorm(dst, x, w["model.embedding_norm.weight"], c.Eps) }
+	return headLogProbs(x, seq, positions, c.Vocab, norm, headWeight(w, c.Tied), nil)
 }

@@ -234,11 +234,7 @@ func (m *Llama) loadWeights() *llamaWeights {
 // float64, and returns log p(seq[p] | seq[:p]) for each position.
 func (m *Llama) logProbs(seq []int32, positions []int) []float64 {
 	s, w := m.shape, m.weights
-	last := 0
-	for _, p := range positions {
-		last = max(last, p)
-	}
-	n := last // hidden states of tokens 0..last-1 predict tokens 1..last
+	n := lastPosition(positions)
 	hd := s.headDim()
 	kvDim := s.KVHeads * hd
 	eps := float64(llamaEps)
@@ -296,14 +292,8 @@ func (m *Llama) logProbs(seq []int32, positions []int) []float64 {
 		}
 	}
 
-	logits := make([]float64, s.Vocab)
-	out := make([]float64, len(positions))
-	for i, p := range positions {
-		rmsNorm(h, x[p-1], w.outNorm, eps)
-		matVec(logits, w.out, h)
-		out[i] = logits[seq[p]] - logSumExp(logits)
-	}
-	return out
+	norm := func(dst, x []float64) { rmsNorm(dst, x, w.outNorm, eps) }
+	return headLogProbs(x, seq, positions, s.Vocab, norm, w.out, nil)
 }
 
 // rmsNorm sets dst to x / sqrt(mean(x^2) + eps) * weight.
