@@ -60,27 +60,17 @@ func (r *ConfigReader) IntOr(key string, def int) int {
 }
 
 // FloatOr reads a number, def when absent or null.
-func (r *ConfigReader) FloatOr(key string, def float64) float64 {
-	v := def
-	if err := r.c.Get(key, &v); err != nil {
-		r.Fail(err)
-		return def
-	}
-	return v
-}
+func (r *ConfigReader) FloatOr(key string, def float64) float64 { return readOr(r, key, def) }
 
 // BoolOr reads a boolean, def when absent or null.
-func (r *ConfigReader) BoolOr(key string, def bool) bool {
-	v := def
-	if err := r.c.Get(key, &v); err != nil {
-		r.Fail(err)
-		return def
-	}
-	return v
-}
+func (r *ConfigReader) BoolOr(key string, def bool) bool { return readOr(r, key, def) }
 
 // StringOr reads a string, def when absent or null.
-func (r *ConfigReader) StringOr(key string, def string) string {
+func (r *ConfigReader) StringOr(key string, def string) string { return readOr(r, key, def) }
+
+// readOr reads key into a T, def when absent or null; a value of another
+// type is r's error, and def is returned.
+func readOr[T any](r *ConfigReader, key string, def T) T {
 	v := def
 	if err := r.c.Get(key, &v); err != nil {
 		r.Fail(err)

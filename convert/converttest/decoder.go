@@ -1,6 +1,7 @@
 package converttest
 
 import (
+	"maps"
 	"math"
 	"strings"
 
@@ -56,9 +57,7 @@ func (d Decoder) Checkpoint() Checkpoint {
 		cfg["attention_bias"] = m.QKVBias
 		cfg["mlp_bias"] = m.MLPBias
 	}
-	for k, v := range d.Extra {
-		cfg[k] = v
-	}
+	maps.Copy(cfg, d.Extra)
 	// Standard deviations keep activations near unit size, so attention
 	// varies between positions and every part of the block counts.
 	in := 1 / math.Sqrt(float64(m.Hidden))

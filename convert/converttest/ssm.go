@@ -2,6 +2,7 @@ package converttest
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 )
@@ -107,9 +108,7 @@ func (m FalconH1) Checkpoint() Checkpoint {
 	for k, v := range m.Multipliers {
 		config[k] = v
 	}
-	for k, v := range m.Extra {
-		config[k] = v
-	}
+	maps.Copy(config, m.Extra)
 	// The sizes are the struct's whatever Extra says, so that a real
 	// model's config converts at tiny scale with all its other options.
 	for k, v := range map[string]any{
@@ -201,9 +200,7 @@ func (m Mamba2) Checkpoint() Checkpoint {
 		"use_cache":                true,
 		"torch_dtype":              TorchDtype(m.Dtype),
 	}
-	for k, v := range m.Extra {
-		config[k] = v
-	}
+	maps.Copy(config, m.Extra)
 	h := uint64(m.Hidden)
 	cd := uint64(inner + 2*m.Groups*m.State)
 	proj := uint64(inner) + cd + uint64(m.Heads)
@@ -262,9 +259,7 @@ func (m Mamba) Checkpoint() Checkpoint {
 		"use_cache":                true,
 		"torch_dtype":              TorchDtype(m.Dtype),
 	}
-	for k, v := range m.Extra {
-		config[k] = v
-	}
+	maps.Copy(config, m.Extra)
 	h, di, ds := uint64(m.Hidden), uint64(inner), uint64(m.State)
 	shapes := backboneShapes(h, m.Tied)
 	for l := range m.Layers {
