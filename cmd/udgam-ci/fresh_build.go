@@ -36,14 +36,10 @@ func runFreshBuild(e *env, args []string) error {
 	fs.StringVar(&o.WikipediaAPI, "wikipedia-api", build.DefaultWikipediaAPI, "MediaWiki API endpoint")
 	fs.StringVar(&o.ArxivAPI, "arxiv-api", build.DefaultArxivAPI, "arXiv API endpoint")
 	fs.StringVar(&o.Contact, "contact", "", "an email or URL for the User-Agent, so the sites can reach you")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
+	var err error
+	if o.Out, err = parseOne(fs, args, "output file, OUT.jsonl"); err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usageError{errors.New("give one output file, OUT.jsonl")}
-	}
-	o.Out = pos[0]
 	if since == "" {
 		return usageError{errors.New("--since is required")}
 	}

@@ -208,3 +208,16 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		args = args[1:]
 	}
 }
+
+// parseOne parses fs and returns the one positional argument the command
+// takes; what names it in the usage error.
+func parseOne(fs *flag.FlagSet, args []string, what string) (string, error) {
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return "", err
+	}
+	if len(pos) != 1 {
+		return "", usageError{errors.New("give one " + what)}
+	}
+	return pos[0], nil
+}

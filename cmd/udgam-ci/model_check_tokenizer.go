@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,14 +33,10 @@ func runModelCheckTokenizer(e *env, args []string) error {
 	fs.StringVar(&o.Tokenizer, "tokenizer", "", "tokenizer.json to compare a GGUF with (a checkpoint directory's own is used)")
 	fs.BoolVar(&o.JSON, "json", false, "print the result as one JSON object")
 	fs.BoolVar(&o.AllowUnverifiedTokenizer, "allow-unverified-tokenizer", false, "convert a checkpoint whose tokenizer conversion is not verified, to see where it differs")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
+	var err error
+	if o.Model, err = parseOne(fs, args, "checkpoint directory or GGUF file"); err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usageError{errors.New("give one checkpoint directory or GGUF file")}
-	}
-	o.Model = pos[0]
 	return checkTokenizer(e, o)
 }
 

@@ -28,14 +28,10 @@ func runModelConvert(e *env, args []string) error {
 	fs.StringVar(&o.Dtype, "dtype", "f32", "tensor type: "+strings.Join(convert.Dtypes, ", "))
 	fs.StringVar(&o.Subfolder, "subfolder", "", "the checkpoint's directory inside DIR")
 	fs.BoolVar(&o.AllowUnverifiedTokenizer, "allow-unverified-tokenizer", false, "convert a tokenizer udgam-ci cannot show to equal the Hugging Face tokenizer, marking every run of the model as unverified")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
+	var err error
+	if o.Dir, err = parseOne(fs, args, "checkpoint directory"); err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usageError{errors.New("give one checkpoint directory")}
-	}
-	o.Dir = pos[0]
 	if o.Out == "" {
 		return usageError{errors.New("--out is required")}
 	}

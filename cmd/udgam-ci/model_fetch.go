@@ -33,14 +33,10 @@ func runModelFetch(e *env, args []string) error {
 	fs.BoolVar(&o.AllowUnverifiedTokenizer, "allow-unverified-tokenizer", false, "convert a tokenizer udgam-ci cannot show to equal the Hugging Face tokenizer, marking every run of the model as unverified")
 	fs.StringVar(&o.Subfolder, "subfolder", "", "the checkpoint's directory in the repository, when it is not at the top level")
 	fs.StringVar(&o.CacheDir, "cache-dir", "", "cache of converted models (default: under the hub cache, UDGAM_CI_CACHE)")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
+	var err error
+	if o.Repo, err = parseOne(fs, args, "repository, OWNER/NAME"); err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usageError{errors.New("give one repository, OWNER/NAME")}
-	}
-	o.Repo = pos[0]
 	if o.Out == "" {
 		return usageError{errors.New("--out is required")}
 	}

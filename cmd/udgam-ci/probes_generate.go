@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
@@ -25,14 +24,10 @@ func runProbesGenerate(e *env, args []string) error {
 	fs.IntVar(&o.Per, "per", probes.DefaultPer, "at most this many items per type and level")
 	fs.Int64Var(&o.Seed, "seed", probes.DefaultSeed, "generator seed")
 	fs.BoolVar(&o.Force, "force", false, "overwrite OUT if it exists")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
+	var err error
+	if o.Out, err = parseOne(fs, args, "output file, OUT.jsonl"); err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usageError{errors.New("give one output file, OUT.jsonl")}
-	}
-	o.Out = pos[0]
 	return probesGenerate(e, o)
 }
 
