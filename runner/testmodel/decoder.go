@@ -78,12 +78,7 @@ func (d Decoder) Shapes() map[string][]uint64 {
 // Reference returns the model's float64 forward pass over weights (by
 // Hugging Face name, as the checkpoint stores them).
 func (d Decoder) Reference(weights map[string][]float32) (*Reference, error) {
-	if err := checkShapes("decoder", d.Shapes(), weights); err != nil {
-		return nil, err
-	}
-	return &Reference{Vocab: d.Vocab, Context: d.Context, LogProbs: func(seq []int32, positions []int) []float64 {
-		return d.logProbs(weights, seq, positions)
-	}}, nil
+	return checkedReference("decoder", d.Shapes(), weights, d.Vocab, d.Context, d.logProbs)
 }
 
 func (d Decoder) logProbs(w map[string][]float32, seq []int32, positions []int) []float64 {

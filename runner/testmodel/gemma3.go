@@ -53,11 +53,18 @@ func (m Gemma3) Reference(weights map[string][]float32) (*Reference, error) {
 	if len(m.LayerTypes) != m.Layers {
 		return nil, fmt.Errorf("gemma3 reference: %d layer types for %d layers", len(m.LayerTypes), m.Layers)
 	}
-	if err := checkShapes("gemma3", m.Shapes(), weights); err != nil {
+	return checkedReference("gemma3", m.Shapes(), weights, m.Vocab, m.Context, m.logProbs)
+}
+
+// checkedReference is the Reference of a forward pass over weights by
+// Hugging Face name, once checkShapes has found every tensor it reads.
+func checkedReference(arch string, shapes map[string][]uint64, weights map[string][]float32, vocab, context int,
+	logProbs func(w map[string][]float32, seq []int32, positions []int) []float64) (*Reference, error) {
+	if err := checkShapes(arch, shapes, weights); err != nil {
 		return nil, err
 	}
-	return &Reference{Vocab: m.Vocab, Context: m.Context, LogProbs: func(seq []int32, positions []int) []float64 {
-		return m.logProbs(weights, seq, positions)
+	return &Reference{Vocab: vocab, Context: context, LogProbs: func(seq []int32, positions []int) []float64 {
+		return logProbs(weights, seq, positions)
 	}}, nil
 }
 

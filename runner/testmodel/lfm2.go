@@ -67,12 +67,7 @@ func (m Lfm2) Reference(weights map[string][]float32) (*Reference, error) {
 			return nil, fmt.Errorf("lfm2 reference: layer %d has type %q", i, typ)
 		}
 	}
-	if err := checkShapes("lfm2", m.Shapes(), weights); err != nil {
-		return nil, err
-	}
-	return &Reference{Vocab: m.Vocab, Context: m.Context, LogProbs: func(seq []int32, positions []int) []float64 {
-		return m.logProbs(weights, seq, positions)
-	}}, nil
+	return checkedReference("lfm2", m.Shapes(), weights, m.Vocab, m.Context, m.logProbs)
 }
 
 func (m Lfm2) logProbs(w map[string][]float32, seq []int32, positions []int) []float64 {
