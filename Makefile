@@ -7,7 +7,8 @@ BIN       := bin/udgam-ci
 export CGO_ENABLED := 1
 
 # The module must be in the cache before its directory can be named.
-OLLAMA_DIR := $(shell $(GO) mod download github.com/ollama/ollama >/dev/null 2>&1; $(GO) list -m -f '{{.Dir}}' github.com/ollama/ollama)
+# The module as downloaded, whatever workspace the caller's environment names.
+OLLAMA_DIR := $(shell export GOWORK=off; $(GO) mod download github.com/ollama/ollama >/dev/null 2>&1; $(GO) list -m -f '{{.Dir}}' github.com/ollama/ollama)
 
 # Native code for the machine that builds (the Action builds on its own
 # runner). PORTABLE=1 targets x86-64-v3 (AVX2/FMA/F16C) for binaries that
@@ -25,6 +26,15 @@ endif
 export CGO_CPPFLAGS := -I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/ml/backend/ggml/ggml/include
 export CGO_CFLAGS   := -O3 $(ARCH_FLAGS)
 export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS)
+
+# ggml's CPU GELU is a float16 lookup table unless built from the copy of
+# the ollama module that scripts/exactgelu.sh makes (once per machine) and
+# names in a workspace file under build/; with it GELU models (GPT-2, Pythia,
+# Gemma 3) match their references to float32 rounding.
+export GOWORK := $(shell bash scripts/exactgelu.sh '$(OLLAMA_DIR)' '$(CURDIR)/build/exactgelu/go.work')
+ifeq ($(GOWORK),)
+  $(error scripts/exactgelu.sh could not write the Go workspace (see above))
+endif
 
 TEST_TIMEOUT ?= 20m
 
@@ -94,6 +104,7 @@ env:
 	@echo 'export CGO_CPPFLAGS="$(CGO_CPPFLAGS)"'
 	@echo 'export CGO_CFLAGS="$(CGO_CFLAGS)"'
 	@echo 'export CGO_CXXFLAGS="$(CGO_CXXFLAGS)"'
+	@echo 'export GOWORK="$(GOWORK)"'
 
 # cuda builds ggml's CUDA backend with CMake from the ollama module's
 # sources (needs cmake and the CUDA toolkit: self-hosted GPU runners). The

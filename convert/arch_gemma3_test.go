@@ -17,15 +17,14 @@ import (
 	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
-// gemma3Tolerance replaces archtest.Tolerance for Gemma 3: ggml's CPU
-// backend computes GELU through a float16 table (GGML_GELU_FP16 in
-// ggml-cpu/vec.h), rounding every activation's input and output to
-// float16. Measured on TinyGemma3 over 2,048 tokens: 1.8e-3 nats at most,
-// 3.8e-4 on average, with no bias (a mean signed difference of 1e-6, so
-// sums such as bits per byte keep their value). Emulating the table in the
-// reference halves the largest difference and divides the mean by seven;
-// the SiLU architectures (LFM2, llama) stay within 1e-5.
-const gemma3Tolerance = 5e-3
+// gemma3Tolerance replaces archtest.Tolerance for Gemma 3. With ggml's
+// GELU in float32 (no float16 table: scripts/exactgelu.sh) what is left is
+// float32 rounding that grows with the position: on the f16-source tiny
+// Gemma 3, 5e-6 nats at most over the first 64 tokens, 2e-5 to 512, 1.4e-4
+// by 2,048, mean 1.1e-5 and no bias (mean signed 7e-7), on tokens whose
+// log-probabilities are near -36 (its tied, sqrt(hidden)-scaled head makes
+// large logits). The f32 and bf16 cases stay within 1e-4.
+const gemma3Tolerance = 2e-4
 
 func gemma3Case(g converttest.Gemma3, formats ...converttest.Format) archtest.Case {
 	return archtest.Case{Checkpoint: g.Checkpoint(), Reference: g.Model.Reference, Formats: formats, Tolerance: gemma3Tolerance}
@@ -52,7 +51,7 @@ func TestGemma3Exact(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, gguf := archtest.Exact(t, gemma3Case(tt.g, tt.formats...))
 			if i == 0 {
-				invariance(t, gguf, gemma3Tolerance)
+				invariance(t, gguf)
 			}
 		})
 	}
@@ -61,12 +60,12 @@ func TestGemma3Exact(t *testing.T) {
 // invariance runs llamatest's invariance checks on a converted tiny model
 // with requests shaped like the scorers' (whole sequences longer than
 // Gemma's window, shared prompts with choices), sized for the time budget.
-func invariance(t *testing.T, gguf string, tol float64) {
+func invariance(t *testing.T, gguf string) {
 	t.Helper()
 	bos := int32(converttest.Vocab - 1)
 	reqs := llamatest.RandomSequences(5, 2, 200, converttest.Vocab, bos)
 	reqs = append(reqs, llamatest.ProbeLike(rand.New(rand.NewPCG(5, 5)), 8, bos)...)
-	llamatest.InvarianceWithin(t, gguf, reqs, tol)
+	llamatest.Invariance(t, gguf, reqs)
 }
 
 // f16, bf16 and q8_0 files load and score; their matrix products round
@@ -224,10 +223,10 @@ func TestGemma3_270MConfig(t *testing.T) {
 	}
 }
 
-// The looser tolerance still tells the options apart: a window off by one,
-// no window, the global rope base on sliding layers, another query scale
-// or soft-capping each move the reference by far more than it allows on a
-// 400-token sequence, so a converter that dropped one would fail.
+// A window off by one, no window, the global rope base on sliding layers,
+// another query scale or soft-capping each move the reference by far more
+// than the exactness tests allow on a 400-token sequence, so a converter
+// that dropped one would fail.
 func TestGemma3ReferenceFeaturesMatter(t *testing.T) {
 	g := converttest.Gemma3{Model: converttest.TinyGemma3(), Dtype: "F32", Seed: 1}
 	w := g.Checkpoint().Values()
@@ -251,7 +250,7 @@ func TestGemma3ReferenceFeaturesMatter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := llamatest.MaxDiff(t, llamatest.Score(t, ref, reqs), want); d < 10*gemma3Tolerance {
+		if d := llamatest.MaxDiff(t, llamatest.Score(t, ref, reqs), want); d < 1e-2 {
 			t.Errorf("%s moves the reference by only %.3g nats", name, d)
 		}
 	}

@@ -13,12 +13,10 @@ var GPT2 = &Architecture{
 	Convert: convertGPT2,
 }
 
-// geluActs are the GELU activation names transformers uses. llama.cpp's
-// gpt2 and gptneox graphs compute the tanh form (gelu_new, what GPT-2 and
-// llm.c use) for all of them; Pythia's exact "gelu" (erf) differs from it
-// by less than ggml's own float16 rounding of GELU on the CPU. Both are
-// measured against transformers' math in TestGELUArchitecturesNearReference.
-var geluActs = []string{`"gelu_new"`, `"gelu_pytorch_tanh"`, `"gelu_fast"`, `"gelu"`}
+// tanhGELU are transformers' names for GELU's tanh form, the one
+// llama.cpp's gpt2 graph applies. Its gptneox graph applies the erf form
+// ("gelu", Pythia's) in udgam-ci's build (scripts/exactgelu.sh).
+var tanhGELU = []string{`"gelu_new"`, `"gelu_pytorch_tanh"`, `"gelu_fast"`}
 
 func convertGPT2(cfg Config, w Weights) (KV, []Tensor, error) {
 	r := cfg.Reader()
@@ -27,7 +25,7 @@ func convertGPT2(cfg Config, w Weights) (KV, []Tensor, error) {
 	inner := r.IntOr("n_inner", 4*embd)
 	eps := r.FloatOr("layer_norm_epsilon", 1e-5)
 	tied := r.BoolOr("tie_word_embeddings", true)
-	r.Refuse("activation_function", geluActs...)
+	r.Refuse("activation_function", tanhGELU...)
 	r.Refuse("scale_attn_weights", "true")
 	r.Refuse("scale_attn_by_inverse_layer_idx", "false")
 	r.Refuse("add_cross_attention", "false")

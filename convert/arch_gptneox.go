@@ -23,7 +23,7 @@ func convertGPTNeoX(cfg Config, w Weights) (KV, []Tensor, error) {
 	eps := r.FloatOr("layer_norm_eps", 1e-5)
 	parallel := r.BoolOr("use_parallel_residual", true)
 	tied := r.BoolOr("tie_word_embeddings", false)
-	r.Refuse("hidden_act", geluActs...)
+	r.Refuse("hidden_act", `"gelu"`)
 	r.Refuse("attention_bias", "true")
 	r.Refuse("rope_scaling")
 	r.Refuse("rope_parameters")

@@ -37,7 +37,7 @@ func TestLfm2Exact(t *testing.T) {
 			_, gguf := archtest.Exact(t, lfm2Case(tt.c, tt.formats...))
 			if i == 0 {
 				// Packing must keep each sequence's convolution state.
-				invariance(t, gguf, archtest.Tolerance)
+				invariance(t, gguf)
 			}
 		})
 	}

@@ -18,8 +18,6 @@ type GPT2 struct {
 	// the original OpenAI checkpoints do, and writes the causal-mask
 	// buffers (h.N.attn.bias, h.N.attn.masked_bias) they carry.
 	Bare bool
-	// Saturate keeps every GELU input beyond |x| >= 10 (see saturate).
-	Saturate bool
 }
 
 // Write writes the checkpoint into dir as model.safetensors and returns
@@ -91,18 +89,8 @@ func (m GPT2) Shapes(vocab int) map[string][]uint64 {
 // Checkpoint returns the model's config and random weights.
 func (m GPT2) Checkpoint() Checkpoint {
 	shapes := m.Shapes(Vocab)
-	p := "transformer."
-	if m.Bare {
-		p = ""
-	}
 	// Conv1D stores [in][out]: the fan-in is the first dimension.
 	tensors := Random(m.Seed, m.Dtype, shapes, scaledInit(func(shape []uint64) uint64 { return shape[0] }))
-	if m.Saturate {
-		for l := range m.Layers {
-			b := fmt.Sprintf("%sh.%d.mlp.", p, l)
-			saturate(m.Dtype, tensors, b+"c_fc.bias", b+"c_proj.weight")
-		}
-	}
 	if m.Bare {
 		n := uint64(m.Positions)
 		for l := range m.Layers {
@@ -131,8 +119,6 @@ type GPTNeoX struct {
 	// Buffers writes what older Pythia checkpoints carry besides weights:
 	// each layer's causal mask, its fill value and RoPE's inv_freq.
 	Buffers bool
-	// Saturate keeps every GELU input beyond |x| >= 10 (see saturate).
-	Saturate bool
 }
 
 // Write writes the checkpoint into dir as model.safetensors and returns
@@ -206,12 +192,6 @@ func (m GPTNeoX) Shapes(vocab int) map[string][]uint64 {
 func (m GPTNeoX) Checkpoint() Checkpoint {
 	shapes := m.Shapes(Vocab)
 	tensors := Random(m.Seed, m.Dtype, shapes, scaledInit(linearFanIn))
-	if m.Saturate {
-		for l := range m.Layers {
-			b := fmt.Sprintf("gpt_neox.layers.%d.mlp.", l)
-			saturate(m.Dtype, tensors, b+"dense_h_to_4h.bias", b+"dense_4h_to_h.weight")
-		}
-	}
 	if m.Buffers {
 		hd := m.Hidden / m.Heads
 		rot := int(float64(hd) * m.RotaryPct)
@@ -332,28 +312,6 @@ func (m Olmo) Checkpoint() Checkpoint {
 
 // linearFanIn is torch.nn.Linear's input size: weights are [out][in].
 func linearFanIn(shape []uint64) uint64 { return shape[len(shape)-1] }
-
-// saturate moves an MLP's GELU inputs far from zero: each unit's bias
-// becomes +-25 (alternating), against weighted inputs of about unit size,
-// so every input is beyond |x| >= 10, where GELU is x or 0 to float64
-// precision (tanh and erf forms alike) and ggml computes it exactly instead
-// of through its float16 table. The MLP is then piecewise linear, half its
-// units on, and its output matrix is scaled down by the same 25 to keep the
-// residual stream near unit size. A comparison on such a model checks every
-// other part of the architecture to float32 precision.
-func saturate(dtype string, tensors map[string]Tensor, bias, out string) {
-	b := tensors[bias]
-	for i := range b.Values {
-		b.Values[i] = 25
-		if i%2 == 1 {
-			b.Values[i] = -25
-		}
-	}
-	o := tensors[out]
-	for i, v := range o.Values {
-		o.Values[i] = roundTo(dtype, v/25)
-	}
-}
 
 // scaledInit draws norm weights near 1, biases small, embeddings of
 // unit-size rows' worth, and matrices with variance 1/fan-in, so each layer

@@ -163,7 +163,16 @@ type Model struct {
 	nCtx      int
 	recurrent bool
 	abort     *C.int
+	// With ggml's float16 GELU table compiled in, geluSeen is set by an
+	// eval callback when a graph applies GELU, and tableErr says why that
+	// refuses the model; both are nil in an exact build.
+	geluSeen *C.int
+	tableErr error
 }
+
+// geluCheck is ExactGELU; tests replace it to exercise the refusal in a
+// build that has no table.
+var geluCheck = ExactGELU
 
 // Load reads a GGUF file into llama.cpp. The file is checked in Go first
 // (runner.ReadInfo), so bad files are Go errors naming the file.
@@ -217,6 +226,13 @@ func Load(path string, opts Options) (*Model, error) {
 	cp.n_threads = C.int32_t(opts.Threads)
 	cp.n_threads_batch = C.int32_t(opts.Threads)
 	cp.no_perf = true
+	if err := geluCheck(); err != nil {
+		// Refused at the first decode, and only where the graph applies
+		// GELU: a SiLU model is exact with or without the table.
+		m.tableErr = err
+		m.geluSeen = (*C.int)(C.calloc(1, C.size_t(unsafe.Sizeof(C.int(0)))))
+		watchGELU(&cp, m.geluSeen)
+	}
 	// A shared prompt is one set of KV cells tagged with several sequence
 	// ids; that needs one cache for all sequences.
 	cp.kv_unified = C.bool(!opts.SeparateCaches)
@@ -273,6 +289,10 @@ func (m *Model) Close() error {
 	if m.abort != nil {
 		C.free(unsafe.Pointer(m.abort))
 		m.abort = nil
+	}
+	if m.geluSeen != nil {
+		C.free(unsafe.Pointer(m.geluSeen))
+		m.geluSeen = nil
 	}
 	return nil
 }
@@ -448,6 +468,9 @@ func (m *Model) decode(st runner.Step, res []runner.Result) error {
 	C.udgam_err_clear()
 	if rc := C.llama_decode(m.ctx, m.batch); rc != 0 {
 		return fmt.Errorf("llama_decode returned %d: %s", int(rc), lastError("no message"))
+	}
+	if m.geluSeen != nil && *m.geluSeen != 0 {
+		return fmt.Errorf("model %s (architecture %s) applies GELU: %w", m.info.Path, m.info.Arch, m.tableErr)
 	}
 	var outs []int // batch indices whose log-probabilities are read
 	for i, e := range st.Entries {

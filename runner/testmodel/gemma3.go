@@ -3,6 +3,8 @@ package testmodel
 import (
 	"fmt"
 	"math"
+
+	"github.com/udgamlabs/udgam-ci/runner"
 )
 
 // Gemma3 is Hugging Face's Gemma3ForCausalLM (modeling_gemma3.py, eager
@@ -145,7 +147,7 @@ func (m Gemma3) logProbs(w map[string][]float32, seq []int32, positions []int) [
 			matVec(gate, get("mlp.gate_proj"), h)
 			matVec(up, get("mlp.up_proj"), h)
 			for i, g := range gate {
-				gate[i] = geluTanh(g) * up[i]
+				gate[i] = runner.GELUTanh(g) * up[i]
 			}
 			matVec(delta, get("mlp.down_proj"), gate)
 			gemmaNorm(delta, delta, get("post_feedforward_layernorm"), c.Eps)
@@ -183,9 +185,4 @@ func gemmaNorm(dst, x []float64, w []float32, eps float64) {
 	for i, v := range x {
 		dst[i] = v * f * (1 + float64(w[i]))
 	}
-}
-
-// geluTanh is PyTorch's gelu(approximate="tanh") (gelu_pytorch_tanh).
-func geluTanh(x float64) float64 {
-	return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/x448/float16"
 )
 
@@ -106,32 +107,29 @@ func newRefOptions(opts []RefOption) refOptions {
 	return o
 }
 
-// WithGGMLGELU computes GELU as ggml's CPU kernel does: it looks the tanh
-// GELU up in a table of float16 values, so its input and its output are
-// rounded to float16 (a relative error of up to 2^-11 each), except beyond
-// |x| >= 10. Comparing llama.cpp with a reference both with and without it
-// tells the engine's rounding apart from a conversion error.
+// WithGGMLGELU computes GELU as stock ggml's CPU kernel does (udgam-ci's
+// build does not: scripts/exactgelu.sh): it looks the tanh GELU up in a
+// table of float16 values, so its input and its output are rounded to
+// float16 (a relative error of up to 2^-11 each), except beyond |x| >= 10.
+// It shows how far that engine would be from the exact one.
 func WithGGMLGELU() RefOption { return func(o *refOptions) { o.ggmlGELU = true } }
 
 // gelu returns the activation function act names in transformers
 // (ACT2FN), computed as the options say.
 func (o refOptions) gelu(act string) func(float64) float64 {
-	f := map[string]func(float64) float64{"gelu_new": geluTanh, "gelu_pytorch_tanh": geluTanh, "gelu_fast": geluTanh, "gelu": geluErf}[act]
+	f := map[string]func(float64) float64{"gelu_new": runner.GELUTanh, "gelu_pytorch_tanh": runner.GELUTanh, "gelu_fast": runner.GELUTanh, "gelu": runner.GELUErf}[act]
 	if f == nil || !o.ggmlGELU {
 		return f
 	}
 	// ggml computes the tanh form whatever the checkpoint asked for.
 	return func(x float64) float64 {
 		if x <= -10 || x >= 10 {
-			return geluTanh(x)
+			return runner.GELUTanh(x)
 		}
 		in := float64(float16.Fromfloat32(float32(x)).Float32())
-		return float64(float16.Fromfloat32(float32(geluTanh(in))).Float32())
+		return float64(float16.Fromfloat32(float32(runner.GELUTanh(in))).Float32())
 	}
 }
-
-// geluErf is the exact GELU, x * Phi(x).
-func geluErf(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }
 
 func silu(x float64) float64 { return x / (1 + math.Exp(-x)) }
 

@@ -143,13 +143,7 @@ func Score(t testing.TB, s runner.Scorer, reqs []runner.Request) []runner.Result
 // the prompt shared or not; and exactly the same on a repeated run.
 func Invariance(t *testing.T, path string, reqs []runner.Request) {
 	t.Helper()
-	InvarianceWithin(t, path, reqs, 1e-4)
-}
-
-// InvarianceWithin is Invariance to tol nats, for a model whose kernels
-// round differently with the batch's shape (GELU's float16 table).
-func InvarianceWithin(t *testing.T, path string, reqs []runner.Request, tol float64) {
-	t.Helper()
+	const tol = 1e-4
 	base := Load(t, path, llama.Options{Threads: 1, Batch: 512, Parallel: 32})
 	ref := Score(t, base, reqs)
 	if d := MaxDiff(t, ref, Score(t, base, reqs)); d != 0 {

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# exactgelu.sh OLLAMA_DIR GO_WORK writes a Go workspace file that builds
+# against a copy of the ollama module whose GELU is transformers' GELU, and
+# prints its path (the Makefile exports it as GOWORK). Two edits:
+#
+#  - ggml-cpu/vec.h defines GGML_GELU_FP16 and GGML_GELU_QUICK_FP16, which
+#    round every GELU input and output through float16 (up to ~1e-3 per
+#    activation, ~3e-3 nats per token on GPT-2 and Gemma 3); without them
+#    ggml evaluates the formula in float32.
+#  - llama.cpp's gptneox graph applies the tanh form of GELU, but Pythia's
+#    "gelu" (GPTNeoXConfig's default) is the erf form: the copy gives
+#    gptneox ggml's GELU_ERF. The converter refuses other activations there.
+#
+# go build -overlay cannot replace files in the module cache, so the copy
+# (the module as downloaded plus these edits; no upstream source lives in
+# this repository) is made once per machine and module version under
+# ${UDGAM_CI_BUILD_CACHE:-~/.cache/udgam-ci}, where every checkout shares it
+# and so llama.cpp's compiled objects. runner/llama refuses GELU models in a
+# binary built without it.
+set -euo pipefail
+if [ $# -ne 2 ] || [ -z "$1" ]; then
+	echo "usage: exactgelu.sh OLLAMA_DIR GO_WORK" >&2
+	exit 2
+fi
+mod=$1
+work=$2
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache=${UDGAM_CI_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/udgam-ci}
+copy=$cache/ollama-exactgelu/$(basename "$mod")
+fail() { echo "exactgelu: $*" >&2; exit 1; }
+
+if [ ! -f "$copy/.udgam-copied" ]; then
+	mkdir -p "$(dirname "$copy")"
+	tmp=$(mktemp -d "$copy.tmp.XXXXXX")
+	cp -R "$mod/." "$tmp"
+	chmod -R u+w,go+rX "$tmp"
+	touch "$tmp/.udgam-copied"
+	# Another make may have finished first (its copy is the same); then mv
+	# would put this one inside it.
+	if [ ! -e "$copy" ]; then mv "$tmp" "$copy" || true; fi
+	rm -rf "$tmp" "$copy/$(basename "$tmp")"
+	[ -f "$copy/.udgam-copied" ] || fail "could not create $copy"
+fi
+
+# edit FILE: stdin (FILE edited) replaces the copy's FILE when it differs,
+# whole, so a build reading it meanwhile sees one or the other.
+edit() {
+	local tmp
+	tmp=$(mktemp "$copy/$1.XXXXXX")
+	cat >"$tmp"
+	chmod 644 "$tmp"
+	if cmp -s "$tmp" "$copy/$1"; then rm -f "$tmp"; else mv "$tmp" "$copy/$1"; fi
+}
+
+vec=ml/backend/ggml/ggml/src/ggml-cpu/vec.h
+for d in GGML_GELU_FP16 GGML_GELU_QUICK_FP16; do
+	[ "$(grep -cx "#define $d" "$mod/$vec")" = 1 ] ||
+		fail "$mod/$vec does not define $d on a line of its own; the ollama module changed: update scripts/exactgelu.sh"
+done
+sed -e '/^#define GGML_GELU_FP16$/d' -e '/^#define GGML_GELU_QUICK_FP16$/d' "$mod/$vec" | edit "$vec"
+
+graph=llama/llama.cpp/src/llama-graph.cpp
+gelu='cur = ggml_gelu\(ctx0, cur\);\n(\s*)cb\(cur, "ffn_gelu", il\);'
+[ "$(perl -0777 -ne "my \$n = () = /$gelu/g; print \$n" "$mod/$graph")" = 1 ] ||
+	fail "$mod/$graph does not apply ffn_gelu once; the ollama module changed: update scripts/exactgelu.sh"
+perl -0777 -pe "s/$gelu/cur = arch == LLM_ARCH_GPTNEOX ? ggml_gelu_erf(ctx0, cur) : ggml_gelu(ctx0, cur);\n\$1cb(cur, \"ffn_gelu\", il);/" "$mod/$graph" | edit "$graph"
+
+goversion=$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$root/go.mod")
+mkdir -p "$(dirname "$work")"
+tmp=$(mktemp "$work.XXXXXX")
+printf 'go %s\n\nuse %s\n\nreplace github.com/ollama/ollama => %s\n' "$goversion" "$root" "$copy" >"$tmp"
+if cmp -s "$tmp" "$work"; then rm -f "$tmp"; else mv "$tmp" "$work"; fi
+echo "$work"
