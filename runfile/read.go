@@ -44,10 +44,7 @@ func Read(r io.Reader, name string) (*Run, error) {
 			continue
 		}
 		if !header {
-			if err := decodeStrict(b, &run.Header, false); err != nil {
-				return nil, fmt.Errorf("%s line %d: header: %w", name, line, err)
-			}
-			if err := run.Header.Validate(); err != nil {
+			if err := decodeValid(b, &run.Header, false, "header"); err != nil {
 				return nil, fmt.Errorf("%s line %d: %w", name, line, err)
 			}
 			header = true
@@ -57,20 +54,14 @@ func Read(r io.Reader, name string) (*Run, error) {
 		switch run.Header.Test {
 		case TestFresh:
 			var d Doc
-			if err := decodeStrict(b, &d, true); err != nil {
-				return nil, fmt.Errorf("%s line %d: not a fresh record: %w", name, line, err)
-			}
-			if err := d.Validate(); err != nil {
+			if err := decodeValid(b, &d, true, "not a fresh record"); err != nil {
 				return nil, fmt.Errorf("%s line %d: %w", name, line, err)
 			}
 			id = d.ID
 			run.Docs = append(run.Docs, d)
 		case TestProbes:
 			var it Item
-			if err := decodeStrict(b, &it, true); err != nil {
-				return nil, fmt.Errorf("%s line %d: not a probes record: %w", name, line, err)
-			}
-			if err := it.Validate(); err != nil {
+			if err := decodeValid(b, &it, true, "not a probes record"); err != nil {
 				return nil, fmt.Errorf("%s line %d: %w", name, line, err)
 			}
 			id = it.ID
@@ -91,6 +82,15 @@ func Read(r io.Reader, name string) (*Run, error) {
 		return nil, fmt.Errorf("%s: empty run file (no header)", name)
 	}
 	return run, nil
+}
+
+// decodeValid decodes one line into v and validates it: what names the
+// line in a decoding error; a validation error says what it refuses.
+func decodeValid(b []byte, v interface{ Validate() error }, refuseUnknown bool, what string) error {
+	if err := decodeStrict(b, v, refuseUnknown); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return v.Validate()
 }
 
 // decodeStrict decodes one JSON value and refuses trailing data, so two
