@@ -18,13 +18,6 @@ func headline(run *runfile.Run) (metric string, value float64) {
 	return compare.MetricAccuracy, runfile.SummarizeProbes(run.Items).Accuracy
 }
 
-func formatScore(metric string, v float64) string {
-	if metric == compare.MetricBPB {
-		return strconv.FormatFloat(v, 'f', 4, 64)
-	}
-	return strconv.FormatFloat(v, 'f', 2, 64)
-}
-
 // setOutput writes a step output; outside a runner (no GITHUB_OUTPUT) it
 // logs it instead.
 func (r *actionRun) setOutput(name, value string) {
@@ -48,17 +41,17 @@ func OutputNames() []string {
 func (r *actionRun) outputs(res Result, links []report.Link) {
 	for i, h := range res.Heads {
 		metric, v := headline(h)
-		r.setOutput(h.Header.Test+"-score", formatScore(metric, v))
+		r.setOutput(h.Header.Test+"-score", report.FormatOutput(metric, v))
 		r.setOutput(h.Header.Test+"-run-file", res.HeadFiles[i])
 	}
 	r.setOutput("run-files", strings.Join(res.HeadFiles, ","))
 	verdict := "none"
 	for _, c := range res.Comparisons {
 		p := c.Test + "-"
-		r.setOutput(p+"base", formatScore(c.Metric, c.Base))
-		r.setOutput(p+"delta", formatScore(c.Metric, c.Delta))
-		r.setOutput(p+"ci-low", formatScore(c.Metric, c.CI[0]))
-		r.setOutput(p+"ci-high", formatScore(c.Metric, c.CI[1]))
+		r.setOutput(p+"base", report.FormatOutput(c.Metric, c.Base))
+		r.setOutput(p+"delta", report.FormatOutput(c.Metric, c.Delta))
+		r.setOutput(p+"ci-low", report.FormatOutput(c.Metric, c.CI[0]))
+		r.setOutput(p+"ci-high", report.FormatOutput(c.Metric, c.CI[1]))
 		r.setOutput(p+"verdict", string(c.Verdict))
 		verdict = worse(verdict, string(c.Verdict))
 	}
@@ -175,7 +168,7 @@ func scoresMarkdown(model string, heads []*runfile.Run, links []report.Link, not
 	fmt.Fprintf(&b, "## udgam-ci: `%s`\n\n| test | metric | score | records | run |\n|---|---|---:|---:|---|\n", model)
 	for _, h := range heads {
 		metric, v := headline(h)
-		fmt.Fprintf(&b, "| %s | %s | %s | %d | `%s` |\n", h.Header.Test, metric, formatScore(metric, v), h.Len(), h.Header.ID)
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | `%s` |\n", h.Header.Test, metric, report.FormatOutput(metric, v), h.Len(), h.Header.ID)
 	}
 	for _, l := range links {
 		fmt.Fprintf(&b, "\n[%s](%s)", l.Text, l.URL)

@@ -32,6 +32,15 @@ func FormatDelta(metric string, v float64) string {
 	return fmtSigned(v, 1)
 }
 
+// FormatOutput writes a number as the Action's step outputs carry it, for
+// scripts to read: no sign, no unit, bpb to 4 decimals, accuracy to 2.
+func FormatOutput(metric string, v float64) string {
+	if metric == compare.MetricBPB {
+		return strconv.FormatFloat(v, 'f', 4, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
 // fmtSigned writes a change with its sign, and zero without one.
 func fmtSigned(v float64, prec int) string {
 	s := strconv.FormatFloat(v, 'f', prec, 64)

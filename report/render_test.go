@@ -284,6 +284,8 @@ func TestFormat(t *testing.T) {
 		{FormatScore(compare.MetricAccuracy, 44.44), "44.4"},
 		{FormatDelta(compare.MetricAccuracy, 1.25), "+1.2"},
 		{FormatCI(compare.MetricAccuracy, [2]float64{-0.3, 2.96}), "[-0.3, +3.0]"},
+		{FormatOutput(compare.MetricAccuracy, 34.449), "34.45"},
+		{FormatOutput(compare.MetricBPB, -0.00314), "-0.0031"},
 		{FormatCount(1670), "1,670"},
 		{FormatCount(999), "999"},
 		{FormatCount(1234567), "1,234,567"},

@@ -66,14 +66,10 @@ func (s *Server) render(c echo.Context, code int, name string, data any) error {
 }
 
 var funcs = template.FuncMap{
-	"score": fmtScore,
-	"delta": fmtDelta,
-	"interval": func(s store.Score) string {
-		return "[" + fmtScore(s.Metric, s.Lo) + ", " + fmtScore(s.Metric, s.Hi) + "]"
-	},
-	"ci": func(metric string, ci [2]float64) string {
-		return "[" + fmtDelta(metric, ci[0]) + ", " + fmtDelta(metric, ci[1]) + "]"
-	},
+	"score":        fmtScore,
+	"delta":        report.FormatDelta,
+	"interval":     fmtInterval,
+	"ci":           report.FormatCI,
 	"date":         func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") },
 	"short":        shortRev,
 	"runURL":       runPath,
@@ -86,16 +82,14 @@ var funcs = template.FuncMap{
 
 // fmtScore is report's score with the unit pages show: "34.5%".
 func fmtScore(metric string, v float64) string {
-	if metric == store.MetricBPB {
+	if metric == compare.MetricBPB {
 		return report.FormatScore(metric, v)
 	}
 	return report.FormatScore(metric, v) + "%"
 }
 
-func fmtDelta(metric string, v float64) string { return report.FormatDelta(metric, v) }
-
 func metricName(metric string) string {
-	if metric == store.MetricBPB {
+	if metric == compare.MetricBPB {
 		return "bits per byte (lower is better)"
 	}
 	return "probe accuracy, % (higher is better)"
@@ -235,7 +229,7 @@ func (s *Server) historySection(model, test string, runs []store.Run, ref string
 			continue
 		}
 		if prev != nil {
-			row.Delta = fmtDelta(r.Score.Metric, r.Score.Value-prev.Score.Value)
+			row.Delta = report.FormatDelta(r.Score.Metric, r.Score.Value-prev.Score.Value)
 			row.CompareURL = comparePath(prev.ID, r.ID)
 		}
 		if row.Base {
@@ -344,7 +338,7 @@ func (s *Server) runPage(c echo.Context) error {
 		p.GroupBy = "source"
 		for _, k := range runfile.SortedKeys(sum.BySource) {
 			g := sum.BySource[k]
-			p.Groups = append(p.Groups, groupRow{Name: k, Count: g.Docs, Score: fmtScore(store.MetricBPB, g.BPB),
+			p.Groups = append(p.Groups, groupRow{Name: k, Count: g.Docs, Score: fmtScore(compare.MetricBPB, g.BPB),
 				Extra: fmt.Sprintf("%d tokens, %d bytes", g.Tokens, g.Bytes)})
 		}
 	} else {
@@ -357,8 +351,8 @@ func (s *Server) runPage(c echo.Context) error {
 			var rows []groupRow
 			for _, k := range runfile.SortedKeys(m) {
 				g := m[k]
-				rows = append(rows, groupRow{Name: k, Count: g.Items, Score: fmtScore(store.MetricAccuracy, g.Accuracy),
-					Extra: fmt.Sprintf("%d correct, chance %.1f%%", g.Correct, g.Chance)})
+				rows = append(rows, groupRow{Name: k, Count: g.Items, Score: fmtScore(compare.MetricAccuracy, g.Accuracy),
+					Extra: fmt.Sprintf("%d correct, chance %s", g.Correct, fmtScore(compare.MetricAccuracy, g.Chance))})
 			}
 			return rows
 		}

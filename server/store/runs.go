@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -126,7 +127,7 @@ func encode(r *runfile.Run) (*encoded, error) {
 	if err != nil { // a sum that is not a finite number
 		return nil, invalidf("run %s summary: %v", r.Header.ID, err)
 	}
-	e.score = ScoreRun(r)
+	e.score = compare.ScoreRun(r)
 	if !isFinite(e.score) {
 		return nil, invalidf("run %s: its score %v [%v, %v] is not a finite number", r.Header.ID, e.score.Value, e.score.Lo, e.score.Hi)
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
 	"github.com/udgamlabs/udgam-ci/server/store"
@@ -322,14 +323,14 @@ func TestReopenKeepsDataAndSchema(t *testing.T) {
 
 func TestScoreRunDeterministic(t *testing.T) {
 	r := servertest.Spec{Test: runfile.TestFresh, Records: 500, Seed: 3}.Run()
-	a, b := store.ScoreRun(r), store.ScoreRun(r)
+	a, b := compare.ScoreRun(r), compare.ScoreRun(r)
 	if a != b {
 		t.Fatalf("two scorings differ: %+v %+v", a, b)
 	}
 	// The interval depends on the records, not on the run's id: the same
 	// records pushed under another id (a fresh demo) get the same one.
 	r.Header.ID = "another-id"
-	if c := store.ScoreRun(r); c != a {
+	if c := compare.ScoreRun(r); c != a {
 		t.Fatalf("the same records under another id: %+v, was %+v", c, a)
 	}
 	// 500 documents with a per-document spread of 0.15 bpb: the interval is
@@ -360,7 +361,7 @@ func TestProbeIntervalMatchesBootstrap(t *testing.T) {
 			items[i] = runfile.Item{ID: fmt.Sprint(i), Logprobs: []float64{0, -1}, Correct: i < tc.k}
 		}
 		r := &runfile.Run{Header: runfile.Header{ID: "x", Test: runfile.TestProbes}, Items: items}
-		got := store.ScoreRun(r)
+		got := compare.ScoreRun(r)
 		rng := rand.New(rand.NewPCG(1, 2))
 		const B = 20000
 		vals := make([]float64, B)
