@@ -117,17 +117,26 @@ func runID(c echo.Context) (string, error) {
 	return id, nil
 }
 
-// apiRun is GET /api/v1/runs/:id: the run without its records.
-func (s *Server) apiRun(c echo.Context) error {
+// visibleRun is the run the path's :id names, if the reader may see it.
+func (s *Server) visibleRun(c echo.Context) (*store.Run, error) {
 	id, err := runID(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	r, err := s.store.GetRun(c.Request().Context(), id)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := s.visible(c, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// apiRun is GET /api/v1/runs/:id: the run without its records.
+func (s *Server) apiRun(c echo.Context) error {
+	r, err := s.visibleRun(c)
+	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, wireRun(r))
@@ -154,11 +163,7 @@ func (s *Server) apiRecords(c echo.Context) error {
 		return err
 	}
 	if s.scope(c) != "" {
-		r, err := s.store.GetRun(c.Request().Context(), id)
-		if err != nil {
-			return err
-		}
-		if err := s.visible(c, r); err != nil {
+		if _, err := s.visibleRun(c); err != nil {
 			return err
 		}
 	}

@@ -318,22 +318,15 @@ type runPage struct {
 }
 
 func (s *Server) runPage(c echo.Context) error {
-	id, err := runID(c)
+	r, err := s.visibleRun(c)
 	if err != nil {
-		return err
-	}
-	r, err := s.store.GetRun(c.Request().Context(), id)
-	if err != nil {
-		return err
-	}
-	if err := s.visible(c, r); err != nil {
 		return err
 	}
 	p := runPage{Run: r}
 	if r.Test == runfile.TestFresh {
 		var sum runfile.FreshSummary
 		if err := json.Unmarshal(r.Summary, &sum); err != nil {
-			return fmt.Errorf("run %s summary: %w", id, err)
+			return fmt.Errorf("run %s summary: %w", r.ID, err)
 		}
 		p.GroupBy = "source"
 		for _, k := range runfile.SortedKeys(sum.BySource) {
@@ -344,7 +337,7 @@ func (s *Server) runPage(c echo.Context) error {
 	} else {
 		var sum runfile.ProbeSummary
 		if err := json.Unmarshal(r.Summary, &sum); err != nil {
-			return fmt.Errorf("run %s summary: %w", id, err)
+			return fmt.Errorf("run %s summary: %w", r.ID, err)
 		}
 		p.GroupBy = "type"
 		probeRows := func(m map[string]*runfile.ProbeGroup) []groupRow {
