@@ -27,13 +27,14 @@ export CGO_CPPFLAGS := -I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/m
 export CGO_CFLAGS   := -O3 $(ARCH_FLAGS)
 export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS)
 
-# ggml's CPU GELU is a float16 lookup table unless built from the copy of
-# the ollama module that scripts/exactgelu.sh makes (once per machine) and
-# names in a workspace file under build/; with it GELU models (GPT-2, Pythia,
-# Gemma 3) match their references to float32 rounding.
-export GOWORK := $(shell bash scripts/exactgelu.sh '$(OLLAMA_DIR)' '$(CURDIR)/build/exactgelu/go.work')
+# llama.cpp is built from a copy of the ollama module with udgam-ci's edits
+# (scripts/engine.sh makes it once per machine and names it in a workspace
+# file under build/): GELU in float32 as transformers computes it, so GPT-2,
+# Pythia and Gemma 3 match their references, and attention's products on
+# llamafile's tinyBLAS (BENCHMARKS.md, issue 17).
+export GOWORK := $(shell bash scripts/engine.sh '$(OLLAMA_DIR)' '$(CURDIR)/build/engine/go.work')
 ifeq ($(GOWORK),)
-  $(error scripts/exactgelu.sh could not write the Go workspace (see above))
+  $(error scripts/engine.sh could not write the Go workspace (see above))
 endif
 
 TEST_TIMEOUT ?= 20m

@@ -18,7 +18,7 @@ import (
 )
 
 // gemma3Tolerance replaces archtest.Tolerance for Gemma 3. With ggml's
-// GELU in float32 (no float16 table: scripts/exactgelu.sh) what is left is
+// GELU in float32 (no float16 table: scripts/engine.sh) what is left is
 // float32 rounding that grows with the position: on the f16-source tiny
 // Gemma 3, 5e-6 nats at most over the first 64 tokens, 2e-5 to 512, 1.4e-4
 // by 2,048, mean 1.1e-5 and no bias (mean signed 7e-7), on tokens whose

@@ -15,7 +15,7 @@ var GPT2 = &Architecture{
 
 // tanhGELU are transformers' names for GELU's tanh form, the one
 // llama.cpp's gpt2 graph applies. Its gptneox graph applies the erf form
-// ("gelu", Pythia's) in udgam-ci's build (scripts/exactgelu.sh).
+// ("gelu", Pythia's) in udgam-ci's build (scripts/engine.sh).
 var tanhGELU = []string{`"gelu_new"`, `"gelu_pytorch_tanh"`, `"gelu_fast"`}
 
 func convertGPT2(cfg Config, w Weights) (KV, []Tensor, error) {

@@ -61,7 +61,7 @@ func exactAndInvariant(t *testing.T, ref newReference, cases []exactCase) {
 // GPT-2 and GPT-NeoX are checked on ordinary random checkpoints, whose
 // GELU inputs spread over the curve's bend: udgam-ci's build of ggml
 // evaluates GELU in float32 (no float16 table) and gives gptneox the erf
-// form Pythia's "gelu" names (scripts/exactgelu.sh); TestGELUMatters shows
+// form Pythia's "gelu" names (scripts/engine.sh); TestGELUMatters shows
 // that the 1e-4 bar would catch either being undone.
 
 func TestGPT2Exact(t *testing.T) {

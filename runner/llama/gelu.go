@@ -88,7 +88,7 @@ var (
 // ExactGELU reports whether ggml's CPU GELU kernels in this binary evaluate
 // the formula (nil) or look it up in ggml's float16 tables (an error that
 // says how to build). The Makefile builds ggml-cpu without the tables
-// (scripts/exactgelu.sh); a plain go build keeps them.
+// (scripts/engine.sh); a plain go build keeps them.
 func ExactGELU() error {
 	geluOnce.Do(func() { geluErr = probeGELU() })
 	return geluErr
@@ -110,7 +110,7 @@ func probeGELU() error {
 			if d := math.Abs(float64(got.y) - want); !(d <= GELUTolerance) {
 				return fmt.Errorf("ggml's CPU %s(%g) = %.7g, the formula gives %.7g: this binary was built with ggml's float16 GELU table, "+
 					"which moves GELU models' log-probabilities by up to ~3e-3 nats; build with make (make build, or eval \"$(make -s env)\" before go build/test), "+
-					"which compiles ggml-cpu through scripts/exactgelu.sh's overlay", got.op, x, got.y, want)
+					"which compiles ggml-cpu through scripts/engine.sh's overlay", got.op, x, got.y, want)
 			}
 		}
 	}

@@ -108,7 +108,7 @@ func newRefOptions(opts []RefOption) refOptions {
 }
 
 // WithGGMLGELU computes GELU as stock ggml's CPU kernel does (udgam-ci's
-// build does not: scripts/exactgelu.sh): it looks the tanh GELU up in a
+// build does not: scripts/engine.sh): it looks the tanh GELU up in a
 // table of float16 values, so its input and its output are rounded to
 // float16 (a relative error of up to 2^-11 each), except beyond |x| >= 10.
 // It shows how far that engine would be from the exact one.

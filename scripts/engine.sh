@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# exactgelu.sh OLLAMA_DIR GO_WORK writes a Go workspace file that builds
-# against a copy of the ollama module whose GELU is transformers' GELU, and
-# prints its path (the Makefile exports it as GOWORK). Two edits:
+# engine.sh OLLAMA_DIR GO_WORK writes a Go workspace file that builds
+# against a copy of the ollama module with udgam-ci's edits to llama.cpp,
+# and prints its path (the Makefile exports it as GOWORK). Every edit the
+# engine carries lives here:
 #
 #  - ggml-cpu/vec.h defines GGML_GELU_FP16 and GGML_GELU_QUICK_FP16, which
 #    round every GELU input and output through float16 (up to ~1e-3 per
@@ -10,6 +11,13 @@
 #  - llama.cpp's gptneox graph applies the tanh form of GELU, but Pythia's
 #    "gelu" (GPTNeoXConfig's default) is the erf form: the copy gives
 #    gptneox ggml's GELU_ERF. The converter refuses other activations there.
+#  - ggml-cpu's matrix product hands llamafile's tinyBLAS only a contiguous
+#    second operand, so attention's scores (keys times the permuted queries)
+#    fell to one dot product per output (a quarter of all CPU time on
+#    SmolLM2-135M's shape). tinyBLAS takes a row stride, and rows are
+#    contiguous whenever ggml gets here (it asserts so): the copy passes
+#    strided operands to it too. Same arithmetic per output, summed in
+#    tinyBLAS's order (BENCHMARKS.md: 1.2-1.3x on a 2,048-token window).
 #
 # go build -overlay cannot replace files in the module cache, so the copy
 # (the module as downloaded plus these edits; no upstream source lives in
@@ -19,15 +27,15 @@
 # binary built without it.
 set -euo pipefail
 if [ $# -ne 2 ] || [ -z "$1" ]; then
-	echo "usage: exactgelu.sh OLLAMA_DIR GO_WORK" >&2
+	echo "usage: engine.sh OLLAMA_DIR GO_WORK" >&2
 	exit 2
 fi
 mod=$1
 work=$2
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${UDGAM_CI_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/udgam-ci}
-copy=$cache/ollama-exactgelu/$(basename "$mod")
-fail() { echo "exactgelu: $*" >&2; exit 1; }
+copy=$cache/ollama-engine/$(basename "$mod")
+fail() { echo "engine.sh: $*" >&2; exit 1; }
 
 if [ ! -f "$copy/.udgam-copied" ]; then
 	mkdir -p "$(dirname "$copy")"
@@ -55,15 +63,21 @@ edit() {
 vec=ml/backend/ggml/ggml/src/ggml-cpu/vec.h
 for d in GGML_GELU_FP16 GGML_GELU_QUICK_FP16; do
 	[ "$(grep -cx "#define $d" "$mod/$vec")" = 1 ] ||
-		fail "$mod/$vec does not define $d on a line of its own; the ollama module changed: update scripts/exactgelu.sh"
+		fail "$mod/$vec does not define $d on a line of its own; the ollama module changed: update scripts/engine.sh"
 done
 sed -e '/^#define GGML_GELU_FP16$/d' -e '/^#define GGML_GELU_QUICK_FP16$/d' "$mod/$vec" | edit "$vec"
 
 graph=llama/llama.cpp/src/llama-graph.cpp
 gelu='cur = ggml_gelu\(ctx0, cur\);\n(\s*)cb\(cur, "ffn_gelu", il\);'
 [ "$(perl -0777 -ne "my \$n = () = /$gelu/g; print \$n" "$mod/$graph")" = 1 ] ||
-	fail "$mod/$graph does not apply ffn_gelu once; the ollama module changed: update scripts/exactgelu.sh"
+	fail "$mod/$graph does not apply ffn_gelu once; the ollama module changed: update scripts/engine.sh"
 perl -0777 -pe "s/$gelu/cur = arch == LLM_ARCH_GPTNEOX ? ggml_gelu_erf(ctx0, cur) : ggml_gelu(ctx0, cur);\n\$1cb(cur, \"ffn_gelu\", il);/" "$mod/$graph" | edit "$graph"
+
+mulmat=ml/backend/ggml/ggml/src/ggml-cpu/ggml-cpu.c
+strided='const bool src1_cont = ggml_is_contiguous\(src1\);(\n\n\s*if \(src1_cont\) \{\n\s*for \(int64_t i13 = 0; i13 < ne13; i13\+\+\)\n\s*for \(int64_t i12 = 0; i12 < ne12; i12\+\+\)\n\s*if \(!llamafile_sgemm\(params,)'
+[ "$(perl -0777 -ne "my \$n = () = /$strided/g; print \$n" "$mod/$mulmat")" = 1 ] ||
+	fail "$mod/$mulmat does not try llamafile_sgemm on contiguous operands once; the ollama module changed: update scripts/engine.sh"
+perl -0777 -pe "s/$strided/const bool src1_cont = ggml_is_contiguous(src1) || nb11 % ggml_type_size(src1->type) == 0;\$1/" "$mod/$mulmat" | edit "$mulmat"
 
 goversion=$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$root/go.mod")
 mkdir -p "$(dirname "$work")"
