@@ -27,7 +27,9 @@ work=${LLAMACPP_WORK:-${TMPDIR:-/tmp}/udgam-llamacpp}
 command -v cmake >/dev/null || { echo "run.sh needs cmake (apt-get install cmake)" >&2; exit 1; }
 cd "$root"
 eval "$(make -s env)"
-ollama=$($GO list -m -f '{{.Dir}}' github.com/ollama/ollama)
+# The module as downloaded, not the edited copy the workspace names: the
+# anchor is llama.cpp's own default build.
+ollama=$(GOWORK=off $GO list -m -f '{{.Dir}}' github.com/ollama/ollama)
 
 echo "building llama.cpp (CMake, Release, native) in $work" >&2
 mkdir -p "$work/src" "$work/data"
