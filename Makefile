@@ -20,7 +20,13 @@ ifeq ($(PORTABLE),1)
     ARCH_FLAGS ?=
   endif
 else
-  ARCH_FLAGS ?= -march=native
+  # -march=native spelled out as the flags the compiler resolves it to on
+  # this machine: the Go build cache keys on the flags' text, so a cache
+  # restored on another runner (the Action caches it) never hands one CPU's
+  # objects to a CPU without those instructions. Compilers that do not say
+  # (clang) keep -march=native.
+  NATIVE_FLAGS := $(shell $$($(GO) env CC) -march=native -E -v - </dev/null 2>&1 | sed -n 's/.*cc1 .* - \(-march=.*\) -dumpbase .*/\1/p' | head -1)
+  ARCH_FLAGS ?= $(or $(NATIVE_FLAGS),-march=native)
 endif
 
 export CGO_CPPFLAGS := -I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/ml/backend/ggml/ggml/include

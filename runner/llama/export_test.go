@@ -8,3 +8,11 @@ func SetGELUCheck(check func() error) (restore func()) {
 	geluCheck = check
 	return func() { geluCheck = old }
 }
+
+// SetCPUFeatures replaces CPUFeatures, as Load consults it, until restore
+// is called, so a test can see what a binary carried to an older CPU does.
+func SetCPUFeatures(f func() (missing, unused []string)) (restore func()) {
+	old := cpuFeatures
+	cpuFeatures = f
+	return func() { cpuFeatures = old }
+}

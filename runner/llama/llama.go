@@ -185,6 +185,9 @@ func Load(path string, opts Options) (*Model, error) {
 	if opts.Parallel > 256 {
 		return nil, fmt.Errorf("model %s: %d parallel sequences, at most 256", path, opts.Parallel)
 	}
+	if err := checkCPU(); err != nil {
+		return nil, fmt.Errorf("model %s: %w", path, err)
+	}
 	backendInit(opts.Verbose)
 
 	mp := C.llama_model_default_params()
