@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/udgamlabs/udgam-ci/internal/atomicfile"
+	"github.com/udgamlabs/udgam-ci/internal/retry"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -169,7 +170,7 @@ func (c *Client) Download(ctx context.Context, kind Kind, repo, sha string, f Fi
 			return "", fmt.Errorf("download %s@%s: %w", name, sha[:12], err)
 		}
 		// A broken body: keep what arrived and ask for the rest.
-		if err := c.Sleep(ctx, Backoff(attempt, nil, c.Now())); err != nil {
+		if err := c.Sleep(ctx, retry.Backoff(attempt, nil, c.Now())); err != nil {
 			return "", err
 		}
 	}

@@ -14,10 +14,10 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/udgamlabs/udgam-ci/internal/retry"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -79,7 +79,7 @@ func New(getenv func(string) string) *Client {
 		Offline:   isTrue(getenv("HF_HUB_OFFLINE")),
 		UserAgent: "udgam-ci (+https://github.com/udgamlabs/udgam-ci)",
 		Retries:   5,
-		Sleep:     SleepContext,
+		Sleep:     retry.Sleep,
 		Now:       time.Now,
 	}
 }
@@ -109,19 +109,6 @@ func isTrue(v string) bool {
 // client is offline.
 var ErrOffline = errors.New("not in the cache, and HF_HUB_OFFLINE forbids the network")
 
-// SleepContext waits for d or until ctx is done: the default Sleep of
-// clients that retry.
-func SleepContext(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 func checkRepo(repo string) error {
 	if !runfile.IsHubRepo(repo) {
 		return fmt.Errorf("repository %q: want OWNER/NAME", repo)
@@ -150,31 +137,6 @@ func (e *StatusError) Error() string {
 	}
 	return msg
 }
-
-// Retryable reports whether an HTTP status is worth another try: rate
-// limits and server errors.
-func Retryable(status int) bool {
-	return status == http.StatusTooManyRequests || status >= 500
-}
-
-// Backoff is the wait before retry number attempt (0-based): the server's
-// Retry-After when it gives one in seconds or as a date (at most
-// maxRetryAfter, so a job is not parked for hours), else 1s, 2s, 4s...
-// capped at a minute.
-func Backoff(attempt int, h http.Header, now time.Time) time.Duration {
-	if ra := h.Get("Retry-After"); ra != "" {
-		if s, err := strconv.Atoi(strings.TrimSpace(ra)); err == nil && s >= 0 {
-			return min(time.Duration(s)*time.Second, maxRetryAfter)
-		}
-		if t, err := http.ParseTime(ra); err == nil {
-			return min(max(t.Sub(now), 0), maxRetryAfter)
-		}
-	}
-	d := time.Second << min(attempt, 6)
-	return min(d, time.Minute)
-}
-
-const maxRetryAfter = 5 * time.Minute
 
 // apiURL is an API URL about a repository.
 func (c *Client) apiURL(kind Kind, repo string, parts ...string) string {
@@ -251,16 +213,16 @@ func (c *Client) do(ctx context.Context, u string, mk func(*http.Request)) (*htt
 				return nil, ctx.Err()
 			}
 			last = err
-			wait = Backoff(attempt, nil, c.Now())
+			wait = retry.Backoff(attempt, nil, c.Now())
 		case resp.StatusCode < 300:
 			return resp, nil
 		default:
 			serr := statusError(u, resp)
-			if !Retryable(resp.StatusCode) {
+			if !retry.Retryable(resp.StatusCode) {
 				return nil, serr
 			}
 			last = serr
-			wait = Backoff(attempt, resp.Header, c.Now())
+			wait = retry.Backoff(attempt, resp.Header, c.Now())
 		}
 		if attempt >= c.Retries {
 			return nil, fmt.Errorf("after %d tries: %w", attempt+1, last)

@@ -43,8 +43,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/udgamlabs/udgam-ci/hub"
 	"github.com/udgamlabs/udgam-ci/internal/atomicfile"
+	"github.com/udgamlabs/udgam-ci/internal/retry"
 )
 
 // Doc is one row of the output: the Fresh Text document format (id, text,
@@ -136,7 +136,7 @@ func (o *Options) defaults() error {
 		o.HTTP = &http.Client{Timeout: 2 * time.Minute}
 	}
 	if o.Sleep == nil {
-		o.Sleep = hub.SleepContext
+		o.Sleep = retry.Sleep
 	}
 	if o.Log == nil {
 		o.Log = io.Discard

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/udgamlabs/udgam-ci/hub"
+	"github.com/udgamlabs/udgam-ci/internal/retry"
 )
 
 // client is a polite HTTP getter for one site: a User-Agent with a contact,
@@ -34,25 +34,25 @@ func (c *client) get(ctx context.Context, u string) ([]byte, error) {
 		if err := c.pace(ctx); err != nil {
 			return nil, err
 		}
-		body, h, retry, err := c.try(ctx, u)
+		body, h, again, err := c.try(ctx, u)
 		if err == nil {
 			return body, nil
 		}
-		if !retry || attempt >= c.retries {
+		if !again || attempt >= c.retries {
 			if attempt > 0 {
 				return nil, fmt.Errorf("after %d tries: %w", attempt+1, err)
 			}
 			return nil, err
 		}
 		last = err
-		if err := c.sleep(ctx, hub.Backoff(attempt, h, c.now())); err != nil {
+		if err := c.sleep(ctx, retry.Backoff(attempt, h, c.now())); err != nil {
 			return nil, fmt.Errorf("%w (last error: %v)", err, last)
 		}
 	}
 }
 
-// try sends one request. retry says whether another try may help.
-func (c *client) try(ctx context.Context, u string) (body []byte, h http.Header, retry bool, err error) {
+// try sends one request. again says whether another try may help.
+func (c *client) try(ctx context.Context, u string) (body []byte, h http.Header, again bool, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, nil, false, err
@@ -68,7 +68,7 @@ func (c *client) try(ctx context.Context, u string) (body []byte, h http.Header,
 		return nil, resp.Header, true, fmt.Errorf("GET %s: %w", u, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, resp.Header, hub.Retryable(resp.StatusCode), fmt.Errorf("GET %s: %s", u, resp.Status)
+		return nil, resp.Header, retry.Retryable(resp.StatusCode), fmt.Errorf("GET %s: %s", u, resp.Status)
 	}
 	return body, resp.Header, false, nil
 }

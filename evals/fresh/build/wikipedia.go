@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/udgamlabs/udgam-ci/hub"
+	"github.com/udgamlabs/udgam-ci/internal/retry"
 )
 
 // wikipedia builds the Wikipedia part through the MediaWiki action API
@@ -118,7 +118,7 @@ func (w *wikipedia) query(ctx context.Context, params url.Values, each func(*api
 			return fmt.Errorf("GET %s: decode: %w", u, err)
 		}
 		if r.Error != nil && (r.Error.Code == "maxlag" || r.Error.Code == "ratelimited") && lagged < w.c.retries {
-			if err := w.c.sleep(ctx, hub.Backoff(lagged+2, nil, w.c.now())); err != nil {
+			if err := w.c.sleep(ctx, retry.Backoff(lagged+2, nil, w.c.now())); err != nil {
 				return err
 			}
 			lagged++
