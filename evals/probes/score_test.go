@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/evals/probes/probestest"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/testmodel"
@@ -221,7 +222,7 @@ func TestSharedPrefixEqualsNaive(t *testing.T) {
 	}
 	items := generate(t, Options{Types: TypesAll, Per: 1, Seed: 2026})
 	shared := scoreAll(t, &Scorer{Model: m, AddBOS: true, BOS: testmodel.BOS}, items)
-	naive := scoreAll(t, &Scorer{Model: NaiveModel{m}, AddBOS: true, BOS: testmodel.BOS}, items)
+	naive := scoreAll(t, &Scorer{Model: probestest.NaiveModel{Model: m}, AddBOS: true, BOS: testmodel.BOS}, items)
 	for i := range shared {
 		for c := range shared[i].Logprobs {
 			if d := math.Abs(shared[i].Logprobs[c] - naive[i].Logprobs[c]); d > 1e-9 {
@@ -239,7 +240,7 @@ func TestNaiveRequests(t *testing.T) {
 		{Tokens: []int32{4}, Positions: []int{3}},
 		{Tokens: []int32{5, 6}, Positions: []int{3, 4}},
 	}}
-	got := Naive(req)
+	got := probestest.Naive(req)
 	want := []runner.Request{
 		{Branches: []runner.Branch{{Tokens: []int32{1, 2, 3, 4}, Positions: []int{3}}}},
 		{Branches: []runner.Branch{{Tokens: []int32{1, 2, 3, 5, 6}, Positions: []int{3, 4}}}},

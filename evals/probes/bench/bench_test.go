@@ -8,6 +8,7 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
+	"github.com/udgamlabs/udgam-ci/evals/probes/probestest"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
@@ -59,7 +60,7 @@ func BenchmarkCore(b *testing.B) {
 		name   string
 		model  runner.Model
 		tokens int
-	}{{"shared", m, counts.Shared}, {"naive", probes.NaiveModel{Model: m}, counts.Naive}} {
+	}{{"shared", m, counts.Shared}, {"naive", probestest.NaiveModel{Model: m}, counts.Naive}} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := probes.Scorer{Model: bc.model, AddBOS: info.HasBOS(), BOS: info.BOS}
 			for b.Loop() {
