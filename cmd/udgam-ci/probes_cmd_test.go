@@ -148,8 +148,7 @@ func TestScoreProbesLlamaMatchesBigram(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ref []runfile.Item
-	s := probes.Scorer{Model: bg, AddBOS: true, BOS: testmodel.BOS}
-	if err := s.Score(context.Background(), items, func(r runfile.Item) error { ref = append(ref, r); return nil }); err != nil {
+	if err := probes.Score(context.Background(), bg, items, probes.ScoreOptions{AddBOS: true, BOS: testmodel.BOS}, func(r runfile.Item) error { ref = append(ref, r); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if len(run.Items) != len(ref) {

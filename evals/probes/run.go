@@ -92,8 +92,8 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
 	for j, k := range left {
 		todo[j] = items[idx[k]]
 	}
-	sc := Scorer{Model: m, AddBOS: h.Settings.AddBOS, BOS: h.Settings.BOSID, Batch: opt.Batch}
-	err = sc.Score(ctx, todo, func(rec runfile.Item) error { return loop.Add(rec.ID, rec, rec.Tokens) })
+	so := ScoreOptions{AddBOS: h.Settings.AddBOS, BOS: h.Settings.BOSID, Batch: opt.Batch}
+	err = Score(ctx, m, todo, so, func(rec runfile.Item) error { return loop.Add(rec.ID, rec, rec.Tokens) })
 	tally, err := loop.Finish(err)
 	if err != nil {
 		return Result{}, err

@@ -49,7 +49,7 @@ func TestRunWritesRecordsAndHeader(t *testing.T) {
 	if !reflect.DeepEqual(h.Dataset, set.Dataset()) || h.Dataset.Count != len(set.Items) {
 		t.Errorf("header dataset %+v, want %+v", h.Dataset, set.Dataset())
 	}
-	want := scoreAll(t, &Scorer{Model: m, AddBOS: true, BOS: testmodel.BOS}, set.Items)
+	want := scoreAll(t, m, ScoreOptions{AddBOS: true, BOS: testmodel.BOS}, set.Items)
 	if !reflect.DeepEqual(run.Items, want) {
 		t.Error("records in the file differ from scoring the items directly")
 	}

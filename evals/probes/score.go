@@ -16,13 +16,12 @@ const Formulation = "sum-logprob, space-prefixed choice, separate tokenization"
 // for it to pack many prompts and their branches into each decode.
 const DefaultBatch = 64
 
-// Scorer scores items by the log-probability of each choice after the
-// prompt.
-type Scorer struct {
-	Model  runner.Model
+// ScoreOptions are the settings of scoring, as fresh.ScoreOptions are
+// Fresh Text's.
+type ScoreOptions struct {
 	AddBOS bool  // put BOS before the prompt (resolved from auto|yes|no)
 	BOS    int32 // the BOS id, used when AddBOS
-	Batch  int   // items per Score call; DefaultBatch when 0
+	Batch  int   // items per engine Score call; DefaultBatch when 0
 }
 
 // request is one item turned into tokens: the prompt as the shared prefix,
@@ -84,10 +83,11 @@ func ChoiceTexts(it *Item) []string {
 	return out
 }
 
-// Score scores items in batches and hands each record to emit as its batch
+// Score scores items on m by the log-probability of each choice after the
+// prompt, in batches, and hands each record to emit as its batch
 // completes, in item order.
-func (s *Scorer) Score(ctx context.Context, items []Item, emit func(runfile.Item) error) error {
-	batch := s.Batch
+func Score(ctx context.Context, m runner.Model, items []Item, opt ScoreOptions, emit func(runfile.Item) error) error {
+	batch := opt.Batch
 	if batch <= 0 {
 		batch = DefaultBatch
 	}
@@ -96,13 +96,13 @@ func (s *Scorer) Score(ctx context.Context, items []Item, emit func(runfile.Item
 		reqs := make([]request, len(chunk))
 		plain := make([]runner.Request, len(chunk))
 		for i := range chunk {
-			r, err := buildRequest(s.Model, &chunk[i], s.AddBOS, s.BOS)
+			r, err := buildRequest(m, &chunk[i], opt.AddBOS, opt.BOS)
 			if err != nil {
 				return err
 			}
 			reqs[i], plain[i] = r, r.req
 		}
-		results, err := s.Model.Score(ctx, plain)
+		results, err := m.Score(ctx, plain)
 		if err != nil {
 			return fmt.Errorf("score items %s to %s: %w", chunk[0].ID, chunk[len(chunk)-1].ID, err)
 		}

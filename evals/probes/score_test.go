@@ -37,10 +37,10 @@ func (r *recorder) items() int {
 	return n
 }
 
-func scoreAll(t *testing.T, s *Scorer, items []Item) []runfile.Item {
+func scoreAll(t *testing.T, m runner.Model, opt ScoreOptions, items []Item) []runfile.Item {
 	t.Helper()
 	var recs []runfile.Item
-	err := s.Score(context.Background(), items, func(r runfile.Item) error {
+	err := Score(context.Background(), m, items, opt, func(r runfile.Item) error {
 		recs = append(recs, r)
 		return nil
 	})
@@ -58,7 +58,7 @@ func TestScoreMatchesBigramArithmetic(t *testing.T) {
 	items := generate(t, Options{Types: TypesAll, Per: 100, Seed: 2026})
 	for _, addBOS := range []bool{true, false} {
 		rec := &recorder{Model: m}
-		recs := scoreAll(t, &Scorer{Model: rec, AddBOS: addBOS, BOS: testmodel.BOS}, items)
+		recs := scoreAll(t, rec, ScoreOptions{AddBOS: addBOS, BOS: testmodel.BOS}, items)
 		if len(recs) != len(items) {
 			t.Fatalf("%d records for %d items", len(recs), len(items))
 		}
@@ -206,7 +206,7 @@ func TestTies(t *testing.T) {
 		t.Fatal(err)
 	}
 	items := []Item{{ID: "t", Type: "compare", Level: 1, Prompt: "Question: Which?\nAnswer:", Answer: "b", Choices: []string{"a", "b"}}}
-	recs := scoreAll(t, &Scorer{Model: m}, items)
+	recs := scoreAll(t, m, ScoreOptions{}, items)
 	if r := recs[0]; r.Pred != 0 || !r.Tie || r.Correct {
 		t.Errorf("flat model: pred %d tie %v correct %v, want 0 true false", r.Pred, r.Tie, r.Correct)
 	}
@@ -221,8 +221,8 @@ func TestSharedPrefixEqualsNaive(t *testing.T) {
 		t.Fatal(err)
 	}
 	items := generate(t, Options{Types: TypesAll, Per: 1, Seed: 2026})
-	shared := scoreAll(t, &Scorer{Model: m, AddBOS: true, BOS: testmodel.BOS}, items)
-	naive := scoreAll(t, &Scorer{Model: probestest.NaiveModel{Model: m}, AddBOS: true, BOS: testmodel.BOS}, items)
+	shared := scoreAll(t, m, ScoreOptions{AddBOS: true, BOS: testmodel.BOS}, items)
+	naive := scoreAll(t, probestest.NaiveModel{Model: m}, ScoreOptions{AddBOS: true, BOS: testmodel.BOS}, items)
 	for i := range shared {
 		for c := range shared[i].Logprobs {
 			if d := math.Abs(shared[i].Logprobs[c] - naive[i].Logprobs[c]); d > 1e-9 {

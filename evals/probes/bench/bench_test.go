@@ -62,9 +62,9 @@ func BenchmarkCore(b *testing.B) {
 		tokens int
 	}{{"shared", m, counts.Shared}, {"naive", probestest.NaiveModel{Model: m}, counts.Naive}} {
 		b.Run(bc.name, func(b *testing.B) {
-			s := probes.Scorer{Model: bc.model, AddBOS: info.HasBOS(), BOS: info.BOS}
+			opt := probes.ScoreOptions{AddBOS: info.HasBOS(), BOS: info.BOS}
 			for b.Loop() {
-				if err := s.Score(context.Background(), items, func(runfile.Item) error { return nil }); err != nil {
+				if err := probes.Score(context.Background(), bc.model, items, opt, func(runfile.Item) error { return nil }); err != nil {
 					b.Fatal(err)
 				}
 			}
