@@ -43,11 +43,11 @@ type contaminationScanOptions struct {
 	Force       bool
 	JSON        bool
 	// Fetch turns an hf:// Fresh Text reference into a local file.
-	Fetch func(ref string) (fresh.Fetched, error)
+	Fetch func(ref string) (evals.Fetched, error)
 }
 
 func runContaminationScan(e *env, args []string) error {
-	o := contaminationScanOptions{Fetch: fetchFromHub(e)}
+	o := contaminationScanOptions{Fetch: fetchFromHub(e, nil)}
 	fs := newFlags(e, "contamination scan",
 		"find the test items whose word n-grams occur in training data: the test items are indexed, the training text is streamed once (JSON Lines, Parquet, text; gzip or zstd; folders, globs, hf:// datasets)",
 		"udgam-ci contamination scan --train corpus/ --train hf://acme/mix@COMMIT --out contamination.json")
@@ -150,7 +150,7 @@ func contaminationScan(e *env, o contaminationScanOptions) error {
 }
 
 // contaminationTests loads the test sets a scan or merge checks.
-func contaminationTests(e *env, which, data, items string, fetch func(string) (fresh.Fetched, error)) ([]contamination.Item, map[string]contamination.TestSet, error) {
+func contaminationTests(e *env, which, data, items string, fetch func(string) (evals.Fetched, error)) ([]contamination.Item, map[string]contamination.TestSet, error) {
 	var out []contamination.Item
 	tests := map[string]contamination.TestSet{}
 	for _, t := range strings.Split(which, ",") {
@@ -207,11 +207,11 @@ type contaminationMergeOptions struct {
 	Items   string
 	Force   bool
 	JSON    bool
-	Fetch   func(ref string) (fresh.Fetched, error)
+	Fetch   func(ref string) (evals.Fetched, error)
 }
 
 func runContaminationMerge(e *env, args []string) error {
-	o := contaminationMergeOptions{Fetch: fetchFromHub(e)}
+	o := contaminationMergeOptions{Fetch: fetchFromHub(e, nil)}
 	fs := newFlags(e, "contamination merge",
 		"join the reports of a scan's shards (--shard i/n) into one; the test sets must be the ones they were scanned against",
 		"udgam-ci contamination merge contamination.json shard-1.json shard-2.json")

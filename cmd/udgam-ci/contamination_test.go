@@ -107,7 +107,7 @@ func TestScoreProbesExcludesWhatAScanFound(t *testing.T) {
 	if code := run(e, []string{"probes", "generate", items, "--per", "3"}); code != 0 {
 		t.Fatalf("generate: exit %d", code)
 	}
-	set, err := probes.Load(items)
+	set, err := probes.LoadFile(items)
 	if err != nil {
 		t.Fatal(err)
 	}

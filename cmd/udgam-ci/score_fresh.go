@@ -26,11 +26,11 @@ type scoreFreshOptions struct {
 	// Open loads the model; tests put a pure-Go reference model here.
 	Open func(path string, threads, window int, cpuOnly bool) (runner.Model, error)
 	// Fetch turns an hf:// reference into a local file.
-	Fetch func(ref string) (fresh.Fetched, error)
+	Fetch func(ref string) (evals.Fetched, error)
 }
 
 func runScoreFresh(e *env, args []string) error {
-	o := scoreFreshOptions{Open: openFreshLlama, Fetch: fetchFromHub(e)}
+	o := scoreFreshOptions{Open: openFreshLlama, Fetch: fetchFromHub(e, nil)}
 	fs := newFlags(e, "score fresh",
 		"score a GGUF model on Fresh Text: bits per byte over documents each read on its own through sliding windows; records go to the run file as documents complete",
 		"udgam-ci score fresh --model smollm2-135m.gguf --data hf://udgamlabs/fresh-text@COMMIT --out fresh.jsonl --json")
@@ -83,15 +83,21 @@ func openLlama(path string, opts llama.Options) (runner.Model, error) {
 	return w, nil
 }
 
-func fetchFromHub(e *env) func(string) (fresh.Fetched, error) {
-	return func(ref string) (fresh.Fetched, error) {
+// fetchFromHub resolves hf:// dataset references through the hub client
+// (its progress on stderr) for fresh.Load and probes.Load; name says what
+// the run header calls the file (nil: OWNER/NAME/path, Fresh Text's form).
+func fetchFromHub(e *env, name func(hub.Ref) string) func(string) (evals.Fetched, error) {
+	if name == nil {
+		name = func(r hub.Ref) string { return r.Repo + "/" + r.Path }
+	}
+	return func(ref string) (evals.Fetched, error) {
 		client := hub.New(e.Getenv)
 		client.Progress = e.Stderr
 		r, err := client.Resolve(e.Ctx, ref, hub.Dataset)
 		if err != nil {
-			return fresh.Fetched{}, err
+			return evals.Fetched{}, err
 		}
-		return fresh.Fetched{Path: r.Path, Name: r.Ref.Repo + "/" + r.Ref.Path, Revision: r.Ref.Revision}, nil
+		return evals.Fetched{Path: r.Path, Name: name(r.Ref), Revision: r.Ref.Revision}, nil
 	}
 }
 

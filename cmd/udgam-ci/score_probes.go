@@ -101,11 +101,13 @@ func scoreProbes(e *env, o scoreProbesOptions) error {
 	return res.Summary.WriteText(e.Stdout)
 }
 
+// loadProbeItems reads the items a run names; a hub set is named
+// hf://OWNER/NAME[/path] in the header.
 func loadProbeItems(e *env, src string) (*probes.Set, error) {
-	if src == "" {
-		return probes.Core()
-	}
-	client := hub.New(e.Getenv)
-	client.Progress = e.Stderr
-	return probes.Open(e.Ctx, src, client)
+	return probes.Load(src, fetchFromHub(e, func(r hub.Ref) string {
+		if r.Path == "" {
+			return "hf://" + r.Repo
+		}
+		return "hf://" + r.Repo + "/" + r.Path
+	}))
 }

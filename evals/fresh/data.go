@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -66,17 +67,10 @@ func LoadFile(path string) (*Data, error) {
 	return newData(docs, filepath.Base(path), b), nil
 }
 
-// Fetched is a hub reference turned into a local, verified file.
-type Fetched struct {
-	Path     string // the local file
-	Name     string // what the header calls the dataset, e.g. OWNER/NAME/test.jsonl
-	Revision string // the commit it came from
-}
-
 // Load reads the documents a run names: "" is the embedded smoke sample,
 // hf://OWNER/NAME@REV[/path] is fetched by fetch (the hub client), and
 // anything else is a local file.
-func Load(ref string, fetch func(ref string) (Fetched, error)) (*Data, error) {
+func Load(ref string, fetch func(ref string) (evals.Fetched, error)) (*Data, error) {
 	switch {
 	case ref == "":
 		return Smoke()

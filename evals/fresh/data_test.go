@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/udgamlabs/udgam-ci/evals"
 )
 
 func writeFile(t *testing.T, name, content string) string {
@@ -120,9 +122,9 @@ func TestLoadParquet(t *testing.T) {
 func TestLoadRefs(t *testing.T) {
 	local := writeFile(t, "hub.jsonl", `{"id":"a","text":"x"}`)
 	var asked string
-	fetch := func(ref string) (Fetched, error) {
+	fetch := func(ref string) (evals.Fetched, error) {
 		asked = ref
-		return Fetched{Path: local, Name: "udgam/fresh-text/test.jsonl", Revision: "abc123"}, nil
+		return evals.Fetched{Path: local, Name: "udgam/fresh-text/test.jsonl", Revision: "abc123"}, nil
 	}
 	d, err := Load("hf://udgam/fresh-text@abc123", fetch)
 	if err != nil {
@@ -131,7 +133,7 @@ func TestLoadRefs(t *testing.T) {
 	if asked != "hf://udgam/fresh-text@abc123" || d.Dataset.Name != "udgam/fresh-text/test.jsonl" || d.Dataset.Revision != "abc123" || d.Dataset.Count != 1 {
 		t.Errorf("hub ref: asked %q, dataset %+v", asked, d.Dataset)
 	}
-	failing := func(string) (Fetched, error) { return Fetched{}, errors.New("offline") }
+	failing := func(string) (evals.Fetched, error) { return evals.Fetched{}, errors.New("offline") }
 	if _, err := Load("hf://a/b@c", failing); err == nil || !strings.Contains(err.Error(), "hf://a/b@c: offline") {
 		t.Errorf("fetch failure: %v", err)
 	}

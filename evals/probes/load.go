@@ -3,7 +3,6 @@ package probes
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/hub"
 )
 
@@ -46,44 +46,37 @@ func Core() (*Set, error) {
 	return &Set{Name: CoreName, SHA256: sha256Hex(coreJSONL), Items: items}, nil
 }
 
-// Resolver turns an hf:// reference into a verified local file; hub's
-// Client is one.
-type Resolver interface {
-	Resolve(ctx context.Context, ref string, kind hub.Kind) (hub.Resolved, error)
+// Load reads the items a run names: "" is the embedded core set,
+// hf://OWNER/NAME@REV[/path] is fetched by fetch (the hub client), and
+// anything else is a local file: fresh.Load's shape.
+func Load(ref string, fetch func(ref string) (evals.Fetched, error)) (*Set, error) {
+	switch {
+	case ref == "":
+		return Core()
+	case hub.IsRef(ref):
+		if fetch == nil {
+			return nil, fmt.Errorf("load items %s: this build cannot fetch from the Hugging Face hub", ref)
+		}
+		f, err := fetch(ref)
+		if err != nil {
+			return nil, fmt.Errorf("load items %s: %w", ref, err)
+		}
+		set, err := LoadFile(f.Path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ref, err)
+		}
+		set.Name, set.Revision = f.Name, f.Revision
+		return set, nil
+	}
+	return LoadFile(ref)
 }
 
-// Open loads items from a local file or, for hf://OWNER/NAME@REV[/path],
-// from the hub (split test when no path is given). The set is named by its
-// reference and carries the resolved commit.
-func Open(ctx context.Context, src string, r Resolver) (*Set, error) {
-	if !hub.IsRef(src) {
-		return Load(src)
-	}
-	if r == nil {
-		return nil, fmt.Errorf("load items %s: no hub client", src)
-	}
-	res, err := r.Resolve(ctx, src, hub.Dataset)
-	if err != nil {
-		return nil, fmt.Errorf("load items: %w", err)
-	}
-	set, err := Load(res.Path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", src, err)
-	}
-	set.Name = "hf://" + res.Ref.Repo
-	if res.Ref.Path != "" {
-		set.Name += "/" + res.Ref.Path
-	}
-	set.Revision = res.Ref.Revision
-	return set, nil
-}
-
-// Load reads items from a local JSON Lines or Parquet file (by extension)
-// and validates them. Errors name the file and the line (JSONL) or the id
-// (Parquet).
-func Load(path string) (*Set, error) {
+// LoadFile reads items from a local JSON Lines or Parquet file (by
+// extension) and validates them. Errors name the file and the line (JSONL)
+// or the id (Parquet).
+func LoadFile(path string) (*Set, error) {
 	if hub.IsRef(path) {
-		return nil, fmt.Errorf("load items %s: a hub reference needs Open", path)
+		return nil, fmt.Errorf("load items %s: a hub reference needs Load", path)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {

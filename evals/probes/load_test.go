@@ -1,16 +1,17 @@
 package probes
 
 import (
-	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/udgamlabs/udgam-ci/hub"
+	"github.com/udgamlabs/udgam-ci/evals"
 )
 
 func writeText(t *testing.T, name, text string) string {
@@ -42,7 +43,7 @@ func TestLoadRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, path := range []string{jsonl, writeParquet(t, items)} {
-		set, err := Load(path)
+		set, err := LoadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +58,7 @@ func TestLoadRoundTrip(t *testing.T) {
 
 func TestLoadNumericAnswer(t *testing.T) {
 	p := writeText(t, "n.jsonl", `{"id":"a","type":"add","level":1,"prompt":"Question: What is 1 + 1?\nAnswer:","answer":2,"choices":["2","3"]}`+"\n")
-	set, err := Load(p)
+	set, err := LoadFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestLoadJSONLErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := writeText(t, "items.jsonl", tc.text)
-			_, err := Load(p)
+			_, err := LoadFile(p)
 			if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err %v, want %q naming %s", err, tc.want, p)
 			}
@@ -108,53 +109,48 @@ func TestLoadParquetErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := writeParquet(t, tc.items)
-			_, err := Load(p)
+			_, err := LoadFile(p)
 			if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err %v, want %q naming %s", err, tc.want, p)
 			}
 		})
 	}
 	bad := writeText(t, "x.parquet", "not parquet")
-	if _, err := Load(bad); err == nil || !strings.Contains(err.Error(), bad) {
+	if _, err := LoadFile(bad); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Errorf("not parquet: %v", err)
 	}
 }
 
-// fakeResolver stands in for hub's client, which has its own tests
-// against an HTTP hub.
-type fakeResolver struct {
-	path string
-	refs []string
-}
-
-func (f *fakeResolver) Resolve(ctx context.Context, ref string, kind hub.Kind) (hub.Resolved, error) {
-	f.refs = append(f.refs, ref)
-	r, err := hub.ParseRef(ref)
-	if err != nil {
-		return hub.Resolved{}, err
-	}
-	r.Kind, r.Revision, r.Path = kind, strings.Repeat("a", 40), "data/test.jsonl"
-	return hub.Resolved{Ref: r, Path: f.path}, nil
-}
-
-func TestOpenHubReference(t *testing.T) {
+func TestLoadRefs(t *testing.T) {
 	local := writeText(t, "test.jsonl", good+"\n")
-	f := &fakeResolver{path: local}
-	set, err := Open(context.Background(), "hf://udgamlabs/udgam-probes@main", f)
+	var asked []string
+	fetch := func(ref string) (evals.Fetched, error) {
+		asked = append(asked, ref)
+		return evals.Fetched{Path: local, Name: "hf://udgamlabs/udgam-probes/data/test.jsonl", Revision: strings.Repeat("a", 40)}, nil
+	}
+	set, err := Load("hf://udgamlabs/udgam-probes@main", fetch)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if set.Name != "hf://udgamlabs/udgam-probes/data/test.jsonl" || set.Revision != strings.Repeat("a", 40) || len(set.Items) != 1 {
-		t.Errorf("set %+v", set)
+	if !slices.Equal(asked, []string{"hf://udgamlabs/udgam-probes@main"}) || set.Name != "hf://udgamlabs/udgam-probes/data/test.jsonl" || set.Revision != strings.Repeat("a", 40) || len(set.Items) != 1 {
+		t.Errorf("asked %q, set %+v", asked, set)
 	}
-	if _, err := Open(context.Background(), "hf://udgamlabs/udgam-probes@main", nil); err == nil {
-		t.Error("a hub reference without a hub client loaded")
+	failing := func(string) (evals.Fetched, error) { return evals.Fetched{}, errors.New("offline") }
+	if _, err := Load("hf://a/b@c", failing); err == nil || !strings.Contains(err.Error(), "hf://a/b@c: offline") {
+		t.Errorf("fetch failure: %v", err)
 	}
-	if _, err := Load("hf://udgamlabs/udgam-probes@main"); err == nil {
-		t.Error("Load took a hub reference")
+	if _, err := Load("hf://udgamlabs/udgam-probes@main", nil); err == nil || !strings.Contains(err.Error(), "cannot fetch") {
+		t.Errorf("a hub reference without a fetcher: %v", err)
 	}
-	set, err = Open(context.Background(), local, nil)
+	if _, err := LoadFile("hf://udgamlabs/udgam-probes@main"); err == nil {
+		t.Error("LoadFile took a hub reference")
+	}
+	set, err = Load(local, nil)
 	if err != nil || set.Name != local {
-		t.Errorf("local file through Open: %v", err)
+		t.Errorf("local file through Load: %v", err)
+	}
+	core, err := Load("", nil)
+	if err != nil || core.Name != CoreName {
+		t.Errorf(`Load(""): %v, want the core set`, err)
 	}
 }
