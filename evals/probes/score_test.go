@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/udgamlabs/udgam-ci/evals/probes/probestest"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/testmodel"
@@ -210,77 +209,4 @@ func TestTies(t *testing.T) {
 	if r := recs[0]; r.Pred != 0 || !r.Tie || r.Correct {
 		t.Errorf("flat model: pred %d tie %v correct %v, want 0 true false", r.Pred, r.Tie, r.Correct)
 	}
-}
-
-// Sharing the prompt must change nothing: the same items scored with each
-// choice as its own full sequence give the same numbers, on a transformer
-// where attention over the prompt matters.
-func TestSharedPrefixEqualsNaive(t *testing.T) {
-	m, err := testmodel.RandomLlama(5, testmodel.DefaultShape())
-	if err != nil {
-		t.Fatal(err)
-	}
-	items := generate(t, Options{Types: TypesAll, Per: 1, Seed: 2026})
-	shared := scoreAll(t, m, ScoreOptions{AddBOS: true, BOS: testmodel.BOS}, items)
-	naive := scoreAll(t, probestest.NaiveModel{Model: m}, ScoreOptions{AddBOS: true, BOS: testmodel.BOS}, items)
-	for i := range shared {
-		for c := range shared[i].Logprobs {
-			if d := math.Abs(shared[i].Logprobs[c] - naive[i].Logprobs[c]); d > 1e-9 {
-				t.Errorf("%s choice %d: shared %v, naive %v", shared[i].ID, c, shared[i].Logprobs[c], naive[i].Logprobs[c])
-			}
-		}
-		if shared[i].Pred != naive[i].Pred {
-			t.Errorf("%s: shared picks %d, naive %d", shared[i].ID, shared[i].Pred, naive[i].Pred)
-		}
-	}
-}
-
-func TestNaiveRequests(t *testing.T) {
-	req := runner.Request{Prefix: []int32{1, 2, 3}, Branches: []runner.Branch{
-		{Tokens: []int32{4}, Positions: []int{3}},
-		{Tokens: []int32{5, 6}, Positions: []int{3, 4}},
-	}}
-	got := probestest.Naive(req)
-	want := []runner.Request{
-		{Branches: []runner.Branch{{Tokens: []int32{1, 2, 3, 4}, Positions: []int{3}}}},
-		{Branches: []runner.Branch{{Tokens: []int32{1, 2, 3, 5, 6}, Positions: []int{3, 4}}}},
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%d requests, want %d", len(got), len(want))
-	}
-	for i := range want {
-		if got[i].Prefix != nil || !slices.Equal(got[i].Branches[0].Tokens, want[i].Branches[0].Tokens) || !slices.Equal(got[i].Branches[0].Positions, want[i].Branches[0].Positions) {
-			t.Errorf("request %d: %+v, want %+v", i, got[i], want[i])
-		}
-	}
-}
-
-// The benchmark hook: on the 2,000 core items, sharing the prompt
-// evaluates far fewer tokens than scoring each choice on its own. With the
-// byte-level tokenizer the figure is exact arithmetic on the prompts.
-func TestCountTokensCore(t *testing.T) {
-	set, err := Core()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := CountTokens(testmodel.RandomBigram(1), set.Items, true, testmodel.BOS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	shared, naive := 0, 0
-	for _, it := range set.Items {
-		p := 1 + len(it.Prompt)
-		shared += p
-		for _, ch := range it.Choices {
-			shared += 1 + len(ch)
-			naive += p + 1 + len(ch)
-		}
-	}
-	if c.Items != 2000 || c.Shared != shared || c.Naive != naive {
-		t.Fatalf("counts %+v, want shared %d naive %d", c, shared, naive)
-	}
-	if c.Ratio() < 2.5 {
-		t.Errorf("shared prefix evaluates only %.2fx fewer tokens", c.Ratio())
-	}
-	t.Logf("byte tokens on the core set: shared %d, naive %d, %.2fx fewer", c.Shared, c.Naive, c.Ratio())
 }

@@ -52,7 +52,7 @@ func BenchmarkCore(b *testing.B) {
 	defer m.Close()
 	items := coreSample(b)
 	info := m.Info()
-	counts, err := probes.CountTokens(m, items, info.HasBOS(), info.BOS)
+	counts, err := probestest.CountTokens(m, items, info.HasBOS(), info.BOS)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 // Package probestest holds what tests and benchmarks of the Probe Suite
 // need and production does not: naive scoring, every choice as its own
-// full sequence, the yardstick shared-prefix scoring is checked against.
+// full sequence, the yardstick shared-prefix scoring is checked against,
+// and the count of tokens each way evaluates.
 package probestest
 
 import (

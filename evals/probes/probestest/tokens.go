@@ -1,6 +1,9 @@
-package probes
+package probestest
 
-import "github.com/udgamlabs/udgam-ci/runner"
+import (
+	"github.com/udgamlabs/udgam-ci/evals/probes"
+	"github.com/udgamlabs/udgam-ci/runner"
+)
 
 // TokenCounts compares the tokens an engine evaluates with a shared prefix
 // (each prompt once, then every choice's tokens) against naive scoring
@@ -20,15 +23,19 @@ func (c TokenCounts) Ratio() float64 {
 }
 
 // CountTokens counts both ways for items with tok's tokenizer.
-func CountTokens(tok runner.Tokenizer, items []Item, addBOS bool, bos int32) (TokenCounts, error) {
+func CountTokens(tok runner.Tokenizer, items []probes.Item, addBOS bool, bos int32) (TokenCounts, error) {
 	c := TokenCounts{Items: len(items)}
 	for i := range items {
-		r, err := buildRequest(tok, &items[i], addBOS, bos)
+		r, err := probes.BuildRequest(tok, &items[i], addBOS, bos)
 		if err != nil {
 			return TokenCounts{}, err
 		}
-		c.Shared += len(r.req.Prefix) + r.tokens
-		c.Naive += len(r.req.Branches)*len(r.req.Prefix) + r.tokens
+		choices := 0
+		for _, b := range r.Branches {
+			choices += len(b.Tokens)
+		}
+		c.Shared += len(r.Prefix) + choices
+		c.Naive += len(r.Branches)*len(r.Prefix) + choices
 	}
 	return c, nil
 }
