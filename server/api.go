@@ -181,10 +181,11 @@ func (s *Server) apiModels(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if ms == nil {
-		ms = []store.ModelTest{}
+	wire := make([]client.ModelTest, len(ms))
+	for i, m := range ms {
+		wire[i] = client.ModelTest{Repo: m.Repo, Model: m.Model, Test: m.Test, Runs: m.Runs, Latest: wireRun(&m.Latest)}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"models": ms})
+	return c.JSON(http.StatusOK, map[string]any{"models": wire})
 }
 
 // apiModel serves /api/v1/repos/OWNER/NAME/models/{model}/runs and
@@ -225,7 +226,11 @@ func (s *Server) apiModelRuns(c echo.Context, ref modelRef) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, page)
+	wire := client.RunsPage{Runs: make([]client.Run, len(page.Runs)), Next: page.Next}
+	for i := range page.Runs {
+		wire.Runs[i] = wireRun(&page.Runs[i])
+	}
+	return c.JSON(http.StatusOK, wire)
 }
 
 // filterOf reads the ref, test and since filters shared by the API and

@@ -18,7 +18,6 @@ import (
 	"github.com/udgamlabs/udgam-ci/server"
 	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
-	"github.com/udgamlabs/udgam-ci/server/store"
 )
 
 const model = "HuggingFaceTB/SmolLM2-135M"
@@ -92,7 +91,7 @@ func TestModelRoutesWithSlash(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatalf("%s: %d %s", path, code, body)
 		}
-		var p store.Page
+		var p client.RunsPage
 		if err := json.Unmarshal([]byte(body), &p); err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +99,7 @@ func TestModelRoutesWithSlash(t *testing.T) {
 			t.Fatalf("%s: page %+v", path, p)
 		}
 		code, body = ts.get(path + "?limit=10&cursor=" + p.Next)
-		var p2 store.Page
+		var p2 client.RunsPage
 		if err := json.Unmarshal([]byte(body), &p2); err != nil || code != 200 || len(p2.Runs) != 3 || p2.Next != "" {
 			t.Fatalf("%s second page: %d %s", path, code, body)
 		}
@@ -112,7 +111,7 @@ func TestModelRoutesWithSlash(t *testing.T) {
 		"?test=fresh": "",
 	} {
 		code, body := ts.get("/api/v1/models/" + model + "/runs" + q)
-		var p store.Page
+		var p client.RunsPage
 		if err := json.Unmarshal([]byte(body), &p); err != nil || code != 200 {
 			t.Fatalf("%s: %d %s", q, code, body)
 		}

@@ -12,7 +12,6 @@ import (
 	"github.com/udgamlabs/udgam-ci/server"
 	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
-	"github.com/udgamlabs/udgam-ci/server/store"
 )
 
 // TestModelIdentityIsRepoAndName: another repository's token cannot plant
@@ -144,7 +143,7 @@ func testModelIdentity(t *testing.T, private bool) {
 	if _, body := get("/runs/acme-1", reader); !strings.Contains(body, `href="/repos/acme/train/models/acme/m1"`) {
 		t.Errorf("run page does not link the repo-qualified model page")
 	}
-	var ms struct{ Models []store.ModelTest }
+	var ms struct{ Models []client.ModelTest }
 	_, body := get("/api/v1/models", reader)
 	json.Unmarshal([]byte(body), &ms)
 	n := map[bool]int{false: 3, true: 2}[private] // (repo, model, test) rows

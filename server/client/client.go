@@ -218,6 +218,23 @@ type Run struct {
 	Invalid string `json:"invalid,omitempty"`
 }
 
+// RunsPage is one page of a model's runs, newest first, as
+// GET .../models/{model}/runs answers.
+type RunsPage struct {
+	Runs []Run  `json:"runs"`
+	Next string `json:"next_cursor,omitempty"` // empty on the last page
+}
+
+// ModelTest is one (repository, model, test) row of GET /api/v1/models,
+// with its latest run.
+type ModelTest struct {
+	Repo   string `json:"repo"`
+	Model  string `json:"model"`
+	Test   string `json:"test"`
+	Runs   int    `json:"runs"`
+	Latest Run    `json:"latest"`
+}
+
 // ErrorBody is every JSON error answer.
 type ErrorBody struct {
 	Error string `json:"error"`

@@ -19,28 +19,29 @@ import (
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
-// Run is one stored run without its records.
+// Run is one stored run without its records: a row, not the wire format
+// (the server sends client.Run).
 type Run struct {
-	ID         string          `json:"id"`
-	Test       string          `json:"test"`
-	Model      string          `json:"model"`
-	Revision   string          `json:"revision"`
-	Repo       string          `json:"repo"`
-	SHA        string          `json:"sha"`
-	Ref        string          `json:"ref"`
-	PR         *int            `json:"pr"`
-	StartedAt  time.Time       `json:"started_at"`
-	UploadedAt time.Time       `json:"uploaded_at"`
-	Records    int             `json:"records"`
-	Score      Score           `json:"score"`
-	BaselineID string          `json:"baseline_id,omitempty"`
-	Flags      []runfile.Diff  `json:"flags"`
-	Header     runfile.Header  `json:"header"`
-	Summary    json.RawMessage `json:"summary"`
+	ID         string
+	Test       string
+	Model      string
+	Revision   string
+	Repo       string
+	SHA        string
+	Ref        string
+	PR         *int
+	StartedAt  time.Time
+	UploadedAt time.Time
+	Records    int
+	Score      Score
+	BaselineID string
+	Flags      []runfile.Diff
+	Header     runfile.Header
+	Summary    json.RawMessage
 	// Invalid says why a stored run cannot be scored (a row stored before
 	// uploads were checked); its Score is then zero. Empty for every run
 	// stored now.
-	Invalid string `json:"invalid,omitempty"`
+	Invalid string
 }
 
 // Flagged reports whether the run's judged settings differ from its baseline's.
@@ -481,8 +482,8 @@ type Filter struct {
 
 // Page is one page of runs, newest first.
 type Page struct {
-	Runs []Run  `json:"runs"`
-	Next string `json:"next_cursor,omitempty"` // empty on the last page
+	Runs []Run
+	Next string // empty on the last page
 }
 
 // cursor encodes the sort key of the last run on a page.
@@ -615,12 +616,12 @@ func (s *Store) ModelRepos(ctx context.Context, model string) ([]string, error) 
 
 // ModelTest is one repository's model's runs of one test, for the index page.
 type ModelTest struct {
-	Repo   string `json:"repo"`
-	Model  string `json:"model"`
-	Test   string `json:"test"`
-	Runs   int    `json:"runs"`
-	Latest Run    `json:"latest"`
-	Recent []Run  `json:"-"` // newest base-ref runs, oldest first, for the trend line
+	Repo   string
+	Model  string
+	Test   string
+	Runs   int
+	Latest Run
+	Recent []Run // newest base-ref runs, oldest first, for the trend line
 }
 
 // Models lists every repository's models and tests with the latest run and
