@@ -62,7 +62,7 @@ func (s cliScorer) Score(ctx context.Context, req action.ScoreRequest) (*runfile
 	var common *scoreCommon
 	switch req.Test {
 	case runfile.TestFresh:
-		o := scoreFreshOptions{Open: openFreshLlama, Fetch: fetchFromHub(&se, nil)}
+		o := scoreFreshOptions{Open: openFreshLlama, Fetch: fetchFromHub(&se, freshDataName)}
 		o.register(defaults)
 		o.Data, o.Window, o.Stride = req.Data, req.Window, req.Stride
 		common = &scoreCommon{&o.Model, &o.Out, &o.AddBOS, &o.runFlags}
@@ -126,7 +126,7 @@ func cliScan(e *env) func(ctx context.Context, req action.ScanRequest) (*contami
 		se.Ctx = ctx
 		err := contaminationScan(&se, contaminationScanOptions{
 			Train: req.Train, Tests: strings.Join(req.Tests, ","), Data: req.FreshData, Items: req.ProbeItems,
-			N: contamination.DefaultN, Out: req.Out, TextField: "text", Force: true, Fetch: fetchFromHub(&se, nil),
+			N: contamination.DefaultN, Out: req.Out, TextField: "text", Force: true, Fetch: fetchFromHub(&se, freshDataName),
 		})
 		if err != nil {
 			return nil, err

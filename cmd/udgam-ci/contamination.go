@@ -47,7 +47,7 @@ type contaminationScanOptions struct {
 }
 
 func runContaminationScan(e *env, args []string) error {
-	o := contaminationScanOptions{Fetch: fetchFromHub(e, nil)}
+	o := contaminationScanOptions{Fetch: fetchFromHub(e, freshDataName)}
 	fs := newFlags(e, "contamination scan",
 		"find the test items whose word n-grams occur in training data: the test items are indexed, the training text is streamed once (JSON Lines, Parquet, text; gzip or zstd; folders, globs, hf:// datasets)",
 		"udgam-ci contamination scan --train corpus/ --train hf://acme/mix@COMMIT --out contamination.json")
@@ -211,7 +211,7 @@ type contaminationMergeOptions struct {
 }
 
 func runContaminationMerge(e *env, args []string) error {
-	o := contaminationMergeOptions{Fetch: fetchFromHub(e, nil)}
+	o := contaminationMergeOptions{Fetch: fetchFromHub(e, freshDataName)}
 	fs := newFlags(e, "contamination merge",
 		"join the reports of a scan's shards (--shard i/n) into one; the test sets must be the ones they were scanned against",
 		"udgam-ci contamination merge contamination.json shard-1.json shard-2.json")

@@ -30,7 +30,7 @@ type scoreFreshOptions struct {
 }
 
 func runScoreFresh(e *env, args []string) error {
-	o := scoreFreshOptions{Open: openFreshLlama, Fetch: fetchFromHub(e, nil)}
+	o := scoreFreshOptions{Open: openFreshLlama, Fetch: fetchFromHub(e, freshDataName)}
 	fs := newFlags(e, "score fresh",
 		"score a GGUF model on Fresh Text: bits per byte over documents each read on its own through sliding windows; records go to the run file as documents complete",
 		"udgam-ci score fresh --model smollm2-135m.gguf --data hf://udgamlabs/fresh-text@COMMIT --out fresh.jsonl --json")
@@ -83,13 +83,13 @@ func openLlama(path string, opts llama.Options) (runner.Model, error) {
 	return w, nil
 }
 
+// freshDataName is Fresh Text's header name for a hub file: OWNER/NAME/path.
+func freshDataName(r hub.Ref) string { return r.Repo + "/" + r.Path }
+
 // fetchFromHub resolves hf:// dataset references through the hub client
 // (its progress on stderr) for fresh.Load and probes.Load; name says what
-// the run header calls the file (nil: OWNER/NAME/path, Fresh Text's form).
+// the run header calls the file.
 func fetchFromHub(e *env, name func(hub.Ref) string) func(string) (evals.Fetched, error) {
-	if name == nil {
-		name = func(r hub.Ref) string { return r.Repo + "/" + r.Path }
-	}
 	return func(ref string) (evals.Fetched, error) {
 		client := hub.New(e.Getenv)
 		client.Progress = e.Stderr

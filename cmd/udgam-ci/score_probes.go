@@ -101,13 +101,16 @@ func scoreProbes(e *env, o scoreProbesOptions) error {
 	return res.Summary.WriteText(e.Stdout)
 }
 
-// loadProbeItems reads the items a run names; a hub set is named
-// hf://OWNER/NAME[/path] in the header.
+// loadProbeItems reads the items a run names.
 func loadProbeItems(e *env, src string) (*probes.Set, error) {
-	return probes.Load(src, fetchFromHub(e, func(r hub.Ref) string {
-		if r.Path == "" {
-			return "hf://" + r.Repo
-		}
-		return "hf://" + r.Repo + "/" + r.Path
-	}))
+	return probes.Load(src, fetchFromHub(e, probeDataName))
+}
+
+// probeDataName is the Probe Suite's header name for a hub file:
+// hf://OWNER/NAME[/path].
+func probeDataName(r hub.Ref) string {
+	if r.Path == "" {
+		return "hf://" + r.Repo
+	}
+	return "hf://" + r.Repo + "/" + r.Path
 }
