@@ -13,11 +13,11 @@
 #    gptneox ggml's GELU_ERF. The converter refuses other activations there.
 #  - ggml-cpu's matrix product hands llamafile's tinyBLAS only a contiguous
 #    second operand, so attention's scores (keys times the permuted queries)
-#    fell to one dot product per output (a quarter of all CPU time on
+#    fell to one dot product per output (about a third of all CPU time on
 #    SmolLM2-135M's shape). tinyBLAS takes a row stride, and rows are
 #    contiguous whenever ggml gets here (it asserts so): the copy passes
 #    strided operands to it too. Same arithmetic per output, summed in
-#    tinyBLAS's order (BENCHMARKS.md: 1.2-1.3x on a 2,048-token window).
+#    tinyBLAS's order (BENCHMARKS.md: 1.2-1.4x on a 2,048-token window).
 #
 # go build -overlay cannot replace files in the module cache, so the copy
 # (the module as downloaded plus these edits; no upstream source lives in
