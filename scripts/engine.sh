@@ -18,6 +18,13 @@
 #    contiguous whenever ggml gets here (it asserts so): the copy passes
 #    strided operands to it too. Same arithmetic per output, summed in
 #    tinyBLAS's order (BENCHMARKS.md: 1.2-1.4x on a 2,048-token window).
+#  - ggml-cpu's rope takes each angle, position times base^(-2i/n), by
+#    repeated float32 multiplication and hands cosf/sinf that float32
+#    angle: at position p it is off by up to about p * 6e-8 radians, so
+#    the error grows with the position (Gemma 3: 1.4e-4 nats per token by
+#    2,048; 6e-6 once its reference takes ggml's angles). The copy computes
+#    the angles and their cos/sin in double and rounds only the results
+#    (about 0.5% more CPU time on SmolLM2-135M's shape, BENCHMARKS.md).
 #
 # go build -overlay cannot replace files in the module cache, so the copy
 # (the module as downloaded plus these edits; no upstream source lives in
@@ -78,6 +85,33 @@ strided='const bool src1_cont = ggml_is_contiguous\(src1\);(\n\n\s*if \(src1_con
 [ "$(perl -0777 -ne "my \$n = () = /$strided/g; print \$n" "$mod/$mulmat")" = 1 ] ||
 	fail "$mod/$mulmat does not try llamafile_sgemm on contiguous operands once; the ollama module changed: update scripts/engine.sh"
 perl -0777 -pe "s/$strided/const bool src1_cont = ggml_is_contiguous(src1) || nb11 % ggml_type_size(src1->type) == 0;\$1/" "$mod/$mulmat" | edit "$mulmat"
+
+# rope: angles, and their cos and sin, in double (see the header).
+# swap FILE FROM TO replaces the one occurrence of the literal FROM in
+# FILE, a working copy of the module's $rope.
+swap() {
+	local n
+	n=$(FROM=$2 perl -0777 -ne 'my $n = () = /\Q$ENV{FROM}\E/g; print $n' "$1")
+	[ "$n" = 1 ] || fail "$mod/$rope has $n occurrences of '$2', want 1; the ollama module changed: update scripts/engine.sh"
+	FROM=$2 TO=$3 perl -0777 -pi -e 's/\Q$ENV{FROM}\E/$ENV{TO}/' "$1"
+}
+rope=ml/backend/ggml/ggml/src/ggml-cpu/ops.cpp
+ropetmp=$(mktemp)
+cp "$mod/$rope" "$ropetmp"
+swap "$ropetmp" 'const float theta_scale = powf(freq_base, -2.0f/n_dims);' 'const double theta_scale = pow(freq_base, -2.0/n_dims);'
+yarn='https://github.com/jquesnelle/yarn/blob/master/scaled_rope/LlamaYaRNScaledRotaryEmbedding.py'
+swap "$ropetmp" "float sin_sign, float theta_scale) {
+    // ref: $yarn
+    float theta = theta_base;" "float sin_sign, double theta_scale) {
+    // ref: $yarn
+    double theta = theta_base;"
+swap "$ropetmp" 'float theta_extrap,' 'double theta_extrap,'
+swap "$ropetmp" 'float theta_interp = freq_scale * theta_extrap;' 'double theta_interp = freq_scale * theta_extrap;'
+swap "$ropetmp" 'float theta = theta_interp;' 'double theta = theta_interp;'
+swap "$ropetmp" '*cos_theta = cosf(theta) * mscale;' '*cos_theta = cos(theta) * mscale;'
+swap "$ropetmp" '*sin_theta = sinf(theta) * mscale;' '*sin_theta = sin(theta) * mscale;'
+edit "$rope" <"$ropetmp"
+rm -f "$ropetmp"
 
 goversion=$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$root/go.mod")
 mkdir -p "$(dirname "$work")"

@@ -39,17 +39,6 @@ type Case struct {
 	Seqs int
 	// Load overrides the llama.cpp options (threads, context) when set.
 	Load *llama.Options
-	// Tolerance replaces the package's Tolerance when set, for an
-	// architecture whose llama.cpp kernels are not float32-exact; the case
-	// must say why where it sets it.
-	Tolerance float64
-}
-
-func (c Case) tolerance() float64 {
-	if c.Tolerance > 0 {
-		return c.Tolerance
-	}
-	return Tolerance
 }
 
 // Exact converts the checkpoint from each format to an f32 GGUF (every
@@ -89,8 +78,8 @@ func Exact(t *testing.T, c Case) (worst float64, gguf string) {
 		m.Close()
 		d := llamatest.MaxDiff(t, got, want)
 		t.Logf("%s, %s source: llama.cpp vs float64 reference over %d x %d tokens: %.3g nats at most", f, c.Checkpoint.Dtype, seqs, SeqLen, d)
-		if d > c.tolerance() {
-			t.Errorf("%s: llama.cpp and the float64 reference differ by %g nats (at most %g allowed)", f, d, c.tolerance())
+		if d > Tolerance {
+			t.Errorf("%s: llama.cpp and the float64 reference differ by %g nats (at most %g allowed)", f, d, Tolerance)
 		}
 		worst = max(worst, d)
 		gguf = out

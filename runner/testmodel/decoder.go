@@ -158,11 +158,24 @@ func linear(dst []float64, w, b []float32, x []float64) {
 // turn together by pos*base^(-2i/rot); the rest are left as they are
 // (partial rotary when rot < hd). This is llama.cpp's NEOX rope.
 func RotateHalf(vec []float64, hd, rot, pos int, base float64) {
+	rotateHalf(vec, hd, rot, pos, base, false)
+}
+
+// rotateHalf is RotateHalf, with ggml's float32 angles when ggml is set
+// (WithGGMLRope).
+func rotateHalf(vec []float64, hd, rot, pos int, base float64, ggml bool) {
 	half := rot / 2
+	scale32 := float32(math.Pow(float64(float32(base)), float64(float32(-2)/float32(rot)))) // powf(base, -2.0f/rot)
 	for h := 0; h < len(vec); h += hd {
+		theta32 := float32(pos)
 		for i := range half {
 			theta := float64(pos) * math.Pow(base, -float64(2*i)/float64(rot))
 			sin, cos := math.Sincos(theta)
+			if ggml {
+				sin, cos = math.Sincos(float64(theta32))
+				sin, cos = float64(float32(sin)), float64(float32(cos))
+				theta32 *= scale32
+			}
 			a, b := vec[h+i], vec[h+i+half]
 			vec[h+i] = a*cos - b*sin
 			vec[h+i+half] = b*cos + a*sin

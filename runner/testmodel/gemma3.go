@@ -52,10 +52,18 @@ func (m Gemma3) Shapes() map[string][]uint64 {
 // Reference returns the model's float64 forward pass over weights (by
 // Hugging Face name, as the checkpoint stores them).
 func (m Gemma3) Reference(weights map[string][]float32) (*Reference, error) {
+	return m.ReferenceWith(weights)
+}
+
+// ReferenceWith is Reference computed as opts say.
+func (m Gemma3) ReferenceWith(weights map[string][]float32, opts ...RefOption) (*Reference, error) {
 	if len(m.LayerTypes) != m.Layers {
 		return nil, fmt.Errorf("gemma3 reference: %d layer types for %d layers", len(m.LayerTypes), m.Layers)
 	}
-	return checkedReference("gemma3", m.Shapes(), weights, m.Vocab, m.Context, m.logProbs)
+	o := newRefOptions(opts)
+	return checkedReference("gemma3", m.Shapes(), weights, m.Vocab, m.Context, func(w map[string][]float32, seq []int32, positions []int) []float64 {
+		return m.logProbs(w, seq, positions, o)
+	})
 }
 
 // checkedReference is the Reference of a forward pass over weights by
@@ -84,7 +92,7 @@ func checkShapes(arch string, shapes map[string][]uint64, weights map[string][]f
 	return nil
 }
 
-func (m Gemma3) logProbs(w map[string][]float32, seq []int32, positions []int) []float64 {
+func (m Gemma3) logProbs(w map[string][]float32, seq []int32, positions []int, o refOptions) []float64 {
 	c := m
 	n := lastPosition(positions)
 	hd, qDim, kvDim := c.HeadDim, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
@@ -121,11 +129,11 @@ func (m Gemma3) logProbs(w map[string][]float32, seq []int32, positions []int) [
 			matVec(v[t], get("self_attn.v_proj"), h)
 			for head := 0; head < qDim; head += hd {
 				gemmaNorm(q[t][head:head+hd], q[t][head:head+hd], get("self_attn.q_norm"), c.Eps)
-				RotateHalf(q[t][head:head+hd], hd, hd, t, base)
+				rotateHalf(q[t][head:head+hd], hd, hd, t, base, o.ggmlRope)
 			}
 			for head := 0; head < kvDim; head += hd {
 				gemmaNorm(k[t][head:head+hd], k[t][head:head+hd], get("self_attn.k_norm"), c.Eps)
-				RotateHalf(k[t][head:head+hd], hd, hd, t, base)
+				rotateHalf(k[t][head:head+hd], hd, hd, t, base, o.ggmlRope)
 			}
 		}
 		outs := rows(n, c.Hidden)

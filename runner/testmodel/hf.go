@@ -97,7 +97,7 @@ func conv1d(dst []float64, w []float32, b []float32, x []float64) {
 // RefOption changes how a reference model computes.
 type RefOption func(*refOptions)
 
-type refOptions struct{ ggmlGELU bool }
+type refOptions struct{ ggmlGELU, ggmlRope bool }
 
 func newRefOptions(opts []RefOption) refOptions {
 	var o refOptions
@@ -113,6 +113,13 @@ func newRefOptions(opts []RefOption) refOptions {
 // float16 (a relative error of up to 2^-11 each), except beyond |x| >= 10.
 // It shows how far that engine would be from the exact one.
 func WithGGMLGELU() RefOption { return func(o *refOptions) { o.ggmlGELU = true } }
+
+// WithGGMLRope turns the rotary embedding by angles taken as stock ggml's
+// CPU rope takes them (udgam-ci's build does not: scripts/engine.sh): the
+// angle of pair i is the float32 position times float32(base^(-2/rot)),
+// multiplied on in float32 once per pair, and its cos and sin are rounded
+// to float32. It shows how far that engine would be from the exact one.
+func WithGGMLRope() RefOption { return func(o *refOptions) { o.ggmlRope = true } }
 
 // gelu returns the activation function act names in transformers
 // (ACT2FN), computed as the options say.
