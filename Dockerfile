@@ -7,9 +7,14 @@
 #   docker run -d -p 8080:8080 -v udgam-ci-data:/data udgam-ci
 #   docker run --rm -v udgam-ci-data:/data udgam-ci server token create --db /data/runs.db --repo OWNER/NAME
 #
-# The binary embeds llama.cpp through cgo. It is built for a portable x86-64
-# baseline (AVX2/FMA/F16C, `make build PORTABLE=1`) rather than for the build
-# machine, because the image runs elsewhere.
+# The image runs on other machines than the one that builds it, so nothing
+# in it is compiled for the build machine's processor: `make variants`
+# compiles udgam-ci (llama.cpp through cgo) once per x86-64 level with fixed
+# flags (-march=x86-64-v2, -v3, -v4; one baseline on arm64) into
+# /usr/local/libexec, and /usr/local/bin/udgam-ci is a small pure-Go
+# launcher that execs the best one the running CPU supports (README,
+# "Portable builds"; UDGAM_CI_VARIANT=NAME forces one). Three llama.cpp
+# compiles make the build take three times as long as one.
 
 ARG GO_VERSION=1.26
 
@@ -21,9 +26,8 @@ RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
-    make build PORTABLE=1 \
- && install -D -m 0755 bin/udgam-ci /out/udgam-ci \
- && /out/udgam-ci version
+    make variants DIST=/out \
+ && /out/bin/udgam-ci version
 
 FROM debian:bookworm-slim
 # ca-certificates: the hub, GitHub and report server are reached over HTTPS.
@@ -34,7 +38,8 @@ RUN apt-get update \
  && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin udgam \
  && mkdir -p /data \
  && chown udgam:udgam /data
-COPY --from=build /out/udgam-ci /usr/local/bin/udgam-ci
+COPY --from=build /out/bin/udgam-ci /usr/local/bin/udgam-ci
+COPY --from=build /out/libexec/ /usr/local/libexec/
 
 USER udgam
 WORKDIR /data

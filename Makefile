@@ -10,16 +10,29 @@ export CGO_ENABLED := 1
 # The module as downloaded, whatever workspace the caller's environment names.
 OLLAMA_DIR := $(shell export GOWORK=off; $(GO) mod download github.com/ollama/ollama >/dev/null 2>&1; $(GO) list -m -f '{{.Dir}}' github.com/ollama/ollama)
 
+# CPU variants: builds that travel (the Docker image, make release) carry
+# udgam-ci compiled once per CPU level with fixed flags, -march=NAME, never
+# the build machine's detection, and a launcher that picks one at run time
+# (make variants below). internal/cpuvariant holds the same list with what
+# each level needs of the CPU; a test checks that the two agree.
+#   x86-64-v2  SSE4.2, POPCNT (the baseline: any x86-64 CPU since ~2009)
+#   x86-64-v3  + AVX, AVX2, FMA, F16C, BMI1/2, LZCNT, MOVBE (ggml's "haswell")
+#   x86-64-v4  + AVX-512F/BW/CD/DQ/VL (ggml's "skylakex")
+# arm64 gets one baseline. ggml's AVX-512 BF16/VNNI and AMX paths are in
+# no level: a native build (make build) compiles them where the CPU has them.
+VARIANTS_x86_64  := x86-64-v2 x86-64-v3 x86-64-v4
+VARIANTS_aarch64 := armv8-a
+VARIANTS ?= $(VARIANTS_$(shell uname -m))
+OPT_FLAGS := -O3
+
 # Native code for the machine that builds (the Action builds on its own
-# runner). PORTABLE=1 targets x86-64-v3 (AVX2/FMA/F16C) for binaries that
-# travel, such as the Docker image.
+# runner). PORTABLE=1 builds one variant (x86-64-v3, or arm64's baseline)
+# as bin/udgam-ci instead.
 ifeq ($(PORTABLE),1)
-  ifeq ($(shell uname -m),x86_64)
-    ARCH_FLAGS ?= -mavx2 -mfma -mf16c -mbmi2
-  else
-    ARCH_FLAGS ?=
-  endif
+  CPU_VARIANT := $(word $(if $(filter x86_64,$(shell uname -m)),2,1),$(VARIANTS))
+  ARCH_FLAGS ?= -march=$(CPU_VARIANT)
 else
+  CPU_VARIANT := native
   # -march=native spelled out as the flags the compiler resolves it to on
   # this machine: the Go build cache keys on the flags' text, so a cache
   # restored on another runner (the Action caches it) never hands one CPU's
@@ -30,8 +43,8 @@ else
 endif
 
 export CGO_CPPFLAGS := -I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/ml/backend/ggml/ggml/include
-export CGO_CFLAGS   := -O3 $(ARCH_FLAGS)
-export CGO_CXXFLAGS := -O3 $(ARCH_FLAGS)
+export CGO_CFLAGS   := $(OPT_FLAGS) $(ARCH_FLAGS)
+export CGO_CXXFLAGS := $(OPT_FLAGS) $(ARCH_FLAGS)
 
 # llama.cpp is built from a copy of the ollama module with udgam-ci's edits
 # (scripts/engine.sh makes it once per machine and names it in a workspace
@@ -45,13 +58,45 @@ endif
 
 TEST_TIMEOUT ?= 20m
 
-.PHONY: cuda env all build test unit hfref e2e bench bench-llamacpp demo vet clean docs check-docs
+.PHONY: cuda env all build test unit hfref e2e bench bench-llamacpp demo vet clean docs check-docs variants launcher release FORCE
 
 all: build
 
+# The build records its CPU target (udgam-ci version, runtime.cpu in run
+# headers).
+VARIANT_LDFLAG = -X github.com/udgamlabs/udgam-ci/internal/release.CPUVariant=$(1)
+
 build:
 	@mkdir -p bin
-	$(GO) build -o $(BIN) ./cmd/udgam-ci
+	$(GO) build -ldflags '$(call VARIANT_LDFLAG,$(CPU_VARIANT))' -o $(BIN) ./cmd/udgam-ci
+
+# variants installs a portable udgam-ci into $(DIST): bin/udgam-ci is the
+# launcher (plain Go, no cgo: cmd/udgam-ci-launcher), which execs the best
+# of libexec/udgam-ci-NAME this CPU runs (UDGAM_CI_VARIANT=NAME forces
+# one). Each variant compiles llama.cpp once more (4-6 minutes on 2 cores;
+# the Go build cache keeps each, keyed by its flags, beside the native
+# build's). bin/udgam-ci of make build is left alone.
+DIST ?= dist
+variants: $(addprefix $(DIST)/libexec/udgam-ci-,$(VARIANTS)) launcher
+
+launcher:
+	@mkdir -p $(DIST)/bin
+	CGO_ENABLED=0 $(GO) build -o $(DIST)/bin/udgam-ci ./cmd/udgam-ci-launcher
+
+# FORCE: go build decides what is stale (make's phony targets skip pattern
+# rules).
+$(DIST)/libexec/udgam-ci-%: FORCE
+	@mkdir -p $(DIST)/libexec
+	CGO_CFLAGS='$(OPT_FLAGS) -march=$*' CGO_CXXFLAGS='$(OPT_FLAGS) -march=$*' \
+		$(GO) build -ldflags '$(call VARIANT_LDFLAG,$*)' -o $@ ./cmd/udgam-ci
+
+FORCE:
+
+# release packs make variants' install as one archive per OS and machine.
+RELEASE_TAR := udgam-ci-$(shell $(GO) env GOOS)-$(shell $(GO) env GOARCH).tar.gz
+release: variants
+	tar -C $(DIST) -czf $(RELEASE_TAR) bin libexec
+	@echo "$(RELEASE_TAR): unpack into a prefix (/usr/local) and run bin/udgam-ci"
 
 vet:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
@@ -85,7 +130,7 @@ bench-llamacpp:
 	GO=$(GO) bash scripts/llamacpp/run.sh
 
 clean:
-	rm -rf bin
+	rm -rf bin $(DIST)
 
 # The newcomer's path (scripts/): demo makes two small models, scores,
 # compares and serves them (DEMO_SERVE=0 to stop at the end, DEMO_DIR for

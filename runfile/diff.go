@@ -66,6 +66,7 @@ var fields = []field{
 	{"context", false, func(h *Header) string { return itoa(h.Runtime.Context) }},
 	{"host", false, func(h *Header) string { return h.Runtime.Host }},
 	{"gpu", false, func(h *Header) string { return h.Runtime.GPU }},
+	{"cpu", false, func(h *Header) string { return h.Runtime.CPU }},
 	// Paired comparison uses the ids both runs scored, so an exclusion on
 	// one side narrows what is compared rather than changing a score.
 	{"contamination", false, func(h *Header) string { return ContaminationKey(h.Contamination) }},

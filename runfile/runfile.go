@@ -133,6 +133,9 @@ type Runtime struct {
 	Context   int    `json:"context,omitempty"`
 	Host      string `json:"host,omitempty"`
 	GPU       string `json:"gpu,omitempty"`
+	// CPU is the CPU target the engine was compiled for: a variant's level
+	// (x86-64-v3) where a launcher chose one, "native" for make build.
+	CPU string `json:"cpu,omitempty"`
 }
 
 // DefaultBaseRef is the branch a run is compared with when nothing names

@@ -142,8 +142,9 @@ func TestSettingsDiff(t *testing.T) {
 	a, b := header(TestFresh), header(TestFresh)
 	b.Settings.AddBOS = false
 	b.Runtime.Threads = 8
+	b.Runtime.CPU = "x86-64-v3"
 	d := SettingsDiff(a, b)
-	if len(d) != 2 || d[0].Key != "add_bos" || !d[0].Judged || d[1].Key != "threads" || d[1].Judged {
+	if len(d) != 3 || d[0].Key != "add_bos" || !d[0].Judged || d[1].Key != "threads" || d[1].Judged || d[2].Key != "cpu" || d[2].Judged {
 		t.Fatalf("diff: %+v", d)
 	}
 	if m := Mismatch(a, b); len(m) != 1 {

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/udgamlabs/udgam-ci/internal/release"
 )
 
 // The command line refuses numbers out of range, naming the flag, and
@@ -65,5 +67,20 @@ func TestScoreFlagsClampThreadsAndWarnWithoutRepository(t *testing.T) {
 	r.Git.Repo = "acme/lm"
 	if err := r.check(e, nil, "m.gguf", "o.jsonl"); err != nil || stderr.Len() != 0 {
 		t.Errorf("a run with a repository: %v, %q", err, stderr)
+	}
+}
+
+// A build's CPU target (make variants, make build) is named by version and
+// recorded in the run header as a runtime fact.
+func TestCPUTargetInVersionAndHeader(t *testing.T) {
+	defer func(v string) { release.CPUVariant = v }(release.CPUVariant)
+	release.CPUVariant = "x86-64-v3"
+	e, stdout, _ := freshTestEnv()
+	if code := run(e, []string{"version"}); code != 0 || !strings.Contains(stdout.String(), "\nengine CPU target: x86-64-v3\n") {
+		t.Errorf("version: exit %d, %q", code, stdout)
+	}
+	r := runFlags{}
+	if h := r.header(e, 2); h.Runtime.CPU != "x86-64-v3" || h.Runtime.Threads != 2 {
+		t.Errorf("header runtime %+v", h.Runtime)
 	}
 }

@@ -15,6 +15,9 @@ func runVersion(e *env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(e.Stdout, "udgam-ci %s\nengine %s\n", release.Version, runner.EngineVersion())
+	if release.CPUVariant != "" {
+		fmt.Fprintf(e.Stdout, "engine CPU target: %s\n", release.CPUVariant)
+	}
 	// A portable build on a newer CPU is exact but slower: say so.
 	if _, unused := llama.CPUFeatures(); len(unused) > 0 {
 		fmt.Fprintf(e.Stdout, "engine CPU: this CPU also has %s, which this build leaves unused (make build compiles for it)\n", strings.Join(unused, ", "))

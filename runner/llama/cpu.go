@@ -80,5 +80,5 @@ func checkCPU() error {
 	if len(missing) == 0 {
 		return nil
 	}
-	return fmt.Errorf("this udgam-ci was compiled for %s, which this CPU lacks (the binary or its Go build cache came from another machine): rebuild it here with make build, or use a portable build (make build PORTABLE=1)", strings.Join(missing, ", "))
+	return fmt.Errorf("this udgam-ci was compiled for %s, which this CPU lacks (the binary or its Go build cache came from another machine): rebuild it here with make build, or use a portable build (make variants, which installs a launcher that picks the build this CPU runs)", strings.Join(missing, ", "))
 }
