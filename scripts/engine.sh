@@ -25,6 +25,13 @@
 #    2,048; 6e-6 once its reference takes ggml's angles). The copy computes
 #    the angles and their cos/sin in double and rounds only the results
 #    (about 0.5% more CPU time on SmolLM2-135M's shape, BENCHMARKS.md).
+#  - tinyBLAS's float32 kernel (attention's products, above) loads 4+3
+#    vectors per 12 FMAs in its 4x3 tile, but GCC folds the loads into the
+#    FMAs and repeats them for every row: 16 loads, where Zen 3 issues two
+#    256-bit loads a cycle. The copy keeps each loaded vector in a register
+#    (an empty asm) on AVX2 without AVX-512; the same FMAs on the same
+#    values, so the same results (BENCHMARKS.md: 15% less time in that
+#    kernel, 5% in all). AVX-512 builds are unchanged (not measured).
 #
 # go build -overlay cannot replace files in the module cache, so the copy
 # (the module as downloaded plus these edits; no upstream source lives in
@@ -112,6 +119,22 @@ swap "$ropetmp" '*cos_theta = cosf(theta) * mscale;' '*cos_theta = cos(theta) * 
 swap "$ropetmp" '*sin_theta = sinf(theta) * mscale;' '*sin_theta = sin(theta) * mscale;'
 edit "$rope" <"$ropetmp"
 rm -f "$ropetmp"
+sgemm=ml/backend/ggml/ggml/src/ggml-cpu/llamafile/sgemm.cpp
+class='(\ntemplate <int KN, typename D, typename V, typename TA, typename TB, typename TC>\nclass tinyBLAS \{\n)'
+[ "$(perl -0777 -ne "my \$n = () = m{$class}g; print \$n" "$mod/$sgemm")" = 1 ] &&
+	[ "$(grep -c 'load<V>([AB] + ld[ab] \* ([ij][ij] + [ij]) + l)' "$mod/$sgemm")" = 4 ] ||
+	fail "$mod/$sgemm does not define tinyBLAS with four operand loads; the ollama module changed: update scripts/engine.sh"
+register='
+// udgam-ci (scripts/engine.sh): an operand vector is loaded once per step
+// and stays in a register; otherwise GCC folds float32 loads into the FMAs
+// and repeats each for every row of the tile.
+template <typename V> static inline V in_register(V v) {
+#if defined(__AVX2__) && !defined(__AVX512F__) && defined(__GNUC__)
+    __asm__("" : "+x"(v));
+#endif
+    return v;
+}'
+REGISTER=$register perl -0777 -pe "s{$class}{\$ENV{REGISTER}\n\$1}; s{(load<V>\([AB] \+ ld[ab] \* \([ij][ij] \+ [ij]\) \+ l\))}{in_register(\$1)}g" "$mod/$sgemm" | edit "$sgemm"
 
 goversion=$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$root/go.mod")
 mkdir -p "$(dirname "$work")"
