@@ -9,6 +9,15 @@ func SetGELUCheck(check func() error) (restore func()) {
 	return func() { geluCheck = old }
 }
 
+// SetRopeCheck replaces ExactRope, as Load consults it, until restore is
+// called, so a test can see what a binary with ggml's float32 rope angles
+// does without being one.
+func SetRopeCheck(check func() error) (restore func()) {
+	old := ropeCheck
+	ropeCheck = check
+	return func() { ropeCheck = old }
+}
+
 // SetCPUFeatures replaces CPUFeatures, as Load consults it, until restore
 // is called, so a test can see what a binary carried to an older CPU does.
 func SetCPUFeatures(f func() (missing, unused []string)) (restore func()) {

@@ -36,30 +36,6 @@ static int udgam_ggml_gelu(const float *x, float *gelu, float *geglu, int n) {
 	return rc;
 }
 
-// udgam_watch_gelu is an eval callback that marks *data when the graph
-// has a node whose CPU kernel the float16 tables serve. It never asks for
-// a node's data, so the graph is computed as without it.
-static bool udgam_watch_gelu(struct ggml_tensor *t, bool ask, void *data) {
-	if (ask) {
-		if (t->op == GGML_OP_UNARY) {
-			enum ggml_unary_op u = ggml_get_unary_op(t);
-			if (u == GGML_UNARY_OP_GELU || u == GGML_UNARY_OP_GELU_QUICK) {
-				*(int *)data = 1;
-			}
-		} else if (t->op == GGML_OP_GLU) {
-			enum ggml_glu_op g = ggml_get_glu_op(t);
-			if (g == GGML_GLU_OP_GEGLU || g == GGML_GLU_OP_GEGLU_QUICK) {
-				*(int *)data = 1;
-			}
-		}
-	}
-	return false;
-}
-
-static void udgam_set_gelu_watch(struct llama_context_params *p, int *seen) {
-	p->cb_eval = udgam_watch_gelu;
-	p->cb_eval_user_data = seen;
-}
 */
 import "C"
 
@@ -116,7 +92,3 @@ func probeGELU() error {
 	}
 	return nil
 }
-
-// watchGELU makes contexts created with cp set *seen when a graph applies
-// a GELU kernel that ggml's float16 tables serve.
-func watchGELU(cp *C.struct_llama_context_params, seen *C.int) { C.udgam_set_gelu_watch(cp, seen) }

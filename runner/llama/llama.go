@@ -163,16 +163,18 @@ type Model struct {
 	nCtx      int
 	recurrent bool
 	abort     *C.int
-	// With ggml's float16 GELU table compiled in, geluSeen is set by an
-	// eval callback when a graph applies GELU, and tableErr says why that
-	// refuses the model; both are nil in an exact build.
-	geluSeen *C.int
-	tableErr error
+	// In a binary with ggml's float16 GELU table or float32 rope angles
+	// (a plain go build), a watch on the graphs refuses the models that
+	// apply them; nothing is watched in an exact build.
+	inexact inexact
 }
 
-// geluCheck is ExactGELU; tests replace it to exercise the refusal in a
-// build that has no table.
-var geluCheck = ExactGELU
+// geluCheck and ropeCheck are ExactGELU and ExactRope; tests replace them
+// to exercise the refusals in an exact build.
+var (
+	geluCheck = ExactGELU
+	ropeCheck = ExactRope
+)
 
 // Load reads a GGUF file into llama.cpp. The file is checked in Go first
 // (runner.ReadInfo), so bad files are Go errors naming the file.
@@ -229,12 +231,10 @@ func Load(path string, opts Options) (*Model, error) {
 	cp.n_threads = C.int32_t(opts.Threads)
 	cp.n_threads_batch = C.int32_t(opts.Threads)
 	cp.no_perf = true
-	if err := geluCheck(); err != nil {
-		// Refused at the first decode, and only where the graph applies
-		// GELU: a SiLU model is exact with or without the table.
-		m.tableErr = err
-		m.geluSeen = (*C.int)(C.calloc(1, C.size_t(unsafe.Sizeof(C.int(0)))))
-		watchGELU(&cp, m.geluSeen)
+	m.inexact = inexact{gelu: geluCheck(), rope: ropeCheck()}
+	if err := m.inexact.watch(&cp); err != nil {
+		m.Close()
+		return nil, fmt.Errorf("model %s: %w", path, err)
 	}
 	// A shared prompt is one set of KV cells tagged with several sequence
 	// ids; that needs one cache for all sequences.
@@ -293,10 +293,7 @@ func (m *Model) Close() error {
 		C.free(unsafe.Pointer(m.abort))
 		m.abort = nil
 	}
-	if m.geluSeen != nil {
-		C.free(unsafe.Pointer(m.geluSeen))
-		m.geluSeen = nil
-	}
+	m.inexact.free()
 	return nil
 }
 
@@ -472,8 +469,8 @@ func (m *Model) decode(st runner.Step, res []runner.Result) error {
 	if rc := C.llama_decode(m.ctx, m.batch); rc != 0 {
 		return fmt.Errorf("llama_decode returned %d: %s", int(rc), lastError("no message"))
 	}
-	if m.geluSeen != nil && *m.geluSeen != 0 {
-		return fmt.Errorf("model %s (architecture %s) applies GELU: %w", m.info.Path, m.info.Arch, m.tableErr)
+	if err := m.inexact.check(m.info.Path, m.info.Arch); err != nil {
+		return err
 	}
 	var outs []int // batch indices whose log-probabilities are read
 	for i, e := range st.Entries {

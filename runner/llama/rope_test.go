@@ -1,9 +1,16 @@
 package llama_test
 
 import (
+	"errors"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/convert"
+	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
+	"github.com/udgamlabs/udgam-ci/runner/llama/llamatest"
+	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 // The test binary is built as make builds: ggml's rope turns by the exact
@@ -12,4 +19,34 @@ func TestExactRope(t *testing.T) {
 	if err := llama.ExactRope(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// In a binary with ggml's float32 rope angles (simulated here), a model
+// whose graph applies rope is refused at its first decode with the probe's
+// error, and GPT-2 (learned positions, no rope) still scores.
+func TestFloat32RopeRefusesRopeModels(t *testing.T) {
+	_, tinyLlama := fixtures(t)
+	float32Angles := errors.New("float32 rope angles in use")
+	defer llama.SetRopeCheck(func() error { return float32Angles })()
+
+	t.Run("llama", func(t *testing.T) {
+		m := llamatest.Load(t, tinyLlama, llama.Options{Threads: 1, Context: 64, Parallel: 1})
+		_, err := m.Score(t.Context(), llamatest.RandomSequences(1, 1, 16, testmodel.ByteVocab, 1))
+		if !errors.Is(err, float32Angles) || !strings.Contains(err.Error(), "applies rope") {
+			t.Fatalf("scoring with float32 angles: %v, want the probe's error", err)
+		}
+	})
+	t.Run("gpt2", func(t *testing.T) {
+		dir := t.TempDir()
+		c := converttest.GPT2{Embd: 32, Heads: 4, Layers: 1, Positions: 64, Dtype: "F32", Seed: 1}.Checkpoint()
+		if err := c.Write(dir, converttest.Safetensors); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(t.TempDir(), "m.gguf")
+		if _, err := convert.Dir(dir, out, convert.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		m := llamatest.Load(t, out, llama.Options{Threads: 1, Context: 64, Parallel: 1})
+		llamatest.Score(t, m, llamatest.RandomSequences(1, 1, 16, converttest.Vocab, int32(converttest.Vocab-1)))
+	})
 }
