@@ -35,15 +35,7 @@ func TestGELUTableRefusesGELUModels(t *testing.T) {
 	bos := int32(converttest.Vocab - 1)
 	for name, c := range gelu {
 		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
-			if err := c.Write(dir, converttest.Safetensors); err != nil {
-				t.Fatal(err)
-			}
-			out := filepath.Join(t.TempDir(), "m.gguf")
-			if _, err := convert.Dir(dir, out, convert.Options{}); err != nil {
-				t.Fatal(err)
-			}
-			m := llamatest.Load(t, out, llama.Options{Threads: 1, Context: 64, Parallel: 1})
+			m := llamatest.Load(t, converted(t, c), llama.Options{Threads: 1, Context: 64, Parallel: 1})
 			_, err := m.Score(t.Context(), llamatest.RandomSequences(1, 1, 16, converttest.Vocab, bos))
 			if !errors.Is(err, table) || !strings.Contains(err.Error(), "applies GELU") {
 				t.Fatalf("scoring with the table: %v, want the table's error", err)
@@ -54,4 +46,19 @@ func TestGELUTableRefusesGELUModels(t *testing.T) {
 		m := llamatest.Load(t, tinyLlama, llama.Options{Threads: 1, Context: 64, Parallel: 1})
 		llamatest.Score(t, m, llamatest.RandomSequences(1, 1, 16, testmodel.ByteVocab, 1))
 	})
+}
+
+// converted writes checkpoint c as safetensors and converts it, returning
+// the GGUF's path.
+func converted(t *testing.T, c converttest.Checkpoint) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := c.Write(dir, converttest.Safetensors); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "m.gguf")
+	if _, err := convert.Dir(dir, out, convert.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

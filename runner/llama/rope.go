@@ -53,20 +53,12 @@ var ropeProbe = struct {
 	bases []float32
 }{256, []int32{1, 2047, 8191, 32767}, []float32{1e4, 1e6}}
 
-var (
-	ropeOnce sync.Once
-	ropeErr  error
-)
-
 // ExactRope reports whether ggml's CPU rope in this binary turns vectors
 // by their exact angles, position times base^(-2i/dim) (nil), or by the
 // float32 angles of stock ggml (an error that says how to build). The
 // Makefile builds ggml-cpu with the angles in double (scripts/engine.sh);
 // a plain go build keeps ggml's.
-func ExactRope() error {
-	ropeOnce.Do(func() { ropeErr = probeRope() })
-	return ropeErr
-}
+var ExactRope = sync.OnceValue(probeRope)
 
 func probeRope() error {
 	dim, pos := ropeProbe.dim, ropeProbe.pos
@@ -93,8 +85,7 @@ func probeRope() error {
 				}{{i, a*cos - b*sin}, {i + half, b*cos + a*sin}} {
 					if d := math.Abs(float64(got[w.j]) - w.want); !(d <= RopeTolerance) {
 						return fmt.Errorf("ggml's CPU rope (base %g) at position %d gives dimension %d %.7g, the exact angle %.7g: "+
-							"this binary takes rope's angles in float32, which moves long sequences' log-probabilities by up to ~1e-4 nats; "+
-							"build with make (make build, or eval \"$(make -s env)\" before go build/test), which compiles ggml-cpu through scripts/engine.sh's copy",
+							"this binary takes rope's angles in float32, which moves long sequences' log-probabilities by up to ~1e-4 nats; "+buildExact,
 							base, p, w.j, got[w.j], w.want)
 					}
 				}

@@ -2,11 +2,9 @@ package llama_test
 
 import (
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/udgamlabs/udgam-ci/convert"
 	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/llama/llamatest"
@@ -37,16 +35,8 @@ func TestFloat32RopeRefusesRopeModels(t *testing.T) {
 		}
 	})
 	t.Run("gpt2", func(t *testing.T) {
-		dir := t.TempDir()
-		c := converttest.GPT2{Embd: 32, Heads: 4, Layers: 1, Positions: 64, Dtype: "F32", Seed: 1}.Checkpoint()
-		if err := c.Write(dir, converttest.Safetensors); err != nil {
-			t.Fatal(err)
-		}
-		out := filepath.Join(t.TempDir(), "m.gguf")
-		if _, err := convert.Dir(dir, out, convert.Options{}); err != nil {
-			t.Fatal(err)
-		}
-		m := llamatest.Load(t, out, llama.Options{Threads: 1, Context: 64, Parallel: 1})
+		gpt2 := converttest.GPT2{Embd: 32, Heads: 4, Layers: 1, Positions: 64, Dtype: "F32", Seed: 1}.Checkpoint()
+		m := llamatest.Load(t, converted(t, gpt2), llama.Options{Threads: 1, Context: 64, Parallel: 1})
 		llamatest.Score(t, m, llamatest.RandomSequences(1, 1, 16, converttest.Vocab, int32(converttest.Vocab-1)))
 	})
 }
