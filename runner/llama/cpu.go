@@ -63,7 +63,10 @@ import (
 // for that the running CPU lacks, and which the CPU has that the build
 // leaves unused. A binary (or a Go build cache) carried to another machine
 // can miss some: ggml would then die of SIGILL mid-run, so Load refuses
-// first. Unused ones mean a portable build on a newer CPU: exact, slower.
+// first. That holds where the compiler kept the missing sets to ggml's
+// kernels; an AVX-512 build dies in llama.cpp's static initializers before
+// main, which only the launcher (internal/cpuvariant) prevents. Unused
+// ones mean a portable build on a newer CPU: exact, slower.
 func CPUFeatures() (missing, unused []string) {
 	var m, u [256]C.char
 	C.udgam_cpu_check(&m[0], &u[0], C.int(len(m)))
