@@ -175,7 +175,7 @@ var cpuinfoFlag = map[string]string{
 	"SSE4.1": "sse4_1", "SSE4.2": "sse4_2", "SSSE3": "ssse3", "AVX": "avx", "AVX2": "avx2",
 	"BMI1": "bmi1", "BMI2": "bmi2", "F16C": "f16c", "FMA": "fma", "LZCNT": "abm", "MOVBE": "movbe",
 	"XSAVE": "xsave", "AVX-512F": "avx512f", "AVX-512BW": "avx512bw", "AVX-512CD": "avx512cd",
-	"AVX-512DQ": "avx512dq", "AVX-512VL": "avx512vl",
+	"AVX-512DQ": "avx512dq", "AVX-512VL": "avx512vl", "AVX-512BF16": "avx512_bf16",
 }
 
 // Detect agrees with the kernel's reading of the CPU.

@@ -31,6 +31,8 @@ func Detect() Features {
 		"AVX-512CD":  x.HasAVX512CD,
 		"AVX-512DQ":  x.HasAVX512DQ,
 		"AVX-512VL":  x.HasAVX512VL,
+		// Not in any level, but the engine's native builds use it.
+		"AVX-512BF16": x.HasAVX512BF16,
 	} {
 		if has {
 			f[name] = true
