@@ -48,9 +48,8 @@ export CGO_CXXFLAGS := $(OPT_FLAGS) $(ARCH_FLAGS)
 
 # llama.cpp is built from a copy of the ollama module with udgam-ci's edits
 # (scripts/engine.sh makes it once per machine and names it in a workspace
-# file under build/): GELU in float32 as transformers computes it, so GPT-2,
-# Pythia and Gemma 3 match their references, and attention's products on
-# llamafile's tinyBLAS (BENCHMARKS.md, issue 17).
+# file under build/; its header lists the edits and why: exact GELU and
+# rope angles, attention's products on llamafile's tinyBLAS).
 export GOWORK := $(shell bash scripts/engine.sh '$(OLLAMA_DIR)' '$(CURDIR)/build/engine/go.work')
 ifeq ($(GOWORK),)
   $(error scripts/engine.sh could not write the Go workspace (see above))

@@ -24,7 +24,8 @@
 #    the error grows with the position (Gemma 3: 1.4e-4 nats per token by
 #    2,048; 6e-6 once its reference takes ggml's angles). The copy computes
 #    the angles and their cos/sin in double and rounds only the results
-#    (about 0.5% more CPU time on SmolLM2-135M's shape, BENCHMARKS.md).
+#    (about 0.5% more CPU time on SmolLM2-135M's shape, estimated from a
+#    timed loop of ggml's shape, BENCHMARKS.md).
 #  - tinyBLAS's float32 kernel (attention's products, above) loads 4+3
 #    vectors per 12 FMAs in its 4x3 tile, but GCC folds the loads into the
 #    FMAs and repeats them for every row: 16 loads, where Zen 3 issues two
@@ -35,10 +36,12 @@
 #
 # go build -overlay cannot replace files in the module cache, so the copy
 # (the module as downloaded plus these edits; no upstream source lives in
-# this repository) is made once per machine and module version under
-# ${UDGAM_CI_BUILD_CACHE:-~/.cache/udgam-ci}, where every checkout shares it
-# and so llama.cpp's compiled objects. runner/llama refuses GELU models in a
-# binary built without it.
+# this repository) is made once per machine, module version and version of
+# this script under ${UDGAM_CI_BUILD_CACHE:-~/.cache/udgam-ci}, where every
+# checkout with the same edits shares it and so llama.cpp's compiled
+# objects; checkouts with other edits (another branch) get their own copy
+# instead of rewriting one another's. runner/llama refuses GELU and rope
+# models in a binary built without it.
 set -euo pipefail
 if [ $# -ne 2 ] || [ -z "$1" ]; then
 	echo "usage: engine.sh OLLAMA_DIR GO_WORK" >&2
@@ -48,7 +51,7 @@ mod=$1
 work=$2
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${UDGAM_CI_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/udgam-ci}
-copy=$cache/ollama-engine/$(basename "$mod")
+copy=$cache/ollama-engine/$(basename "$mod")-$(cksum <"$0" | cut -d" " -f1)
 fail() { echo "engine.sh: $*" >&2; exit 1; }
 
 if [ ! -f "$copy/.udgam-copied" ]; then
