@@ -50,11 +50,7 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
 	}
 	info := m.Info()
 	items := opt.Data.Items
-	keys := make([]evals.Keyed, len(items))
-	for i, it := range items {
-		keys[i] = evals.Keyed{ID: it.ID, Group: runfile.LevelKey(it.Type, it.Level)}
-	}
-	sel, idx, err := evals.Select(keys, opt.SampleN, opt.SampleSeed, opt.Shard, opt.Limit, opt.Contamination)
+	sel, idx, err := evals.Select(Keys(items), opt.SampleN, opt.SampleSeed, opt.Shard, opt.Limit, opt.Contamination)
 	if err != nil {
 		return Result{}, err
 	}
@@ -99,6 +95,16 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
 		return Result{}, err
 	}
 	return Result{Tally: tally, Summary: Summarize(tally.Run.Header, tally.Run.Items, tally.Seconds)}, nil
+}
+
+// Keys are the items as --sample and --shard select them: stratified by
+// type and level.
+func Keys(items []Item) []evals.Keyed {
+	keys := make([]evals.Keyed, len(items))
+	for i, it := range items {
+		keys[i] = evals.Keyed{ID: it.ID, Group: runfile.LevelKey(it.Type, it.Level)}
+	}
+	return keys
 }
 
 // textBytes is the text scoring an item reads, the prompt and each choice:

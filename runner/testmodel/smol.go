@@ -12,10 +12,24 @@ import (
 // otherwise it is written once (about 270 MB) into the OS temp directory and
 // reused by later runs.
 func SmolGGUF(getenv func(string) string) (string, error) {
-	if p := getenv("UDGAM_BENCH_GGUF"); p != "" {
-		return p, nil
+	return smolGGUF(getenv("UDGAM_BENCH_GGUF"), "udgam-bench-smol135m-f16.gguf", WithF16())
+}
+
+// SmolF32GGUF is SmolGGUF's model with float32 weights (about 540 MB): the
+// same shape, seed and tokenizer. ggml rounds activations to float16 to
+// multiply float16 weights, and on the F16 model that moves a
+// log-probability by up to ~1e-3 nats with the batch's shape alone; on this
+// one two engines' values can be held to 1e-4. UDGAM_BENCH_GGUF_F32 names
+// another file.
+func SmolF32GGUF(getenv func(string) string) (string, error) {
+	return smolGGUF(getenv("UDGAM_BENCH_GGUF_F32"), "udgam-bench-smol135m-f32-seed135.gguf")
+}
+
+func smolGGUF(named, file string, opts ...WriteOption) (string, error) {
+	if named != "" {
+		return named, nil
 	}
-	path := filepath.Join(os.TempDir(), "udgam-bench-smol135m-f16.gguf")
+	path := filepath.Join(os.TempDir(), file)
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}
@@ -25,7 +39,7 @@ func SmolGGUF(getenv func(string) string) (string, error) {
 	}
 	// WriteLlamaGGUF writes through a temporary file, so a benchmark killed
 	// while writing leaves no half model behind.
-	if err := WriteLlamaGGUF(path, m, WithF16()); err != nil {
+	if err := WriteLlamaGGUF(path, m, opts...); err != nil {
 		return "", err
 	}
 	return path, nil

@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
 	"github.com/udgamlabs/udgam-ci/evals/probes/probestest"
 	"github.com/udgamlabs/udgam-ci/runfile"
@@ -15,28 +14,10 @@ import (
 	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
-// coreSample is UDGAM_BENCH_ITEMS items of the core set (default 210, ten
-// per type and level; 2000 for the whole set), stratified as --sample is.
 func coreSample(b *testing.B) []probes.Item {
-	set, err := probes.Core()
+	items, err := CoreSample(os.Getenv)
 	if err != nil {
 		b.Fatal(err)
-	}
-	n := testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_ITEMS", 210)
-	if n >= len(set.Items) {
-		return set.Items
-	}
-	keys := make([]evals.Keyed, len(set.Items))
-	for i, it := range set.Items {
-		keys[i] = evals.Keyed{ID: it.ID, Group: runfile.LevelKey(it.Type, it.Level)}
-	}
-	_, idx, err := evals.Select(keys, n, 1, nil, 0, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	items := make([]probes.Item, len(idx))
-	for i, j := range idx {
-		items[i] = set.Items[j]
 	}
 	return items
 }
