@@ -9,6 +9,7 @@
 // Prints one line of key=value: tokens, chunks, evaluated, scored, seconds,
 // decoded_per_s, scored_per_s, ppl.
 #include "llama.h"
+#include "logprob.h"
 
 #include <algorithm>
 #include <chrono>
@@ -24,12 +25,7 @@
 
 // nll_of returns -log p(token) from one row of logits, in double precision.
 static double nll_of(const float * logits, int n_vocab, llama_token token) {
-    const float mx  = *std::max_element(logits, logits + n_vocab);
-    double      sum = 0;
-    for (int v = 0; v < n_vocab; v++) {
-        sum += std::exp(double(logits[v] - mx));
-    }
-    return -(double(logits[token] - mx) - std::log(sum));
+    return log_sum_exp(logits, n_vocab) - double(logits[token]);
 }
 
 int main(int argc, char ** argv) {

@@ -4,16 +4,20 @@
 #
 # llama.cpp is built with its own CMake defaults from the copy the ollama
 # module vendors (the commit udgam-ci embeds), into a scratch folder, for the
-# measurement only. bench.cpp is llama-bench's prompt test and ppl.cpp
-# llama-perplexity's default loop (see their headers): llama.cpp's
+# measurement only. bench.cpp is llama-bench's prompt test, ppl.cpp
+# llama-perplexity's default loop and mc.cpp its --multiple-choice scoring
+# (see their headers): llama.cpp's
 # repository is too large to fetch here, so its tool programs are not at
 # hand, while its library sources are.
 #
 #	make bench-llamacpp                      # or: bash scripts/llamacpp/run.sh
 #	ROUNDS=1 EVERY=60 make bench-llamacpp    # a quicker look
+#	UDGAM_BENCH_ITEMS=2000 make bench-llamacpp  # every core item (make's default is 105)
 #
 # Needs cmake and a C++ compiler. About 20 minutes on 2 cores with the
-# defaults; run it on an idle machine.
+# defaults (6 of them compiling llama.cpp, which a rerun skips; the Probe
+# Suite's five scorings of make's 105 items take a few); run it on an idle
+# machine.
 set -euo pipefail
 
 GO=${GO:-go}
@@ -33,21 +37,28 @@ ollama=$(GOWORK=off $GO list -m -f '{{.Dir}}' github.com/ollama/ollama)
 
 echo "building llama.cpp (CMake, Release, native) in $work" >&2
 mkdir -p "$work/src" "$work/data"
+# The sources keep the module's file times (cp -p), so that a rerun
+# compiles only what changed; a build from another module starts afresh.
+[ "$(cat "$work/module" 2>/dev/null)" = "$ollama" ] || rm -rf "$work/build"
 rm -rf "$work/src/ggml" "$work/src/llama"
-cp -r "$ollama/ml/backend/ggml/ggml" "$work/src/ggml"
-cp -r "$ollama/llama/llama.cpp" "$work/src/llama"
+cp -Rp "$ollama/ml/backend/ggml/ggml" "$work/src/ggml"
+cp -Rp "$ollama/llama/llama.cpp" "$work/src/llama"
 chmod -R u+w "$work/src"
+echo "$ollama" >"$work/module"
 cp "$here/ggml.cmake" "$work/src/ggml/CMakeLists.txt"
-cp "$here/CMakeLists.txt" "$here/bench.cpp" "$here/ppl.cpp" "$work/src/"
+cp "$here/CMakeLists.txt" "$here/logprob.h" "$here/bench.cpp" "$here/ppl.cpp" "$here/mc.cpp" "$work/src/"
 cmake -S "$work/src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release >"$work/cmake.log" 2>&1 ||
 	{ cat "$work/cmake.log" >&2; exit 1; }
-cmake --build "$work/build" --target bench ppl -j "$(nproc)" >"$work/build.log" 2>&1 ||
+cmake --build "$work/build" --target bench ppl mc -j "$(nproc)" >"$work/build.log" 2>&1 ||
 	{ tail -30 "$work/build.log" >&2; exit 1; }
 
 echo "building udgam-ci and its engine benchmarks" >&2
 make -s build
 $GO test -c -o "$work/llama.test" ./runner/llama/
-model=$($GO run ./scripts/llamacpp/benchdata -out "$work/data" -every "$EVERY")
+# The benchmark model, then its float32 twin (the Probe Suite's check).
+models=$($GO run ./scripts/llamacpp/benchdata -out "$work/data" -every "$EVERY" -probes)
+model=$(sed -n 1p <<<"$models")
+model32=$(sed -n 2p <<<"$models")
 
 export LD_LIBRARY_PATH="$work/build/bin:$work/build/ggml/src:$work/build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 lcpp() { "$work/build/bench" "$model" --threads "$THREADS" "$@"; }
@@ -101,6 +112,66 @@ echo "| llama-perplexity -c 2048, float32 KV | $ppl32_rate |"
 echo "| udgam-ci score fresh, window 2048, stride 1024 (float32 KV) | $(printf '%.1f' "$our_rate") |"
 echo "| ratio to llama-perplexity's default (above 1 is faster) | $(ratio "$our_rate" "$ppl_rate") |"
 echo "| ratio to llama-perplexity, float32 KV (equal exactness) | $(ratio "$our_rate" "$ppl32_rate") |"
+
+# Probe Suite: time per scored item. Both programs score the same core items
+# (bench.CoreSample: UDGAM_BENCH_ITEMS of them, the Go benchmark's stratified
+# sample; 2000 for all) from the same token ids: benchdata -probes tokenized
+# them once the way udgam-ci does. mc is llama-perplexity --multiple-choice
+# with -c 1024 -np 128: the 1,024 cells udgam-ci's probes context has, and
+# the most items llama-perplexity packs into a batch (its own default, -c 512
+# -np 4, packs one four-choice item). Both times are the scoring loop, not
+# the model's loading: mc's packs, decodes and takes log-softmaxes (the ids
+# come ready-made; llama-perplexity too tokenizes before its loop), ours
+# tokenizes, scores and writes each record. Both count the same items and
+# the same scored (continuation) tokens, so the two ratios agree; evaluated
+# tokens differ (llama.cpp decodes a token every choice shares once, the
+# leading space here, where we decode it in each choice).
+echo "Probe Suite, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+mcrun() { # mcrun MODEL TOKENS [ARGS...]
+	local m=$1 t=$2
+	shift 2
+	"$work/build/mc" "$m" "$work/data/$t" --ctx 1024 --parallel 128 --threads "$THREADS" "$@"
+}
+ourprobes() { # ourprobes MODEL OUT: the --json summary
+	rm -f "$2"
+	bin/udgam-ci score probes --model "$1" --items "$work/data/probes.jsonl" --out "$2" --threads "$THREADS" --json 2>/dev/null
+}
+field() { grep -o "\(^\|[ \"]\)$1\"*[=:][0-9.]*" <<<"$2" | head -1 | sed 's/.*[=:]//'; } # field KEY LINE: KEY's first value
+mc=$(mcrun "$model" probes.tok)
+mc32=$(mcrun "$model" probes.tok --kv f32 --values "$work/data/probes-mc.tsv")
+psummary=$(ourprobes "$model" "$work/data/probes-run.jsonl")
+# The ruler, on the float32 twin: mc's float32-cache values are udgam-ci's,
+# every choice within 1e-4 nats per token, the same picks. (On the F16
+# model ggml's float16 rounding of activations moves values by ~1e-3 nats
+# with the batch's shape, in llama.cpp alone: there the same items and
+# tokens are checked and the differences printed.)
+mcw=$(mcrun "$model32" probes-f32.tok --kv f32 --values "$work/data/probes-mc-f32.tsv")
+wsummary=$(ourprobes "$model32" "$work/data/probes-run-f32.jsonl")
+check=$($GO run ./scripts/llamacpp/probecheck -tol 1e-4 "$work/data/probes-mc-f32.tsv" "$work/data/probes-run-f32.jsonl") ||
+	{ echo "Probe Suite: mc (--kv f32) and udgam-ci disagree on the float32 twin (above); no rates printed" >&2; exit 1; }
+inform=$($GO run ./scripts/llamacpp/probecheck -inform "$work/data/probes-mc.tsv" "$work/data/probes-run.jsonl") ||
+	{ echo "Probe Suite: mc and udgam-ci did not score the same items and tokens (above)" >&2; exit 1; }
+rates() { # rates SUMMARY MC: items/s and scored tokens/s of a udgam-ci summary (MC's scored tokens: the same ids)
+	awk -v n="$(field items "$1")" -v t="$(field scored "$2")" -v s="$(field seconds "$1")" \
+		'BEGIN { printf "%.2f %.1f", n / s, t / s }'
+}
+read -r our_ips our_tps <<<"$(rates "$psummary" "$mc32")"
+read -r w_ips w_tps <<<"$(rates "$wsummary" "$mcw")"
+echo
+echo "mc -c 1024 -np 128: $mc"
+echo "mc -c 1024 -np 128 --kv f32: $mc32"
+echo "mc -c 1024 -np 128 --kv f32, float32 weights: $mcw"
+echo "udgam-ci score probes: items=$(field items "$psummary") seconds=$(field seconds "$psummary"); float32 weights: seconds=$(field seconds "$wsummary")"
+echo "check, float32 weights (mc --kv f32 against udgam-ci, per item, 1e-4 nats per token): $check"
+echo "the same, F16 weights (not judged): $inform"
+echo
+echo "| Probe Suite, $(field items "$psummary") core items | items/s | scored tokens/s | ours / theirs (above 1 is faster) |"
+echo "|---|---|---|---|"
+echo "| mc -c 1024 -np 128 (float16 KV, llama.cpp's default) | $(field items_per_s "$mc") | $(field scored_per_s "$mc") | $(ratio "$our_ips" "$(field items_per_s "$mc")") |"
+echo "| mc -c 1024 -np 128, float32 KV (equal exactness) | $(field items_per_s "$mc32") | $(field scored_per_s "$mc32") | $(ratio "$our_ips" "$(field items_per_s "$mc32")") |"
+echo "| udgam-ci score probes (float32 KV) | $our_ips | $our_tps | |"
+echo "| float32 weights: mc, float32 KV | $(field items_per_s "$mcw") | $(field scored_per_s "$mcw") | $(ratio "$w_ips" "$(field items_per_s "$mcw")") |"
+echo "| float32 weights: udgam-ci score probes | $w_ips | $w_tps | |"
 
 # What packing can gain here: llama.cpp decoding one sequence of B tokens
 # from an empty cache per call (a document of B tokens per decode), every
