@@ -33,12 +33,21 @@
 #    (an empty asm) on AVX2 without AVX-512; the same FMAs on the same
 #    values, so the same results (BENCHMARKS.md: 15% less time in that
 #    kernel, 5% in all). AVX-512 builds are unchanged (not measured).
+#  - Float16 weights times a batch of 32 or more rows go to
+#    scripts/engine/gemm.c (x86 with AVX2, FMA and F16C): tinyBLAS widens
+#    both float16 operands in every tile, 7 conversions and loads per 12
+#    FMAs; gemm.c widens each once into packed panels and runs a 16x6
+#    outer-product kernel, 2 loads and 6 broadcasts per 12 FMAs
+#    (BENCHMARKS.md, "Third pass"). The activations are rounded to float16
+#    as ggml rounds them for tinyBLAS, so every product is the same; only
+#    float32 summation order differs. ggml's plan reserves the panels in
+#    its work buffer.
 #
 # go build -overlay cannot replace files in the module cache, so the copy
 # (the module as downloaded plus these edits; no upstream source lives in
 # this repository) is made once per machine, module version and version of
-# this script under ${UDGAM_CI_BUILD_CACHE:-~/.cache/udgam-ci}, where every
-# checkout with the same edits shares it and so llama.cpp's compiled
+# this script and gemm.c under ${UDGAM_CI_BUILD_CACHE:-~/.cache/udgam-ci},
+# where every checkout with the same edits shares it and so llama.cpp's compiled
 # objects; checkouts with other edits (another branch) get their own copy
 # instead of rewriting one another's. runner/llama refuses GELU and rope
 # models in a binary built without it.
@@ -51,7 +60,7 @@ mod=$1
 work=$2
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${UDGAM_CI_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/udgam-ci}
-copy=$cache/ollama-engine/$(basename "$mod")-$(cksum <"$0" | cut -d" " -f1)
+copy=$cache/ollama-engine/$(basename "$mod")-$(cat "$0" "$root/scripts/engine/gemm.c" | cksum | cut -d" " -f1)
 fail() { echo "engine.sh: $*" >&2; exit 1; }
 
 if [ ! -f "$copy/.udgam-copied" ]; then
@@ -94,18 +103,49 @@ mulmat=ml/backend/ggml/ggml/src/ggml-cpu/ggml-cpu.c
 strided='const bool src1_cont = ggml_is_contiguous\(src1\);(\n\n\s*if \(src1_cont\) \{\n\s*for \(int64_t i13 = 0; i13 < ne13; i13\+\+\)\n\s*for \(int64_t i12 = 0; i12 < ne12; i12\+\+\)\n\s*if \(!llamafile_sgemm\(params,)'
 [ "$(perl -0777 -ne "my \$n = () = /$strided/g; print \$n" "$mod/$mulmat")" = 1 ] ||
 	fail "$mod/$mulmat does not try llamafile_sgemm on contiguous operands once; the ollama module changed: update scripts/engine.sh"
-perl -0777 -pe "s/$strided/const bool src1_cont = ggml_is_contiguous(src1) || nb11 % ggml_type_size(src1->type) == 0;\$1/" "$mod/$mulmat" | edit "$mulmat"
-
-# rope: angles, and their cos and sin, in double (see the header).
 # swap FILE FROM TO replaces the one occurrence of the literal FROM in
-# FILE, a working copy of the module's $rope.
+# FILE, a working copy of the module's $target.
 swap() {
 	local n
 	n=$(FROM=$2 perl -0777 -ne 'my $n = () = /\Q$ENV{FROM}\E/g; print $n' "$1")
-	[ "$n" = 1 ] || fail "$mod/$rope has $n occurrences of '$2', want 1; the ollama module changed: update scripts/engine.sh"
+	[ "$n" = 1 ] || fail "$mod/$target has $n occurrences of '$2', want 1; the ollama module changed: update scripts/engine.sh"
 	FROM=$2 TO=$3 perl -0777 -pi -e 's/\Q$ENV{FROM}\E/$ENV{TO}/' "$1"
 }
+
+# Float16 weights to gemm.c (see the header): its source beside
+# ggml-cpu.c, so cgo compiles it into the same package, and three hooks.
+target=$mulmat
+mmtmp=$(mktemp)
+perl -0777 -pe "s/$strided/const bool src1_cont = ggml_is_contiguous(src1) || nb11 % ggml_type_size(src1->type) == 0;\$1/" "$mod/$mulmat" >"$mmtmp"
+swap "$mmtmp" '
+void ggml_compute_forward_mul_mat(
+' '
+// udgam-ci (scripts/engine.sh): float16 weights to udgam-gemm.c.
+bool   udgam_gemm(const struct ggml_compute_params * params, struct ggml_tensor * dst);
+size_t udgam_gemm_wsize(const struct ggml_tensor * dst, int n_threads);
+
+void ggml_compute_forward_mul_mat(
+'
+swap "$mmtmp" '    //   compute by src0 rows
+' '    //   compute by src0 rows
+
+    if (udgam_gemm(params, dst)) {
+        return;
+    }
+'
+swap "$mmtmp" '                            cur = ggml_row_size(vec_dot_type, ggml_nelements(node->src[1]));
+                        }
+' '                            cur = ggml_row_size(vec_dot_type, ggml_nelements(node->src[1]));
+                        }
+                        cur = MAX(cur, udgam_gemm_wsize(node, n_tasks));
+'
+edit "$mulmat" <"$mmtmp"
+rm -f "$mmtmp"
+edit "${mulmat%/*}/udgam-gemm.c" <"$root/scripts/engine/gemm.c"
+
+# rope: angles, and their cos and sin, in double (see the header).
 rope=ml/backend/ggml/ggml/src/ggml-cpu/ops.cpp
+target=$rope
 ropetmp=$(mktemp)
 cp "$mod/$rope" "$ropetmp"
 swap "$ropetmp" 'const float theta_scale = powf(freq_base, -2.0f/n_dims);' 'const double theta_scale = pow(freq_base, -2.0/n_dims);'

@@ -61,7 +61,7 @@ var unusedSets = []string{"AVX2", "AVX-512F"}
 // main, which only the launcher (internal/cpuvariant) prevents. Unused
 // ones mean a portable build on a newer CPU: exact, slower.
 func CPUFeatures() (missing, unused []string) {
-	built := strings.Fields(C.GoString(C.udgam_cpu_compiled()))
+	built := compiledFor()
 	cpu := cpuvariant.Detect()
 	for _, set := range built {
 		if !cpu[set] {
@@ -75,6 +75,9 @@ func CPUFeatures() (missing, unused []string) {
 	}
 	return missing, unused
 }
+
+// compiledFor names the instruction sets ggml-cpu was compiled for.
+func compiledFor() []string { return strings.Fields(C.GoString(C.udgam_cpu_compiled())) }
 
 // cpuFeatures is CPUFeatures; tests replace it to exercise the refusal.
 var cpuFeatures = CPUFeatures
