@@ -33,15 +33,16 @@
 #    (an empty asm) on AVX2 without AVX-512; the same FMAs on the same
 #    values, so the same results (BENCHMARKS.md: 15% less time in that
 #    kernel, 5% in all). AVX-512 builds are unchanged (not measured).
-#  - Float16 weights times a batch of 32 or more rows go to
-#    scripts/engine/gemm.c (x86 with AVX2, FMA and F16C): tinyBLAS widens
-#    both float16 operands in every tile, 7 conversions and loads per 12
-#    FMAs; gemm.c widens each once into packed panels and runs a 16x6
-#    outer-product kernel, 2 loads and 6 broadcasts per 12 FMAs
-#    (BENCHMARKS.md, "Third pass"). The activations are rounded to float16
-#    as ggml rounds them for tinyBLAS, so every product is the same; only
-#    float32 summation order differs. ggml's plan reserves the panels in
-#    its work buffer.
+#  - Matrix products of 128 rows or more of float16 or float32 (the
+#    weights, and attention's keys) times 32 rows or more go to
+#    scripts/engine/gemm.c on x86 with AVX2, FMA and F16C: tinyBLAS loads
+#    and widens 7 vectors per 12 FMAs in every tile and, at attention's k
+#    of 64, spends much of each tile summing lanes; gemm.c packs each
+#    operand once and runs a 16x6 outer-product kernel, 2 loads and 6
+#    broadcasts per 12 FMAs (BENCHMARKS.md, "Third pass"). Activations are
+#    rounded to float16 against float16 weights as ggml rounds them for
+#    tinyBLAS, so every product is the same; only float32 summation order
+#    differs. ggml's plan reserves the panels in its work buffer.
 #
 # go build -overlay cannot replace files in the module cache, so the copy
 # (the module as downloaded plus these edits; no upstream source lives in

@@ -11,25 +11,28 @@ import (
 )
 
 // Every matrix product ggml-cpu computes here, through whichever kernel
-// takes it (scripts/engine.sh's gemm.c for float16 weights and batches of
-// 32 rows or more, tinyBLAS or ggml's dot products otherwise), equals the
-// float64 sum of the same float16-rounded products within float32's
-// summation error: shapes with every kind of tail, blocks of k and rows
-// beyond one block, strided rows, and batches with broadcast.
+// takes it (scripts/engine.sh's gemm.c for 128 rows of src0 or more times
+// 32 of src1 or more, tinyBLAS or ggml's dot products otherwise), equals
+// the float64 sum of the same products (src1 rounded to float16 against
+// float16 weights, as ggml rounds it) within float32's summation error:
+// tails of every kind, blocks of k and of rows, strided rows, batches
+// with broadcast (attention's heads), more threads than tiles.
 func TestMatMulExact(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		s       matShape
 		threads int
 	}{
-		{"f16 tails", matShape{m: 37, k: 72, n: 37, lda: 72, ldb: 72, batchA: 1, batchB: 1, aF16: true}, 2},
-		{"f16 k not a multiple of 8", matShape{m: 16, k: 13, n: 32, lda: 13, ldb: 13, batchA: 1, batchB: 1, aF16: true}, 1},
+		{"f16 tails", matShape{m: 133, k: 72, n: 37, lda: 72, ldb: 72, batchA: 1, batchB: 1, aF16: true}, 2},
+		{"f16 k not a multiple of 8", matShape{m: 128, k: 13, n: 32, lda: 13, ldb: 13, batchA: 1, batchB: 1, aF16: true}, 1},
 		{"f16 strided rows, blocks of k and of rows", matShape{m: 300, k: 648, n: 75, lda: 656, ldb: 660, batchA: 1, batchB: 1, aF16: true}, 2},
-		{"f16 three threads, fewer tiles than threads", matShape{m: 20, k: 64, n: 40, lda: 64, ldb: 64, batchA: 1, batchB: 1, aF16: true}, 3},
-		{"f16 small batch", matShape{m: 64, k: 64, n: 8, lda: 64, ldb: 64, batchA: 1, batchB: 1, aF16: true}, 2},
-		{"f16 broadcast batches", matShape{m: 48, k: 64, n: 40, lda: 64, ldb: 64, batchA: 2, batchB: 6, aF16: true}, 2},
-		{"f32", matShape{m: 70, k: 64, n: 50, lda: 64, ldb: 72, batchA: 1, batchB: 1}, 2},
-		{"f32 broadcast batches", matShape{m: 96, k: 64, n: 33, lda: 64, ldb: 64, batchA: 3, batchB: 9}, 2},
+		{"f16 more threads than tiles", matShape{m: 130, k: 64, n: 40, lda: 64, ldb: 64, batchA: 1, batchB: 1, aF16: true}, 12},
+		{"f16 few rows of src1", matShape{m: 128, k: 64, n: 8, lda: 64, ldb: 64, batchA: 1, batchB: 1, aF16: true}, 2},
+		{"f16 few rows of src0", matShape{m: 40, k: 64, n: 40, lda: 64, ldb: 64, batchA: 1, batchB: 1, aF16: true}, 2},
+		{"f16 broadcast batches", matShape{m: 144, k: 64, n: 40, lda: 64, ldb: 64, batchA: 2, batchB: 6, aF16: true}, 2},
+		{"f32", matShape{m: 170, k: 64, n: 50, lda: 64, ldb: 72, batchA: 1, batchB: 1}, 2},
+		{"f32 heads as attention's scores", matShape{m: 256, k: 64, n: 33, lda: 192, ldb: 576, batchA: 3, batchB: 9}, 3},
+		{"f32 few rows of src0, long k", matShape{m: 64, k: 700, n: 40, lda: 800, ldb: 700, batchA: 1, batchB: 3}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.s
@@ -77,27 +80,36 @@ func randoms(rng *rand.Rand, n int) []float32 {
 	return v
 }
 
-// gemm.c takes float16 weights times 32 rows or more where it is compiled
-// (x86 with AVX2, FMA and F16C), and ggml's plan reserves its panels of b
-// (6 rows of k floats each); fewer rows stay with tinyBLAS, whose work
-// buffer holds b in float16 only.
-func TestMatMulPacksFloat16Weights(t *testing.T) {
+// gemm.c takes 128 rows of src0 or more times 32 of src1 or more where it
+// is compiled (x86 with AVX2, FMA and F16C), and ggml's plan reserves its
+// panels of src1 (6 rows of k floats each); other products stay with
+// tinyBLAS, whose work buffer holds src1 in float16 at most.
+func TestMatMulPacks(t *testing.T) {
 	built := compiledFor()
 	for _, set := range []string{"AVX2", "FMA", "F16C"} {
 		if !slices.Contains(built, set) {
 			t.Skipf("built for %q, without %s: gemm.c takes nothing", strings.Join(built, " "), set)
 		}
 	}
-	for _, n := range []int{8, 64} {
-		s := matShape{m: 32, k: 64, n: n, lda: 64, ldb: 64, batchA: 1, batchB: 1, aF16: true}
-		_, work, err := matMul(s, make([]float32, s.m*s.k), make([]float32, s.n*s.k), 2)
+	for _, tc := range []struct {
+		s    matShape
+		want bool
+	}{
+		{matShape{m: 128, k: 64, n: 64, lda: 64, ldb: 64, batchA: 1, batchB: 1, aF16: true}, true},
+		{matShape{m: 128, k: 64, n: 8, lda: 64, ldb: 64, batchA: 1, batchB: 1, aF16: true}, false},
+		{matShape{m: 64, k: 64, n: 64, lda: 64, ldb: 64, batchA: 1, batchB: 1, aF16: true}, false},
+		{matShape{m: 256, k: 64, n: 64, lda: 64, ldb: 64, batchA: 1, batchB: 3}, true},
+		{matShape{m: 64, k: 256, n: 64, lda: 256, ldb: 256, batchA: 1, batchB: 3}, false},
+	} {
+		s := tc.s
+		_, work, err := matMul(s, make([]float32, s.batchA*s.m*s.lda), make([]float32, s.batchB*s.n*s.ldb), 2)
 		if err != nil {
 			t.Fatal(err)
 		}
-		panels := (n + 5) / 6 * 6 * s.k * 4
-		if packed := work >= panels; packed != (n >= 32) {
-			t.Errorf("%d rows: ggml's plan reserves %d bytes, %d for b's panels: packed %v, want %v (is scripts/engine.sh's hook in ggml_graph_plan?)",
-				n, work, panels, packed, n >= 32)
+		panels := s.batchB * ((s.n + 5) / 6) * 6 * s.k * 4
+		if packed := work >= panels; packed != tc.want {
+			t.Errorf("%+v: ggml's plan reserves %d bytes, %d for src1's panels: packed %v, want %v (is scripts/engine.sh's hook in ggml_graph_plan?)",
+				s, work, panels, packed, tc.want)
 		}
 	}
 }

@@ -1,17 +1,23 @@
-// udgam-ci's matrix product for float16 weights on x86 with AVX2, FMA and
-// F16C, installed into ggml-cpu by scripts/engine.sh (its header says why).
+// udgam-ci's matrix product for ggml-cpu on x86 with AVX2, FMA and F16C,
+// installed by scripts/engine.sh (its header says why).
 //
-// C[n][m] = sum_k A[m][k] * B[n][k]: A is the weight matrix (float16, one
-// row per output feature), B the activations (float32 rows, rounded to
-// float16 exactly as ggml rounds them before tinyBLAS), C float32.
-// tinyBLAS takes both operands as they lie, K contiguous, and widens both
-// to float32 in every tile: 7 conversions and loads per 12 FMAs. Here both
-// are widened once into panels laid out k by k (B shared by all threads,
-// each thread's slice of A in its own buffer), and a 16x6 outer-product
-// kernel then issues 2 loads and 6 broadcasts per 12 FMAs with no
-// conversion. Every product is of the same two float16 values, summed in
-// float32 in another order, so results differ from tinyBLAS's only by
-// float32 rounding.
+// ggml's MUL_MAT gives dst[n][m] = sum_k src0[m][k] * src1[n][k], both
+// operands k-contiguous: src0 the weights (float16 or float32) or, in
+// attention, the cache's keys; src1 the activations or queries (float32,
+// rounded to float16 exactly as ggml rounds them for tinyBLAS when src0 is
+// float16). tinyBLAS multiplies the operands as they lie and loads (and
+// widens) 7 vectors per 12 FMAs, and at attention's k of one head (64) it
+// spends much of each tile summing lanes. Here src1 is packed once, k by k,
+// into panels of 6 rows that all threads share, and each thread packs
+// 16-row panels of src0 for its share of the rows; a 16x6 outer-product
+// kernel then issues 2 loads and 6 broadcasts per 12 FMAs and converts
+// nothing. Every product is of the same two values, in float32, summed in
+// another order: results differ from tinyBLAS's by float32 rounding only.
+// Each output sums up to KC steps of k in one chain, where tinyBLAS's 8
+// lanes make 8 shorter ones: about twice its rounding error (RMS 6e-7 of
+// the products' absolute sum at k = 576 against 3e-7, BENCHMARKS.md);
+// joining partial sums every 16 steps would halve it at a quarter of the
+// speed.
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,10 +28,10 @@
 #define UDGAM_GEMM 1
 
 enum {
-	MR = 16,  // rows of A per tile: two vectors
-	NR = 6,   // rows of B per tile: 12 accumulators, 2 loads, 1 broadcast
-	KC = 320, // most k per block: a 16 x KC panel of A (20 KB) beside a 6 x KC one of B in L1
-	MC = 128, // rows of A packed per block: 128 x KC floats (160 KB) in L2
+	MR = 16,  // rows of src0 per tile: two vectors
+	NR = 6,   // rows of src1 per tile: 12 accumulators, 2 loads, 1 broadcast
+	KC = 320, // most k per block: a 16 x KC panel of src0 (20 KB) beside a 6 x KC one of src1 in L1
+	MC = 128, // rows of src0 packed per block: 128 x KC floats (160 KB) in L2
 };
 
 // Blocks of k as even as KC allows, a multiple of 8 when k is.
@@ -35,12 +41,37 @@ static int64_t k_block(int64_t k) {
 	return (kc + 7) & ~(int64_t)7;
 }
 
-// B's panels: rows n0..n0+5 of B, every k, 6 floats per k; a panel holds
-// NR*k floats plus 8 of slack for the last overlapping store.
+// src1's panels: 6 rows, every k, 6 floats per k, and 8 floats of slack
+// for pack's last overlapping store.
 static int64_t panel_floats(int64_t k) { return NR * k + 8; }
+static int64_t panels(int64_t n) { return (n + NR - 1) / NR; }
 
-static inline __m256 round_f16(__m256 x) {
-	return _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+// How an operand's values are read: float16 widened, float32 as is, or
+// float32 rounded to float16 (src1 against float16 weights).
+enum kind { F16, F32, F32_AS_F16 };
+
+static inline size_t kind_size(enum kind kind) { return kind == F16 ? 2 : 4; }
+
+static inline __m256 load8(const char *p, enum kind kind) {
+	switch (kind) {
+	case F16:
+		return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+	case F32:
+		return _mm256_loadu_ps((const float *)p);
+	default:
+		return _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps((const float *)p), _MM_FROUND_TO_NEAREST_INT));
+	}
+}
+
+static inline float load1(const char *p, enum kind kind) {
+	switch (kind) {
+	case F16:
+		return _cvtsh_ss(*(const uint16_t *)p);
+	case F32:
+		return *(const float *)p;
+	default:
+		return _cvtsh_ss(_cvtss_sh(*(const float *)p, _MM_FROUND_TO_NEAREST_INT));
+	}
 }
 
 // transpose8 turns rows r[0..7] of 8 floats into columns.
@@ -63,49 +94,47 @@ static inline void transpose8(__m256 r[8]) {
 	r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
 }
 
-// pack_b writes rows n0..n0+nr-1 (nr <= 6; missing rows are zero) of B,
-// each rounded to float16, as one panel: out[k*6 + j] = B[n0+j][k].
-static void pack_b(const float *b, int64_t ldb, int64_t nr, int64_t k, float *out) {
-	int64_t kk = 0;
-	for (; kk + 8 <= k; kk += 8) {
-		__m256 r[8];
-		for (int j = 0; j < 8; j++)
-			r[j] = j < nr ? round_f16(_mm256_loadu_ps(b + j * ldb + kk)) : _mm256_setzero_ps();
-		transpose8(r);
-		// Each store writes 8 floats where 6 belong; the next one
-		// overwrites the 2 extra, and the panel's slack takes the last.
-		for (int t = 0; t < 8; t++)
-			_mm256_storeu_ps(out + (kk + t) * NR, r[t]);
-	}
-	for (; kk < k; kk++)
-		for (int j = 0; j < NR; j++)
-			out[kk * NR + j] = j < nr ? _cvtsh_ss(_cvtss_sh(b[j * ldb + kk], _MM_FROUND_TO_NEAREST_INT)) : 0;
-}
+// An operand: its rows, ld elements apart, and how to read them.
+struct operand {
+	const char *x;
+	int64_t ld;
+	enum kind kind;
+};
 
-// pack_a widens rows m0..m0+mr-1 (mr <= 16; missing rows are zero) of A
-// over k0..k0+kc-1 into one panel: out[k*16 + i] = A[m0+i][k0+k].
-static void pack_a(const uint16_t *a, int64_t lda, int64_t mr, int64_t kc, float *out) {
+// pack writes rows 0..r-1 of o (r <= w, w 16 or 6; rows beyond r are
+// zero) over k0..k0+kc-1 as one panel: out[k*w + i] = o[i][k0+k]. Panels
+// of 16 are 32-byte aligned; one of 6 needs 2 floats of slack at its end
+// (each store of 8 floats is overwritten by the next but the last).
+static void pack(struct operand o, int64_t r, int64_t w, int64_t k0, int64_t kc, float *out) {
+	const size_t row = o.ld * kind_size(o.kind), el = kind_size(o.kind);
 	int64_t kk = 0;
 	for (; kk + 8 <= kc; kk += 8) {
-		for (int h = 0; h < MR; h += 8) {
-			__m256 r[8];
-			for (int i = 0; i < 8; i++)
-				r[i] = h + i < mr ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + (h + i) * lda + kk)))
-						  : _mm256_setzero_ps();
-			transpose8(r);
-			for (int t = 0; t < 8; t++)
-				_mm256_store_ps(out + (kk + t) * MR + h, r[t]);
+		for (int64_t h = 0; h < w; h += 8) {
+			__m256 v[8];
+			for (int64_t i = 0; i < 8; i++)
+				v[i] = h + i < r ? load8(o.x + (h + i) * row + (k0 + kk) * el, o.kind) : _mm256_setzero_ps();
+			transpose8(v);
+			for (int t = 0; t < 8; t++) {
+				if (w == MR)
+					_mm256_store_ps(out + (kk + t) * w + h, v[t]);
+				else
+					_mm256_storeu_ps(out + (kk + t) * w + h, v[t]);
+			}
 		}
 	}
 	for (; kk < kc; kk++)
-		for (int i = 0; i < MR; i++)
-			out[kk * MR + i] = i < mr ? _cvtsh_ss(a[i * lda + kk]) : 0;
+		for (int64_t i = 0; i < w; i++)
+			out[kk * w + i] = i < r ? load1(o.x + i * row + (k0 + kk) * el, o.kind) : 0;
 }
 
-// tile multiplies a 16 x kc panel of A by a 6 x kc panel of B into C's
-// rows n0..n0+nr-1, columns m0..m0+mr-1; add keeps what C holds (the
-// previous blocks of k).
-static void tile(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int64_t mr, int64_t nr, bool add) {
+// tile multiplies a 16 x kc panel a of src0 by a 6 x kc panel b of src1
+// into dst's rows j < nr (ldc apart), columns i < mr; add keeps what dst
+// holds (the previous blocks of k). Not inlined: in its own function the
+// loop has the 16 vector registers to itself (12 accumulators, 2 of a,
+// 1 of b), where inlined GCC keeps the caller's constants in some and
+// spills.
+__attribute__((noinline)) static void tile(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int64_t mr,
+					   int64_t nr, bool add) {
 	__m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
 	__m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
 	__m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
@@ -113,7 +142,10 @@ static void tile(int64_t kc, const float *a, const float *b, float *c, int64_t l
 	__m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
 	__m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
 	for (int64_t k = 0; k < kc; k++) {
-		const __m256 a0 = _mm256_load_ps(a), a1 = _mm256_load_ps(a + 8);
+		__m256 a0 = _mm256_load_ps(a), a1 = _mm256_load_ps(a + 8);
+		// Keep both in registers: GCC would fold each load into all six
+		// FMAs that use it, 18 loads per step where 8 are needed.
+		__asm__("" : "+x"(a0), "+x"(a1));
 		__m256 bj;
 		bj = _mm256_broadcast_ss(b + 0), c00 = _mm256_fmadd_ps(a0, bj, c00), c01 = _mm256_fmadd_ps(a1, bj, c01);
 		bj = _mm256_broadcast_ss(b + 1), c10 = _mm256_fmadd_ps(a0, bj, c10), c11 = _mm256_fmadd_ps(a1, bj, c11);
@@ -126,7 +158,7 @@ static void tile(int64_t kc, const float *a, const float *b, float *c, int64_t l
 	}
 	__m256 acc[NR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
 	if (mr == MR) {
-		for (int j = 0; j < nr; j++) {
+		for (int64_t j = 0; j < nr; j++) {
 			float *cj = c + j * ldc;
 			if (add) {
 				acc[j][0] = _mm256_add_ps(acc[j][0], _mm256_loadu_ps(cj));
@@ -138,38 +170,38 @@ static void tile(int64_t kc, const float *a, const float *b, float *c, int64_t l
 		return;
 	}
 	float t[MR];
-	for (int j = 0; j < nr; j++) {
+	for (int64_t j = 0; j < nr; j++) {
 		_mm256_storeu_ps(t, acc[j][0]);
 		_mm256_storeu_ps(t + 8, acc[j][1]);
 		float *cj = c + j * ldc;
-		for (int i = 0; i < mr; i++)
+		for (int64_t i = 0; i < mr; i++)
 			cj[i] = add ? cj[i] + t[i] : t[i];
 	}
 }
 
-// rows computes C's columns m0..m1-1 (a multiple of 16 apart, but for the
-// last) for every row of B, from B's packed panels; apack holds MC x KC
-// floats, 32-byte aligned.
-static void rows(const uint16_t *a, int64_t lda, const float *bpack, int64_t n, int64_t k, float *c, int64_t ldc,
-		 int64_t m0, int64_t m1, float *apack) {
+// rows computes dst's columns i0..i1-1 (src0's rows) for all n rows of
+// src1, from src1's packed panels, packing src0's rows MC at a time into
+// buf (MC x KC floats, 32-byte aligned).
+static void rows(struct operand a, const float *bpack, int64_t n, int64_t k, float *c, int64_t ldc, int64_t i0, int64_t i1,
+		 float *buf) {
 	const int64_t kcmax = k_block(k);
+	const size_t row = a.ld * kind_size(a.kind);
 	for (int64_t k0 = 0; k0 < k; k0 += kcmax) {
 		const int64_t kc = k - k0 < kcmax ? k - k0 : kcmax;
-		for (int64_t i0 = m0; i0 < m1; i0 += MC) {
-			const int64_t i1 = i0 + MC < m1 ? i0 + MC : m1;
-			for (int64_t i = i0; i < i1; i += MR)
-				pack_a(a + i * lda + k0, lda, i1 - i < MR ? i1 - i : MR, kc, apack + (i - i0) * kc);
+		for (int64_t b0 = i0; b0 < i1; b0 += MC) {
+			const int64_t b1 = b0 + MC < i1 ? b0 + MC : i1;
+			for (int64_t i = b0; i < b1; i += MR)
+				pack((struct operand){a.x + i * row, a.ld, a.kind}, b1 - i < MR ? b1 - i : MR, MR, k0, kc,
+				     buf + (i - b0) * kc);
 			for (int64_t j = 0; j < n; j += NR) {
 				const float *bp = bpack + (j / NR) * panel_floats(k) + k0 * NR;
-				for (int64_t i = i0; i < i1; i += MR)
-					tile(kc, apack + (i - i0) * kc, bp, c + j * ldc + i, ldc, i1 - i < MR ? i1 - i : MR,
+				for (int64_t i = b0; i < b1; i += MR)
+					tile(kc, buf + (i - b0) * kc, bp, c + j * ldc + i, ldc, b1 - i < MR ? b1 - i : MR,
 					     n - j < NR ? n - j : NR, k0 > 0);
 			}
 		}
 	}
 }
-
-static int64_t panels(int64_t n) { return (n + NR - 1) / NR; }
 
 #endif // AVX2 && FMA && F16C
 
@@ -177,68 +209,90 @@ static int64_t panels(int64_t n) { return (n + NR - 1) / NR; }
 #include "ggml-cpu-impl.h"
 #include "ggml.h"
 
-// Smallest batch worth packing: below it tinyBLAS (or ggml's dot products)
-// keep the work, as decoding a few tokens at a time is bound by reading
-// the weights, not by arithmetic.
-enum { MIN_ROWS = 32 };
-
-static bool udgam_gemm_takes(const struct ggml_tensor *dst) {
 #ifdef UDGAM_GEMM
-	const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
-	return dst->op == GGML_OP_MUL_MAT && a->type == GGML_TYPE_F16 && b->type == GGML_TYPE_F32 &&
-	       dst->type == GGML_TYPE_F32 && a->ne[2] == 1 && a->ne[3] == 1 && b->ne[2] == 1 && b->ne[3] == 1 &&
-	       b->ne[1] >= MIN_ROWS && a->nb[0] == sizeof(uint16_t) && b->nb[0] == sizeof(float) &&
-	       dst->nb[0] == sizeof(float) && a->nb[1] % sizeof(uint16_t) == 0 && b->nb[1] % sizeof(float) == 0 &&
-	       dst->nb[1] % sizeof(float) == 0;
-#else
-	(void)dst;
-	return false;
-#endif
+enum {
+	// Fewest rows of src1 worth packing: decoding a few tokens at a time
+	// is bound by reading the weights, and tinyBLAS keeps it.
+	MIN_ROWS = 32,
+	// Fewest rows of src0: with fewer, each packed value of src1 serves
+	// too few products to pay for its packing (attention's 64-row
+	// transposed values run faster in tinyBLAS, BENCHMARKS.md).
+	MIN_SRC0_ROWS = 128,
+};
+// Most bytes of src1's panels; a larger product stays with tinyBLAS, so
+// the work buffer stays about the size of the activations.
+static const size_t max_panels = (size_t)64 << 20;
+
+static size_t panel_bytes(const struct ggml_tensor *dst) {
+	const struct ggml_tensor *b = dst->src[1];
+	return b->ne[2] * b->ne[3] * panels(b->ne[1]) * panel_floats(b->ne[0]) * sizeof(float);
 }
 
-// udgam_gemm_wsize is the work buffer a matrix product this file takes
-// needs with n_threads: B's panels, then each thread's block of A, each
-// aligned to 64 bytes.
+static bool takes(const struct ggml_tensor *dst) {
+	const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+	return dst->op == GGML_OP_MUL_MAT && dst->type == GGML_TYPE_F32 && b->type == GGML_TYPE_F32 &&
+	       (a->type == GGML_TYPE_F16 || a->type == GGML_TYPE_F32) && b->ne[1] >= MIN_ROWS && a->ne[1] >= MIN_SRC0_ROWS &&
+	       a->nb[0] == ggml_type_size(a->type) && b->nb[0] == sizeof(float) && dst->nb[0] == sizeof(float) &&
+	       a->nb[1] % a->nb[0] == 0 && b->nb[1] % sizeof(float) == 0 && dst->nb[1] % sizeof(float) == 0 &&
+	       b->ne[2] % a->ne[2] == 0 && b->ne[3] % a->ne[3] == 0 && panel_bytes(dst) <= max_panels;
+}
+
+static size_t thread_floats(int64_t k) { return MC * k_block(k) + 16; }
+
+static float *align64(void *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
+#endif // UDGAM_GEMM
+
+// udgam_gemm_wsize is the work buffer udgam_gemm needs for dst with
+// n_threads (0 when it leaves dst to ggml): src1's panels, then each
+// thread's block of src0.
 size_t udgam_gemm_wsize(const struct ggml_tensor *dst, int n_threads) {
 #ifdef UDGAM_GEMM
-	if (!udgam_gemm_takes(dst))
+	if (!takes(dst))
 		return 0;
-	const int64_t k = dst->src[0]->ne[0], n = dst->src[1]->ne[1];
-	return 64 + panels(n) * panel_floats(k) * sizeof(float) + n_threads * (MC * k_block(k) * sizeof(float) + 64);
+	return 64 + panel_bytes(dst) + n_threads * thread_floats(dst->src[0]->ne[0]) * sizeof(float);
 #else
 	(void)dst, (void)n_threads;
 	return 0;
 #endif
 }
 
-static float *align64(void *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
-
-// udgam_gemm computes dst when this file takes it, on every thread of
-// params, and returns false (having done nothing) otherwise.
+// udgam_gemm computes dst on every thread of params and returns true, or
+// returns false, having done nothing, when it leaves dst to ggml.
 bool udgam_gemm(const struct ggml_compute_params *params, struct ggml_tensor *dst) {
 #ifdef UDGAM_GEMM
-	if (!udgam_gemm_takes(dst))
+	if (!takes(dst))
 		return false;
 	const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
 	const int64_t m = a->ne[1], k = a->ne[0], n = b->ne[1];
-	const int64_t lda = a->nb[1] / sizeof(uint16_t), ldb = b->nb[1] / sizeof(float), ldc = dst->nb[1] / sizeof(float);
 	const int ith = params->ith, nth = params->nth;
 	GGML_ASSERT(params->wsize >= udgam_gemm_wsize(dst, nth));
+	const enum kind akind = a->type == GGML_TYPE_F16 ? F16 : F32, bkind = a->type == GGML_TYPE_F16 ? F32_AS_F16 : F32;
 
+	// src1's panels, batch after batch, shared out among the threads.
 	float *bpack = align64(params->wdata);
-	for (int64_t p = ith; p < panels(n); p += nth) {
-		const int64_t j = p * NR;
-		pack_b((const float *)b->data + j * ldb, ldb, n - j < NR ? n - j : NR, k, bpack + p * panel_floats(k));
+	const int64_t bpanels = panels(n);
+	for (int64_t u = ith; u < b->ne[2] * b->ne[3] * bpanels; u += nth) {
+		const int64_t batch = u / bpanels, j = u % bpanels * NR;
+		const char *x = (const char *)b->data + batch % b->ne[2] * b->nb[2] + batch / b->ne[2] * b->nb[3] + j * b->nb[1];
+		pack((struct operand){x, b->nb[1] / sizeof(float), bkind}, n - j < NR ? n - j : NR, NR, 0, k,
+		     bpack + u * panel_floats(k));
 	}
 	ggml_barrier(params->threadpool);
 
-	// Each thread takes an even share of A's 16-row tiles.
-	const int64_t tiles = (m + MR - 1) / MR;
-	const int64_t t0 = tiles * ith / nth, t1 = tiles * (ith + 1) / nth;
-	float *apack = align64((char *)(bpack + panels(n) * panel_floats(k)) + ith * (MC * k_block(k) * sizeof(float) + 64));
-	if (t0 < t1)
-		rows((const uint16_t *)a->data, lda, bpack, n, k, (float *)dst->data, ldc, t0 * MR,
-		     t1 * MR < m ? t1 * MR : m, apack);
+	// Each thread takes an even share of dst's batches times src0's tiles;
+	// src0's batch is the one ggml broadcasts to dst's.
+	const int64_t tiles = (m + MR - 1) / MR, units = dst->ne[2] * dst->ne[3] * tiles;
+	const int64_t u0 = units * ith / nth, u1 = units * (ith + 1) / nth;
+	float *buf = align64(bpack + b->ne[2] * b->ne[3] * bpanels * panel_floats(k) + ith * thread_floats(k));
+	for (int64_t u = u0; u < u1;) {
+		const int64_t batch = u / tiles, t0 = u % tiles, t1 = (batch + 1) * tiles < u1 ? tiles : u1 - batch * tiles;
+		const int64_t i2 = batch % dst->ne[2], i3 = batch / dst->ne[2];
+		const char *x = (const char *)a->data + i2 / (dst->ne[2] / a->ne[2]) * a->nb[2] + i3 / (dst->ne[3] / a->ne[3]) * a->nb[3];
+		rows((struct operand){x, a->nb[1] / a->nb[0], akind}, bpack + batch * bpanels * panel_floats(k), n, k,
+		     (float *)((char *)dst->data + i2 * dst->nb[2] + i3 * dst->nb[3]), dst->nb[1] / sizeof(float), t0 * MR,
+		     t1 * MR < m ? t1 * MR : m, buf);
+		u = batch * tiles + t1;
+	}
 	return true;
 #else
 	(void)params, (void)dst;

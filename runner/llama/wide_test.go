@@ -1,0 +1,41 @@
+package llama_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/udgamlabs/udgam-ci/runner/llama"
+	"github.com/udgamlabs/udgam-ci/runner/llama/llamatest"
+	"github.com/udgamlabs/udgam-ci/runner/testmodel"
+)
+
+// A model wide enough that its matrix products take scripts/engine.sh's
+// gemm.c (128 rows or more: every projection, the output head, attention's
+// scores over 400 positions) matches the float64 forward pass as the
+// narrow fixtures do, whose products mostly stay with tinyBLAS.
+func TestWideTransformerMatchesReference(t *testing.T) {
+	ref, err := testmodel.RandomLlama(5, testmodel.Shape{Layers: 2, Embd: 256, Heads: 4, KVHeads: 2, FFN: 512, Vocab: testmodel.ByteVocab, Context: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "wide.gguf")
+	if err := testmodel.WriteLlamaGGUF(path, ref); err != nil {
+		t.Fatal(err)
+	}
+	m := llamatest.Load(t, path, llama.Options{Threads: 2, Context: 512})
+	reqs := llamatest.RandomSequences(2, 1, 400, testmodel.ByteVocab, int32(testmodel.ByteVocab-1))
+	got, err := m.Score(context.Background(), reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ref.Score(context.Background(), reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := llamatest.MaxDiff(t, got, want); d > 1e-4 {
+		t.Fatalf("llama.cpp and the Go forward pass differ by %g nats", d)
+	} else {
+		t.Logf("llama.cpp vs Go float64 forward pass: %.3g nats at most", d)
+	}
+}
