@@ -34,7 +34,8 @@
 #    values, so the same results (BENCHMARKS.md: 15% less time in that
 #    kernel, 5% in all). AVX-512 builds are unchanged (not measured).
 #  - Matrix products of 128 rows or more of float16 or float32 (the
-#    weights, and attention's keys) times 32 rows or more go to
+#    weights, and attention's keys) times 128 rows or more (32 for
+#    float32) go to
 #    scripts/engine/gemm.c on x86 with AVX2, FMA and F16C: tinyBLAS loads
 #    and widens 7 vectors per 12 FMAs in every tile and, at attention's k
 #    of 64, spends much of each tile summing lanes; gemm.c packs each

@@ -12,7 +12,7 @@ import (
 
 // Every matrix product ggml-cpu computes here, through whichever kernel
 // takes it (scripts/engine.sh's gemm.c for 128 rows of src0 or more times
-// 32 of src1 or more, tinyBLAS or ggml's dot products otherwise), equals
+// 128 of src1 or more, 32 for float32; tinyBLAS otherwise), equals
 // the float64 sum of the same products (src1 rounded to float16 against
 // float16 weights, as ggml rounds it) within float32's summation error:
 // tails of every kind, blocks of k and of rows, strided rows, batches
@@ -23,13 +23,13 @@ func TestMatMulExact(t *testing.T) {
 		s       matShape
 		threads int
 	}{
-		{"f16 tails", matShape{m: 133, k: 72, n: 37, lda: 72, ldb: 72, batchA: 1, batchB: 1, aF16: true}, 2},
-		{"f16 k not a multiple of 8", matShape{m: 128, k: 13, n: 32, lda: 13, ldb: 13, batchA: 1, batchB: 1, aF16: true}, 1},
-		{"f16 strided rows, blocks of k and of rows", matShape{m: 300, k: 648, n: 75, lda: 656, ldb: 660, batchA: 1, batchB: 1, aF16: true}, 2},
-		{"f16 more threads than tiles", matShape{m: 130, k: 64, n: 40, lda: 64, ldb: 64, batchA: 1, batchB: 1, aF16: true}, 12},
-		{"f16 few rows of src1", matShape{m: 128, k: 64, n: 8, lda: 64, ldb: 64, batchA: 1, batchB: 1, aF16: true}, 2},
-		{"f16 few rows of src0", matShape{m: 40, k: 64, n: 40, lda: 64, ldb: 64, batchA: 1, batchB: 1, aF16: true}, 2},
-		{"f16 broadcast batches", matShape{m: 144, k: 64, n: 40, lda: 64, ldb: 64, batchA: 2, batchB: 6, aF16: true}, 2},
+		{"f16 tails", matShape{m: 133, k: 72, n: 133, lda: 72, ldb: 72, batchA: 1, batchB: 1, aF16: true}, 2},
+		{"f16 k not a multiple of 8", matShape{m: 128, k: 13, n: 128, lda: 13, ldb: 13, batchA: 1, batchB: 1, aF16: true}, 1},
+		{"f16 strided rows, blocks of k and of rows", matShape{m: 300, k: 648, n: 135, lda: 656, ldb: 660, batchA: 1, batchB: 1, aF16: true}, 2},
+		{"f16 more threads than tiles", matShape{m: 130, k: 64, n: 130, lda: 64, ldb: 64, batchA: 1, batchB: 1, aF16: true}, 12},
+		{"f16 few rows of src1", matShape{m: 128, k: 64, n: 100, lda: 64, ldb: 64, batchA: 1, batchB: 1, aF16: true}, 2},
+		{"f16 few rows of src0", matShape{m: 40, k: 64, n: 130, lda: 64, ldb: 64, batchA: 1, batchB: 1, aF16: true}, 2},
+		{"f16 broadcast batches", matShape{m: 144, k: 64, n: 130, lda: 64, ldb: 64, batchA: 2, batchB: 6, aF16: true}, 2},
 		{"f32", matShape{m: 170, k: 64, n: 50, lda: 64, ldb: 72, batchA: 1, batchB: 1}, 2},
 		{"f32 heads as attention's scores", matShape{m: 256, k: 64, n: 33, lda: 192, ldb: 576, batchA: 3, batchB: 9}, 3},
 		{"f32 few rows of src0, long k", matShape{m: 64, k: 700, n: 40, lda: 800, ldb: 700, batchA: 1, batchB: 3}, 2},
@@ -80,8 +80,8 @@ func randoms(rng *rand.Rand, n int) []float32 {
 	return v
 }
 
-// gemm.c takes 128 rows of src0 or more times 32 of src1 or more where it
-// is compiled (x86 with AVX2, FMA and F16C), and ggml's plan reserves its
+// gemm.c takes 128 rows of src0 or more times 128 of src1 or more (32
+// for float32) where it is compiled (x86 with AVX2, FMA and F16C), and ggml's plan reserves its
 // panels of src1 (6 rows of k floats each); other products stay with
 // tinyBLAS, whose work buffer holds src1 in float16 at most.
 func TestMatMulPacks(t *testing.T) {
@@ -95,10 +95,11 @@ func TestMatMulPacks(t *testing.T) {
 		s    matShape
 		want bool
 	}{
-		{matShape{m: 128, k: 64, n: 64, lda: 64, ldb: 64, batchA: 1, batchB: 1, aF16: true}, true},
-		{matShape{m: 128, k: 64, n: 8, lda: 64, ldb: 64, batchA: 1, batchB: 1, aF16: true}, false},
-		{matShape{m: 64, k: 64, n: 64, lda: 64, ldb: 64, batchA: 1, batchB: 1, aF16: true}, false},
-		{matShape{m: 256, k: 64, n: 64, lda: 64, ldb: 64, batchA: 1, batchB: 3}, true},
+		{matShape{m: 128, k: 64, n: 128, lda: 64, ldb: 64, batchA: 1, batchB: 1, aF16: true}, true},
+		{matShape{m: 128, k: 64, n: 100, lda: 64, ldb: 64, batchA: 1, batchB: 1, aF16: true}, false},
+		{matShape{m: 64, k: 64, n: 128, lda: 64, ldb: 64, batchA: 1, batchB: 1, aF16: true}, false},
+		{matShape{m: 256, k: 64, n: 32, lda: 64, ldb: 64, batchA: 1, batchB: 3}, true},
+		{matShape{m: 256, k: 64, n: 31, lda: 64, ldb: 64, batchA: 1, batchB: 3}, false},
 		{matShape{m: 64, k: 256, n: 64, lda: 256, ldb: 256, batchA: 1, batchB: 3}, false},
 	} {
 		s := tc.s

@@ -211,9 +211,13 @@ static void rows(struct operand a, const float *bpack, int64_t n, int64_t k, flo
 
 #ifdef UDGAM_GEMM
 enum {
-	// Fewest rows of src1 worth packing: decoding a few tokens at a time
-	// is bound by reading the weights, and tinyBLAS keeps it.
-	MIN_ROWS = 32,
+	// Fewest rows of src1 worth packing: each of src0's values is packed
+	// once per product, which pays for itself over about 100 rows of src1
+	// for float16 (widened as packed), 32 for float32 (attention's
+	// scores, where tinyBLAS is slow at k = 64) (BENCHMARKS.md). With
+	// fewer, tinyBLAS keeps the product (decoding few tokens at a time).
+	MIN_ROWS_F16 = 128,
+	MIN_ROWS_F32 = 32,
 	// Fewest rows of src0: with fewer, each packed value of src1 serves
 	// too few products to pay for its packing (attention's 64-row
 	// transposed values run faster in tinyBLAS, BENCHMARKS.md).
@@ -231,7 +235,8 @@ static size_t panel_bytes(const struct ggml_tensor *dst) {
 static bool takes(const struct ggml_tensor *dst) {
 	const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
 	return dst->op == GGML_OP_MUL_MAT && dst->type == GGML_TYPE_F32 && b->type == GGML_TYPE_F32 &&
-	       (a->type == GGML_TYPE_F16 || a->type == GGML_TYPE_F32) && b->ne[1] >= MIN_ROWS && a->ne[1] >= MIN_SRC0_ROWS &&
+	       (a->type == GGML_TYPE_F16 || a->type == GGML_TYPE_F32) && a->ne[1] >= MIN_SRC0_ROWS &&
+	       b->ne[1] >= (a->type == GGML_TYPE_F16 ? MIN_ROWS_F16 : MIN_ROWS_F32) &&
 	       a->nb[0] == ggml_type_size(a->type) && b->nb[0] == sizeof(float) && dst->nb[0] == sizeof(float) &&
 	       a->nb[1] % a->nb[0] == 0 && b->nb[1] % sizeof(float) == 0 && dst->nb[1] % sizeof(float) == 0 &&
 	       b->ne[2] % a->ne[2] == 0 && b->ne[3] % a->ne[3] == 0 && panel_bytes(dst) <= max_panels;
