@@ -117,11 +117,18 @@ func TestTransformerMatchesReference(t *testing.T) {
 	_, lp := fixtures(t)
 	m := llamatest.Load(t, lp, llama.Options{Threads: 2})
 	reqs := append(llamatest.TextRequests(t, m, 256, llamatest.Texts), llamatest.ProbeLike(rand.New(rand.NewPCG(1, 1)), 10, 256)...)
+	matchesReference(t, m, tiny, reqs)
+}
+
+// matchesReference scores reqs with m and with ref's float64 forward pass
+// and fails if any log-probability differs by more than 1e-4 nats.
+func matchesReference(t *testing.T, m *llama.Model, ref *testmodel.Llama, reqs []runner.Request) {
+	t.Helper()
 	got, err := m.Score(context.Background(), reqs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := tiny.Score(context.Background(), reqs)
+	want, err := ref.Score(context.Background(), reqs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package llama_test
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 
@@ -25,17 +24,5 @@ func TestWideTransformerMatchesReference(t *testing.T) {
 	}
 	m := llamatest.Load(t, path, llama.Options{Threads: 2, Context: 512})
 	reqs := llamatest.RandomSequences(2, 1, 400, testmodel.ByteVocab, int32(testmodel.ByteVocab-1))
-	got, err := m.Score(context.Background(), reqs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := ref.Score(context.Background(), reqs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := llamatest.MaxDiff(t, got, want); d > 1e-4 {
-		t.Fatalf("llama.cpp and the Go forward pass differ by %g nats", d)
-	} else {
-		t.Logf("llama.cpp vs Go float64 forward pass: %.3g nats at most", d)
-	}
+	matchesReference(t, m, ref, reqs)
 }
