@@ -14,10 +14,10 @@
 // nothing. Every product is of the same two values, in float32, summed in
 // another order: results differ from tinyBLAS's by float32 rounding only.
 // Each output sums up to KC steps of k in one chain, where tinyBLAS's 8
-// lanes make 8 shorter ones: about twice its rounding error (RMS 6e-7 of
-// the products' absolute sum at k = 576 against 3e-7, BENCHMARKS.md);
-// joining partial sums every 16 steps would halve it at a quarter of the
-// speed.
+// lanes make 8 shorter ones: about twice its rounding error (RMS 5.9e-7
+// against 3.0e-7 at k = 576, values in [-0.5, 0.5], BENCHMARKS.md);
+// joining partial sums every 16 steps made it smaller than tinyBLAS's at
+// about three quarters of the speed.
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -244,17 +244,20 @@ static bool takes(const struct ggml_tensor *dst) {
 
 static size_t thread_floats(int64_t k) { return MC * k_block(k) + 16; }
 
+// work_bytes is the work buffer a product takes needs with n_threads:
+// src1's panels, then each thread's block of src0, each aligned to 64.
+static size_t work_bytes(const struct ggml_tensor *dst, int n_threads) {
+	return 64 + panel_bytes(dst) + n_threads * thread_floats(dst->src[0]->ne[0]) * sizeof(float);
+}
+
 static float *align64(void *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
 #endif // UDGAM_GEMM
 
 // udgam_gemm_wsize is the work buffer udgam_gemm needs for dst with
-// n_threads (0 when it leaves dst to ggml): src1's panels, then each
-// thread's block of src0.
+// n_threads, 0 when it leaves dst to ggml.
 size_t udgam_gemm_wsize(const struct ggml_tensor *dst, int n_threads) {
 #ifdef UDGAM_GEMM
-	if (!takes(dst))
-		return 0;
-	return 64 + panel_bytes(dst) + n_threads * thread_floats(dst->src[0]->ne[0]) * sizeof(float);
+	return takes(dst) ? work_bytes(dst, n_threads) : 0;
 #else
 	(void)dst, (void)n_threads;
 	return 0;
@@ -270,7 +273,7 @@ bool udgam_gemm(const struct ggml_compute_params *params, struct ggml_tensor *ds
 	const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
 	const int64_t m = a->ne[1], k = a->ne[0], n = b->ne[1];
 	const int ith = params->ith, nth = params->nth;
-	GGML_ASSERT(params->wsize >= udgam_gemm_wsize(dst, nth));
+	GGML_ASSERT(params->wsize >= work_bytes(dst, nth));
 	const enum kind akind = a->type == GGML_TYPE_F16 ? F16 : F32, bkind = a->type == GGML_TYPE_F16 ? F32_AS_F16 : F32;
 
 	// src1's panels, batch after batch, shared out among the threads.
