@@ -63,35 +63,9 @@ func runScoreBench(b *testing.B, opts Options, reqs []runner.Request) {
 	b.ReportMetric(float64(tokens*b.N)/b.Elapsed().Seconds(), "tokens/s")
 	// The FMA peak on the same threads right after, so the fraction below
 	// compares the engine with this machine as it is now.
-	flops := smolFLOPs(testmodel.SmolShape(), reqs) * float64(b.N) / b.Elapsed().Seconds()
+	flops := runner.FLOPs(testmodel.SmolShape().Dims(), reqs) * float64(b.N) / b.Elapsed().Seconds()
 	b.ReportMetric(flops/1e9, "GFLOP/s")
 	b.ReportMetric(flops/fmaPeak(opts.Threads, 2e8), "peak-fraction")
-}
-
-// smolFLOPs counts the useful floating-point operations of scoring reqs on
-// a Llama of shape s: every weight matrix for every token, the output head
-// for the positions asked for, and causal attention (QK and the weighted
-// sum over the keys up to each token). Work llama.cpp spends on masked
-// keys and padding is not useful, so not counted.
-func smolFLOPs(s testmodel.Shape, reqs []runner.Request) float64 {
-	kv := s.Embd / s.Heads * s.KVHeads
-	perToken := float64(s.Layers) * 2 * float64(s.Embd*(s.Embd+2*kv+s.Embd)+3*s.Embd*s.FFN)
-	head := 2 * float64(s.Embd*s.Vocab)
-	// Token i attends to i+1 keys: 2 FLOPs per head dimension for the score
-	// and 2 for the weighted value, in every head of every layer.
-	attention := func(from, to int) float64 { // keys summed over tokens from..to-1
-		return float64(to*(to+1)/2-from*(from+1)/2) * 4 * float64(s.Embd*s.Layers)
-	}
-	total := 0.0
-	for _, r := range reqs {
-		p := len(r.Prefix) // computed once, shared by the branches
-		total += float64(p)*perToken + attention(0, p)
-		for _, br := range r.Branches {
-			n := p + len(br.Tokens)
-			total += float64(len(br.Tokens))*perToken + attention(p, n) + float64(len(br.Positions))*head
-		}
-	}
-	return total
 }
 
 // BenchmarkFMAPeak is the anchor alone: the float32 FMA peak of this build

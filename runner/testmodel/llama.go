@@ -39,6 +39,12 @@ func SmolShape() Shape {
 
 func (s Shape) headDim() int { return s.Embd / s.Heads }
 
+// Dims is the shape as runner.FLOPs and runner.Shape.KVBytes take it.
+func (s Shape) Dims() runner.Shape {
+	return runner.Shape{Layers: s.Layers, Embd: s.Embd, Heads: s.Heads, KVHeads: s.KVHeads,
+		HeadDim: s.headDim(), FFN: s.FFN, Vocab: s.Vocab}
+}
+
 func (s Shape) validate() error {
 	switch {
 	case s.Layers < 1 || s.Embd < 1 || s.Heads < 1 || s.KVHeads < 1 || s.FFN < 1 || s.Context < 1:

@@ -295,3 +295,29 @@ func TestWriteTiedLlamaHasNoOutputTensor(t *testing.T) {
 		t.Errorf("%d tensors", len(g.Tensors))
 	}
 }
+
+// TestDimsReadBack: the shape a written GGUF gives runner.ReadShape is the
+// one the model was made with, tied output or not, so the FLOP count of a
+// benchmark model read from its file equals the one its Shape gives.
+func TestDimsReadBack(t *testing.T) {
+	tied := DefaultShape()
+	tied.TiedOutput = true
+	for _, s := range []Shape{DefaultShape(), tied} {
+		m, err := RandomLlama(1, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "m.gguf")
+		if err := WriteLlamaGGUF(path, m); err != nil {
+			t.Fatal(err)
+		}
+		got, err := runner.ReadShape(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := runner.Shape{Layers: 2, Embd: 64, Heads: 4, KVHeads: 2, HeadDim: 16, FFN: 128, Vocab: ByteVocab}
+		if got != want || s.Dims() != want {
+			t.Errorf("tied %v: ReadShape = %+v, Dims = %+v, want %+v", s.TiedOutput, got, s.Dims(), want)
+		}
+	}
+}
