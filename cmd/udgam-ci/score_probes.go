@@ -53,10 +53,10 @@ func (o *scoreProbesOptions) validate(e *env, pos []string) error {
 	return atLeast("batch", o.Batch, 1)
 }
 
-// openProbesLlama loads a model for short prompts and choices: 1,024 cache
-// cells hold several items at once, and fewer cells keep attention cheap.
+// openProbesLlama loads a model for short prompts and choices, with
+// probes.Cells cache cells.
 func openProbesLlama(path string, threads int, cpuOnly bool) (runner.Model, error) {
-	return openLlama(path, llama.Options{Threads: threads, Context: 1024, CPUOnly: cpuOnly})
+	return openLlama(path, llama.Options{Threads: threads, Context: probes.Cells, CPUOnly: cpuOnly})
 }
 
 func scoreProbes(e *env, o scoreProbesOptions) error {

@@ -16,6 +16,10 @@ const Formulation = "sum-logprob, space-prefixed choice, separate tokenization"
 // for it to pack many prompts and their branches into each decode.
 const DefaultBatch = 64
 
+// Cells is the KV cache `score probes` opens: 1,024 cells hold several
+// items at once, and fewer cells keep attention cheap.
+const Cells = 1024
+
 // ScoreOptions are the settings of scoring, as fresh.ScoreOptions are
 // Fresh Text's.
 type ScoreOptions struct {

@@ -55,6 +55,7 @@ cmake --build "$work/build" --target bench ppl mc -j "$(nproc)" >"$work/build.lo
 echo "building udgam-ci and its engine benchmarks" >&2
 make -s build
 $GO test -c -o "$work/llama.test" ./runner/llama/
+$GO build -o "$work/flops" ./scripts/llamacpp/flops
 # The benchmark model, then its float32 twin (the Probe Suite's check).
 models=$($GO run ./scripts/llamacpp/benchdata -out "$work/data" -every "$EVERY" -probes)
 model=$(sed -n 1p <<<"$models")
@@ -70,6 +71,47 @@ ours() { # ours BENCH [ENV...]: tokens/s of one Go benchmark, 3 iterations
 		sed -n 's/.* \([0-9.]*\) tokens\/s.*/\1/p'
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+field() { grep -o "\(^\|[ \"]\)$1\"*[=:][0-9.]*" <<<"$2" | head -1 | sed 's/.*[=:]//'; } # field KEY LINE: KEY's first value
+# The float32 FMA peak on the same threads, now (BenchmarkFMAPeak, about 2
+# s): taken right after each timed udgam-ci scoring, so the fraction below
+# compares the engine with the machine as it was.
+peak() {
+	UDGAM_BENCH_THREADS="$THREADS" "$work/llama.test" -test.run '^$' -test.bench '^BenchmarkFMAPeak$' -test.benchtime 1x |
+		sed -n 's/.* \([0-9.]*\) GFLOP\/s.*/\1/p'
+}
+# efficiency FLOPS SECONDS PEAK: useful GFLOP/s and the fraction of the peak.
+efficiency() { awk -v f="$1" -v s="$2" -v p="$3" 'BEGIN { printf "%.1f %.3f", f / s / 1e9, f / s / 1e9 / p }'; }
+# rss FILE CMD...: runs CMD, its output as it is, and writes its peak
+# resident set in kB to FILE: GNU time's %M, or else the kernel's
+# high-water mark (VmHWM) read while CMD runs (growth in its last 50 ms
+# would be missed; a finished process has none to read).
+rss() {
+	local file=$1
+	shift
+	if [ -x /usr/bin/time ]; then
+		/usr/bin/time -f %M -o "$file" "$@"
+		return
+	fi
+	"$@" &
+	local pid=$! hwm=0 v
+	while v=$(sed -n 's/^VmHWM:[^0-9]*\([0-9]*\).*/\1/p' "/proc/$pid/status" 2>/dev/null) && [ -n "$v" ]; do
+		hwm=$v
+		sleep 0.05
+	done
+	echo "$hwm" >"$file"
+	wait "$pid"
+}
+# The memory budget, weights + KV cache + 300 MB, for the tables at the end.
+memory=()
+# budget NAME MODEL RSSFILE KVBYTES: one row of the memory table.
+budget() {
+	local kb
+	kb=$(tail -1 "$3")
+	memory+=("$(awk -v name="$1" -v kb="$kb" -v w="$(stat -c %s "$2")" -v kv="$4" 'BEGIN {
+		rss = kb * 1024; b = w + kv + 300e6
+		printf "| %s | %.0f | %.0f | %.0f | %.0f | %s |", name, rss / 1e6, w / 1e6, kv / 1e6, b / 1e6, rss <= b ? "yes" : "no"
+	}')")
+}
 
 echo "| round | workload | llama.cpp tokens/s | udgam-ci tokens/s | ratio |"
 echo "|---|---|---|---|---|"
@@ -95,8 +137,14 @@ ppl=$("$work/build/ppl" "$model" "$work/data/docs.txt" --ctx 2048 --threads "$TH
 # permuted queries into a contiguous float16 copy that tinyBLAS takes.)
 ppl32=$("$work/build/ppl" "$model" "$work/data/docs.txt" --ctx 2048 --threads "$THREADS" --kv f32)
 rm -f "$work/data/run.jsonl"
-summary=$(bin/udgam-ci score fresh --model "$model" --data "$work/data/docs.jsonl" --out "$work/data/run.jsonl" \
+summary=$(rss "$work/data/run.rss" bin/udgam-ci score fresh --model "$model" --data "$work/data/docs.jsonl" --out "$work/data/run.jsonl" \
 	--window 2048 --stride 1024 --threads "$THREADS" --json 2>/dev/null)
+fresh_peak=$(peak)
+# The useful FLOPs of the windows score fresh sent (runner.FLOPs) and the
+# float32 KV cache of the one window it opens.
+fresh_flops=$("$work/flops" -model "$model" -fresh "$work/data/docs.jsonl" -window 2048 -stride 1024)
+read -r fresh_gflops fresh_frac <<<"$(efficiency "$(field flops "$fresh_flops")" "$(field seconds "$summary")" "$fresh_peak")"
+budget "score fresh, window 2048" "$model" "$work/data/run.rss" "$(field kv_bytes "$fresh_flops")"
 ppl_rate=$(sed -n 's/.*scored_per_s=\([0-9.]*\).*/\1/p' <<<"$ppl")
 ppl32_rate=$(sed -n 's/.*scored_per_s=\([0-9.]*\).*/\1/p' <<<"$ppl32")
 our_rate=$(sed -n 's/.*"tokens_per_second":\([0-9.]*\).*/\1/p' <<<"$summary") # every token is scored
@@ -112,6 +160,12 @@ echo "| llama-perplexity -c 2048, float32 KV | $ppl32_rate |"
 echo "| udgam-ci score fresh, window 2048, stride 1024 (float32 KV) | $(printf '%.1f' "$our_rate") |"
 echo "| ratio to llama-perplexity's default (above 1 is faster) | $(ratio "$our_rate" "$ppl_rate") |"
 echo "| ratio to llama-perplexity, float32 KV (equal exactness) | $(ratio "$our_rate" "$ppl32_rate") |"
+echo
+echo "udgam-ci score fresh, useful FLOPs: $fresh_flops"
+echo
+echo "| Fresh Text, udgam-ci | useful GFLOP/s | FMA peak GFLOP/s (just after) | fraction of the peak |"
+echo "|---|---|---|---|"
+echo "| score fresh, window 2048, stride 1024 | $fresh_gflops | $fresh_peak | $fresh_frac |"
 
 # Probe Suite: time per scored item. Both programs score the same core items
 # (bench.CoreSample: UDGAM_BENCH_ITEMS of them, the Go benchmark's stratified
@@ -132,14 +186,14 @@ mcrun() { # mcrun MODEL TOKENS [ARGS...]
 	shift 2
 	"$work/build/mc" "$m" "$work/data/$t" --ctx 1024 --parallel 128 --threads "$THREADS" "$@"
 }
-ourprobes() { # ourprobes MODEL OUT: the --json summary
+ourprobes() { # ourprobes MODEL OUT: the --json summary; the peak resident set goes to OUT.rss
 	rm -f "$2"
-	bin/udgam-ci score probes --model "$1" --items "$work/data/probes.jsonl" --out "$2" --threads "$THREADS" --json 2>/dev/null
+	rss "$2.rss" bin/udgam-ci score probes --model "$1" --items "$work/data/probes.jsonl" --out "$2" --threads "$THREADS" --json 2>/dev/null
 }
-field() { grep -o "\(^\|[ \"]\)$1\"*[=:][0-9.]*" <<<"$2" | head -1 | sed 's/.*[=:]//'; } # field KEY LINE: KEY's first value
 mc=$(mcrun "$model" probes.tok)
 mc32=$(mcrun "$model" probes.tok --kv f32 --values "$work/data/probes-mc.tsv")
 psummary=$(ourprobes "$model" "$work/data/probes-run.jsonl")
+probes_peak=$(peak)
 # The ruler, on the float32 twin: mc's float32-cache values are udgam-ci's,
 # every choice within 1e-4 nats per token, the same picks. (On the F16
 # model ggml's float16 rounding of activations moves values by ~1e-3 nats
@@ -147,6 +201,15 @@ psummary=$(ourprobes "$model" "$work/data/probes-run.jsonl")
 # tokens are checked and the differences printed.)
 mcw=$(mcrun "$model32" probes-f32.tok --kv f32 --values "$work/data/probes-mc-f32.tsv")
 wsummary=$(ourprobes "$model32" "$work/data/probes-run-f32.jsonl")
+w_peak=$(peak)
+# The useful FLOPs of the requests score probes sent (the twin's tokenizer
+# may split otherwise), and the float32 KV cache of the context it opens.
+probes_flops=$("$work/flops" -model "$model" -probes "$work/data/probes.jsonl")
+w_flops=$("$work/flops" -model "$model32" -probes "$work/data/probes.jsonl")
+read -r probes_gflops probes_frac <<<"$(efficiency "$(field flops "$probes_flops")" "$(field seconds "$psummary")" "$probes_peak")"
+read -r w_gflops w_frac <<<"$(efficiency "$(field flops "$w_flops")" "$(field seconds "$wsummary")" "$w_peak")"
+budget "score probes" "$model" "$work/data/probes-run.jsonl.rss" "$(field kv_bytes "$probes_flops")"
+budget "score probes, float32 weights" "$model32" "$work/data/probes-run-f32.jsonl.rss" "$(field kv_bytes "$w_flops")"
 check=$($GO run ./scripts/llamacpp/probecheck -tol 1e-4 "$work/data/probes-mc-f32.tsv" "$work/data/probes-run-f32.jsonl") ||
 	{ echo "Probe Suite: mc (--kv f32) and udgam-ci disagree on the float32 twin (above); no rates printed" >&2; exit 1; }
 inform=$($GO run ./scripts/llamacpp/probecheck -inform "$work/data/probes-mc.tsv" "$work/data/probes-run.jsonl") ||
@@ -172,6 +235,13 @@ echo "| mc -c 1024 -np 128, float32 KV (equal exactness) | $(field items_per_s "
 echo "| udgam-ci score probes (float32 KV) | $our_ips | $our_tps | |"
 echo "| float32 weights: mc, float32 KV | $(field items_per_s "$mcw") | $(field scored_per_s "$mcw") | $(ratio "$w_ips" "$(field items_per_s "$mcw")") |"
 echo "| float32 weights: udgam-ci score probes | $w_ips | $w_tps | |"
+echo
+echo "udgam-ci score probes, useful FLOPs: $probes_flops; float32 weights: $w_flops"
+echo
+echo "| Probe Suite, udgam-ci | useful GFLOP/s | FMA peak GFLOP/s (just after) | fraction of the peak |"
+echo "|---|---|---|---|"
+echo "| score probes | $probes_gflops | $probes_peak | $probes_frac |"
+echo "| score probes, float32 weights | $w_gflops | $w_peak | $w_frac |"
 
 # What packing can gain here: llama.cpp decoding one sequence of B tokens
 # from an empty cache per call (a document of B tokens per decode), every
@@ -190,3 +260,11 @@ echo "|---|---|---|"
 for i in "${!sizes[@]}"; do
 	echo "| ${sizes[$i]} | ${rates[$i]} | $(ratio "${rates[$i]}" "$best") |"
 done
+
+# Memory: each udgam-ci scoring's peak resident set (the mmapped weights it
+# touched included) against the budget of issue 17, weights (the GGUF's
+# size) + the float32 KV cache of the cells the command opens + 300 MB.
+echo
+echo "| udgam-ci memory (MB, 10^6 bytes) | peak RSS | weights | KV cache | weights + KV + 300 | within budget |"
+echo "|---|---|---|---|---|---|"
+printf '%s\n' "${memory[@]}"
