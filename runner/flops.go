@@ -2,7 +2,6 @@ package runner
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/ollama/ollama/fs/ggml"
 )
@@ -99,24 +98,13 @@ func ShapeFromGGUF(kv ggml.KV, tensors []*ggml.Tensor) (Shape, error) {
 }
 
 // ReadShape reads the shape of the GGUF model at path.
-func ReadShape(path string) (s Shape, err error) {
-	f, err := os.Open(path)
+func ReadShape(path string) (Shape, error) {
+	g, err := decodeSizes(path)
 	if err != nil {
-		return Shape{}, fmt.Errorf("model %s: %w", path, err)
+		return Shape{}, err
 	}
-	defer f.Close()
-	// The decoder trusts sizes read from the file.
-	defer func() {
-		if r := recover(); r != nil {
-			s, err = Shape{}, fmt.Errorf("model %s: malformed GGUF: %v", path, r)
-		}
-	}()
-	// The sizes are scalars; the vocabulary's arrays are skipped.
-	g, err := ggml.Decode(f, 4096)
+	s, err := ShapeFromGGUF(g.KV(), g.Tensors().Items())
 	if err != nil {
-		return Shape{}, fmt.Errorf("model %s: %w", path, err)
-	}
-	if s, err = ShapeFromGGUF(g.KV(), g.Tensors().Items()); err != nil {
 		return Shape{}, fmt.Errorf("model %s: %w", path, err)
 	}
 	return s, nil

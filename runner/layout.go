@@ -101,22 +101,30 @@ func (l Layout) String() string {
 }
 
 // ReadLayout reads the layout of the GGUF model at path.
-func ReadLayout(path string) (l Layout, err error) {
+func ReadLayout(path string) (Layout, error) {
+	g, err := decodeSizes(path)
+	if err != nil {
+		return Layout{}, err
+	}
+	return LayoutFromKV(g.KV()), nil
+}
+
+// decodeSizes reads a GGUF's metadata and tensor list, skipping arrays
+// longer than per-layer ones (the vocabulary): enough for its sizes.
+func decodeSizes(path string) (g *ggml.GGML, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return Layout{}, fmt.Errorf("model %s: %w", path, err)
+		return nil, fmt.Errorf("model %s: %w", path, err)
 	}
 	defer f.Close()
 	// The decoder trusts sizes read from the file.
 	defer func() {
 		if r := recover(); r != nil {
-			l, err = Layout{}, fmt.Errorf("model %s: malformed GGUF: %v", path, r)
+			g, err = nil, fmt.Errorf("model %s: malformed GGUF: %v", path, r)
 		}
 	}()
-	// Per-layer arrays are short; the vocabulary is skipped.
-	g, err := ggml.Decode(f, 4096)
-	if err != nil {
-		return Layout{}, fmt.Errorf("model %s: %w", path, err)
+	if g, err = ggml.Decode(f, 4096); err != nil {
+		return nil, fmt.Errorf("model %s: %w", path, err)
 	}
-	return LayoutFromKV(g.KV()), nil
+	return g, nil
 }
