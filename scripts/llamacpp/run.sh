@@ -8,7 +8,10 @@
 # llama-perplexity's default loop and mc.cpp its --multiple-choice scoring
 # (see their headers): llama.cpp's
 # repository is too large to fetch here, so its tool programs are not at
-# hand, while its library sources are.
+# hand, while its library sources are. For udgam-ci's Fresh Text and
+# Probe Suite scorings it also prints useful GFLOP/s (scripts/llamacpp/flops)
+# as a fraction of the FMA peak measured right after, and the peak memory
+# against weights + KV cache + 300 MB (BENCHMARKS.md says how).
 #
 #	make bench-llamacpp                      # or: bash scripts/llamacpp/run.sh
 #	ROUNDS=1 EVERY=60 make bench-llamacpp    # a quicker look
