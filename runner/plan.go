@@ -20,6 +20,13 @@ type Limits struct {
 	// (llama.cpp's kv_unified=false): no budget is shared, and no prompt can
 	// be shared either, so requests must have one branch.
 	Separate bool
+	// ShareStarts evaluates once the leading tokens that sequences fed in
+	// the same step have in common, across requests and between a
+	// request's branches (probe items begin with the same template, their
+	// choices often with the same token), as the prompt already is within
+	// a request. The engine must let one cell belong to several sequences:
+	// not with Separate caches, nor for recurrent state.
+	ShareStarts bool
 }
 
 // Step is one decode call: tokens to evaluate, and the sequences to clear
@@ -130,6 +137,7 @@ type job struct {
 	branch int       // branch being fed
 	fedBr  int       // tokens of that branch fed
 	reads  [][][]int // reads[b][pos] -> indexes into Positions wanting pos
+	cells  int       // cache cells it added (fewer than cells(*r) when shared)
 }
 
 func (j *job) done() bool { return j.fedPre == len(j.r.Prefix) && j.branch == len(j.r.Branches) }
@@ -176,30 +184,46 @@ func (p *Planner) Next() (Step, bool) {
 	for _, j := range p.active {
 		budget = p.feed(j, &st, budget)
 	}
+	// Tokens fed in this step, for requests admitted whole to share. Cells
+	// decoded in an earlier step are not shared: a sequence joins a cell
+	// only in the batch that writes it.
+	starts := trie{}
 	for budget > 0 && p.next < len(p.reqs) {
 		r := &p.reqs[p.next]
 		need := len(r.Branches)
 		if need > len(p.free) {
 			break
 		}
+		// A request shares only when it is fed whole in this step, so it
+		// is done with the cells it shares when they are released.
+		add, share := cells(*r), false
+		if p.lim.ShareStarts {
+			if n := starts.added(r); n <= budget {
+				add, share = n, true
+			}
+		}
 		if !p.lim.Separate {
-			if p.used+cells(*r) > p.lim.Cells {
+			if p.used+add > p.lim.Cells {
 				break
 			}
-			if len(p.active) > 0 && p.lim.PackCells > 0 && p.used+cells(*r) > p.lim.PackCells {
+			if len(p.active) > 0 && p.lim.PackCells > 0 && p.used+add > p.lim.PackCells {
 				break
 			}
 		}
-		j := p.admit(p.next)
+		j := p.admit(p.next, add)
 		p.next++
-		budget = p.feed(j, &st, budget)
+		if share {
+			budget -= p.feedShared(j, &st, starts)
+		} else {
+			budget = p.feed(j, &st, budget)
+		}
 	}
 	kept := p.active[:0]
 	for _, j := range p.active {
 		if j.done() {
 			st.Release = append(st.Release, j.seqs...)
 			p.pending = append(p.pending, j.seqs...)
-			p.used -= cells(*j.r)
+			p.used -= j.cells
 		} else {
 			kept = append(kept, j)
 		}
@@ -208,9 +232,9 @@ func (p *Planner) Next() (Step, bool) {
 	return st, true
 }
 
-func (p *Planner) admit(i int) *job {
+func (p *Planner) admit(i, cells int) *job {
 	r := &p.reqs[i]
-	j := &job{req: i, r: r}
+	j := &job{req: i, r: r, cells: cells}
 	for range r.Branches {
 		j.seqs = append(j.seqs, p.free[len(p.free)-1])
 		p.free = p.free[:len(p.free)-1]
@@ -222,7 +246,7 @@ func (p *Planner) admit(i int) *job {
 			j.reads[b][pos] = append(j.reads[b][pos], k)
 		}
 	}
-	p.used += cells(*r)
+	p.used += cells
 	p.active = append(p.active, j)
 	return j
 }
@@ -274,6 +298,96 @@ func (p *Planner) feed(j *job, st *Step, budget int) int {
 		j.fedBr = 0
 	}
 	return budget
+}
+
+// feedShared feeds all of j, joining each token that continues one
+// already in st the same way (the same token after the same tokens) to that
+// entry instead of adding one, and returns the entries it added.
+func (p *Planner) feedShared(j *job, st *Step, starts trie) int {
+	before := len(st.Entries)
+	// feedToken feeds the token at pos i for the sequences seqs, which have
+	// the cell at parent before it, with the reads branches bs take from
+	// its output, and returns its cell.
+	feedToken := func(parent int, tok int32, i int, seqs []int32, bs []int) int {
+		k := trieKey{parent, tok}
+		e, ok := starts[k]
+		if !ok {
+			e = len(st.Entries)
+			starts[k] = e
+			st.Entries = append(st.Entries, Entry{Token: tok, Pos: int32(i)})
+		}
+		ent := &st.Entries[e]
+		// Clip: an entry's ids may alias another entry's or a job's.
+		ent.Seqs = append(slices.Clip(ent.Seqs), seqs...)
+		for _, b := range bs {
+			br := j.r.Branches[b]
+			next, ok := tokenAt(j.r.Prefix, br.Tokens, i+1)
+			if !ok {
+				continue
+			}
+			for _, k := range j.reads[b][i+1] {
+				ent.Reads = append(ent.Reads, Read{Req: j.req, Branch: b, Index: k, Next: next})
+			}
+		}
+		return e
+	}
+	all := make([]int, len(j.r.Branches))
+	for b := range all {
+		all[b] = b
+	}
+	parent := root
+	for i, tok := range j.r.Prefix {
+		parent = feedToken(parent, tok, i, j.seqs, all)
+	}
+	for b, br := range j.r.Branches {
+		cell := parent
+		for t, tok := range br.Tokens {
+			cell = feedToken(cell, tok, len(j.r.Prefix)+t, j.seqs[b:b+1], []int{b})
+		}
+	}
+	j.fedPre, j.branch, j.fedBr = len(j.r.Prefix), len(j.r.Branches), 0
+	return len(st.Entries) - before
+}
+
+// trie maps a token and the entry of the token before it (root at position
+// 0) to the entry that holds it in the step being planned.
+type trie map[trieKey]int
+
+type trieKey struct {
+	parent int
+	token  int32
+}
+
+const root = -1
+
+// added counts the cells r would add to the step: its tokens not already
+// there, counting once those its own branches share.
+func (t trie) added(r *Request) int {
+	mine := map[trieKey]int{}
+	n := 0
+	walk := func(parent int, tok int32) int {
+		k := trieKey{parent, tok}
+		if e, ok := t[k]; ok {
+			return e
+		}
+		if e, ok := mine[k]; ok {
+			return e
+		}
+		n++
+		mine[k] = -1 - n // below root: never an entry of the step
+		return mine[k]
+	}
+	parent := root
+	for _, tok := range r.Prefix {
+		parent = walk(parent, tok)
+	}
+	for _, br := range r.Branches {
+		cell := parent
+		for _, tok := range br.Tokens {
+			cell = walk(cell, tok)
+		}
+	}
+	return n
 }
 
 // tokenAt returns token i of prefix+branch.

@@ -28,6 +28,17 @@ func simulate(t *testing.T, reqs []Request, lim Limits) []Result {
 	}
 	res := NewResults(reqs)
 	hist := map[int32][]int32{}
+	// cells[c] are the sequences cell c belongs to; it is free when none.
+	var cells []map[int32]bool
+	live := func() int {
+		n := 0
+		for _, c := range cells {
+			if len(c) > 0 {
+				n++
+			}
+		}
+		return n
+	}
 	p := NewPlanner(reqs, lim)
 	for steps := 0; ; steps++ {
 		if steps > 100000 {
@@ -50,6 +61,14 @@ func simulate(t *testing.T, reqs []Request, lim Limits) []Result {
 				}
 				hist[s] = append(hist[s], e.Token)
 			}
+			cell := map[int32]bool{}
+			for _, s := range e.Seqs {
+				if cell[s] {
+					t.Fatalf("step %d: sequence %d twice on one token", steps, s)
+				}
+				cell[s] = true
+			}
+			cells = append(cells, cell)
 			h0 := hist[e.Seqs[0]]
 			for _, s := range e.Seqs[1:] {
 				if !slices.Equal(hist[s], h0) {
@@ -60,8 +79,14 @@ func simulate(t *testing.T, reqs []Request, lim Limits) []Result {
 				res[r.Req][r.Branch][r.Index] = fakeLogProb(h0, r.Next)
 			}
 		}
+		if !lim.Separate && live() > lim.Cells {
+			t.Fatalf("step %d: %d cells in use, the cache has %d", steps, live(), lim.Cells)
+		}
 		for _, s := range st.Release {
 			delete(hist, s)
+			for _, c := range cells {
+				delete(c, s)
+			}
 		}
 	}
 	if len(hist) != 0 {
@@ -91,11 +116,24 @@ func randomRequests(rng *rand.Rand, n int) []Request {
 		}
 		return s
 	}
+	// Some requests and branches begin as an earlier one does, so that
+	// sharing starts (Limits.ShareStarts) is exercised.
+	like := func(prev []int32, k int) []int32 {
+		s := tok(k)
+		if len(prev) > 0 && rng.IntN(2) == 0 {
+			copy(s, prev[:rng.IntN(len(prev)+1)])
+		}
+		return s
+	}
 	var reqs []Request
+	var prevPrefix []int32
 	for range n {
-		r := Request{Prefix: tok(rng.IntN(40))}
+		r := Request{Prefix: like(prevPrefix, rng.IntN(40))}
+		prevPrefix = r.Prefix
+		var prevBranch []int32
 		for range 1 + rng.IntN(4) {
-			br := Branch{Tokens: tok(rng.IntN(30))}
+			br := Branch{Tokens: like(prevBranch, rng.IntN(30))}
+			prevBranch = br.Tokens
 			total := len(r.Prefix) + len(br.Tokens)
 			for p := 1; p < total; p++ {
 				if rng.IntN(3) > 0 {
@@ -123,8 +161,14 @@ func TestPlannerRoutesEveryRead(t *testing.T) {
 		{BatchTokens: 4096, MaxSeqs: 256, Cells: 100000},
 		{BatchTokens: 512, MaxSeqs: 32, Cells: 4096, PackCells: 100},
 		{BatchTokens: 512, MaxSeqs: 4, Cells: 100, Separate: true},
+		{BatchTokens: 1, MaxSeqs: 4, Cells: 200, ShareStarts: true},
+		{BatchTokens: 64, MaxSeqs: 8, Cells: 256, ShareStarts: true},
+		{BatchTokens: 512, MaxSeqs: 32, Cells: 4096, ShareStarts: true},
+		{BatchTokens: 512, MaxSeqs: 32, Cells: 4096, PackCells: 100, ShareStarts: true},
+		{BatchTokens: 512, MaxSeqs: 32, Cells: 150, ShareStarts: true},
+		{BatchTokens: 4096, MaxSeqs: 256, Cells: 100000, ShareStarts: true},
 	} {
-		t.Run(fmt.Sprintf("batch%d_seqs%d_cells%d", lim.BatchTokens, lim.MaxSeqs, lim.Cells), func(t *testing.T) {
+		t.Run(fmt.Sprintf("batch%d_seqs%d_cells%d_pack%d_share%v", lim.BatchTokens, lim.MaxSeqs, lim.Cells, lim.PackCells, lim.ShareStarts), func(t *testing.T) {
 			reqs, want := reqs, want
 			if lim.Separate {
 				reqs, want = flat, wantFlat
@@ -167,6 +211,44 @@ func TestPlannerSharesPrefixOnce(t *testing.T) {
 	}
 	if len(st.Release) != 4 {
 		t.Fatalf("released %d sequences, want 4", len(st.Release))
+	}
+}
+
+// Two items whose prompts begin alike and whose choices begin alike: with
+// ShareStarts each distinct start is one token, and every read is the same.
+func TestPlannerSharesStarts(t *testing.T) {
+	item := func(last int32) Request {
+		r := Request{Prefix: []int32{1, 2, 3, last}}
+		for _, c := range []int32{8, 9} {
+			r.Branches = append(r.Branches, Branch{Tokens: []int32{7, c}, Positions: []int{4, 5}})
+		}
+		return r
+	}
+	reqs := []Request{item(4), item(5)}
+	for _, tt := range []struct {
+		share bool
+		want  int
+	}{
+		{false, 2 * (4 + 2*2)},
+		// 1 2 3 once, 4 and 5, then 7 once and 8 and 9 after each prompt.
+		{true, 3 + 2 + 2*3},
+	} {
+		lim := Limits{BatchTokens: 512, MaxSeqs: 8, Cells: 64, ShareStarts: tt.share}
+		st, _ := NewPlanner(reqs, lim).Next()
+		if len(st.Entries) != tt.want {
+			t.Errorf("share %v: evaluated %d tokens, want %d", tt.share, len(st.Entries), tt.want)
+		}
+		if n := len(st.Entries[0].Seqs); tt.share && n != 4 {
+			t.Errorf("share %v: the first token carries %d sequence ids, want all 4", tt.share, n)
+		}
+		got, want := simulate(t, reqs, lim), direct(reqs)
+		for i := range want {
+			for b := range want[i] {
+				if !slices.Equal(got[i][b], want[i][b]) {
+					t.Fatalf("share %v: request %d branch %d: got %v, want %v", tt.share, i, b, got[i][b], want[i][b])
+				}
+			}
+		}
 	}
 }
 

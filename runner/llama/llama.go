@@ -303,7 +303,9 @@ func (m *Model) Info() runner.Info { return m.info }
 // Limits are the packing limits of this context.
 func (m *Model) Limits() runner.Limits {
 	return runner.Limits{BatchTokens: m.opts.Batch, MaxSeqs: m.opts.Parallel, Cells: m.nCtx,
-		PackCells: m.opts.PackCells, Separate: m.opts.SeparateCaches}
+		PackCells: m.opts.PackCells, Separate: m.opts.SeparateCaches,
+		// A recurrent state belongs to one sequence (Score unshares them).
+		ShareStarts: !m.opts.SeparateCaches && !m.recurrent}
 }
 
 // Tokenize turns text into ids without adding BOS or parsing special tokens,

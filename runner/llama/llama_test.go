@@ -222,3 +222,18 @@ func TestContextSmallerThanBatch(t *testing.T) {
 		}
 	}
 }
+
+// Starts shared across requests are evaluated once only where a cell may
+// belong to several sequences: one cache for all, and no recurrent state.
+func TestSharesStartsOnlyInOneCache(t *testing.T) {
+	bp, _ := fixtures(t)
+	for _, tt := range []struct {
+		separate, want bool
+	}{{false, true}, {true, false}} {
+		m := llamatest.Load(t, bp, llama.Options{Threads: 1, Parallel: 4, Context: 256, SeparateCaches: tt.separate})
+		if got := m.Limits().ShareStarts; got != tt.want {
+			t.Errorf("SeparateCaches %v: ShareStarts %v, want %v", tt.separate, got, tt.want)
+		}
+		m.Close()
+	}
+}

@@ -75,7 +75,10 @@ func RandomSequences(seed uint64, n, length, vocab int, bos int32) []runner.Requ
 }
 
 // ProbeLike builds requests with a shared prompt after bos and several
-// choices, the shape the probe scorer sends; ids are printable bytes.
+// choices, the shape the probe scorer sends; ids are printable bytes. As
+// probe items do, prompts begin with one of a few templates and many
+// choices with the same token, so starts shared across requests and
+// branches are exercised.
 func ProbeLike(rng *rand.Rand, n int, bos int32) []runner.Request {
 	var reqs []runner.Request
 	tok := func(k int) []int32 {
@@ -85,10 +88,16 @@ func ProbeLike(rng *rand.Rand, n int, bos int32) []runner.Request {
 		}
 		return s
 	}
+	templates := [][]int32{tok(3), tok(6), tok(9)}
 	for range n {
-		r := runner.Request{Prefix: append([]int32{bos}, tok(10+rng.IntN(40))...)}
+		prompt := append([]int32{bos}, templates[rng.IntN(len(templates))]...)
+		r := runner.Request{Prefix: append(prompt, tok(10+rng.IntN(40))...)}
+		lead := tok(1)
 		for range 2 + rng.IntN(3) {
 			br := runner.Branch{Tokens: tok(1 + rng.IntN(6))}
+			if rng.IntN(2) == 0 {
+				br.Tokens = append(lead, br.Tokens[1:]...)
+			}
 			for p := len(r.Prefix); p < len(r.Prefix)+len(br.Tokens); p++ {
 				br.Positions = append(br.Positions, p)
 			}
