@@ -400,3 +400,17 @@ func tokenAt(prefix, branch []int32, i int) (int32, bool) {
 	}
 	return 0, false
 }
+
+// PlannedTokens is how many tokens the planner feeds the engine for reqs
+// under lim: what Limits.ShareStarts saves, counted by the planner itself.
+func PlannedTokens(reqs []Request, lim Limits) int {
+	n := 0
+	p := NewPlanner(reqs, lim)
+	for {
+		st, ok := p.Next()
+		if !ok {
+			return n
+		}
+		n += len(st.Entries)
+	}
+}

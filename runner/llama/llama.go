@@ -112,6 +112,10 @@ type Options struct {
 	CPUOnly        bool // keep every layer on the CPU even when a GPU backend is loaded
 	FlashAttn      bool // off by default: measured slower on CPUs
 	KVF16          bool // float16 KV cache (llama.cpp's default) instead of float32
+	// EachStart feeds every request's tokens even where others packed with
+	// it begin alike (runner.Limits.ShareStarts off): the baseline the
+	// probe benchmark measures sharing against.
+	EachStart bool
 	Verbose        bool // pass llama.cpp's log through to stderr
 }
 
@@ -305,7 +309,7 @@ func (m *Model) Limits() runner.Limits {
 	return runner.Limits{BatchTokens: m.opts.Batch, MaxSeqs: m.opts.Parallel, Cells: m.nCtx,
 		PackCells: m.opts.PackCells, Separate: m.opts.SeparateCaches,
 		// A recurrent state belongs to one sequence (Score unshares them).
-		ShareStarts: !m.opts.SeparateCaches && !m.recurrent}
+		ShareStarts: !m.opts.SeparateCaches && !m.recurrent && !m.opts.EachStart}
 }
 
 // Tokenize turns text into ids without adding BOS or parsing special tokens,

@@ -228,11 +228,11 @@ func TestContextSmallerThanBatch(t *testing.T) {
 func TestSharesStartsOnlyInOneCache(t *testing.T) {
 	bp, _ := fixtures(t)
 	for _, tt := range []struct {
-		separate, want bool
-	}{{false, true}, {true, false}} {
-		m := llamatest.Load(t, bp, llama.Options{Threads: 1, Parallel: 4, Context: 256, SeparateCaches: tt.separate})
+		separate, each, want bool
+	}{{false, false, true}, {true, false, false}, {false, true, false}} {
+		m := llamatest.Load(t, bp, llama.Options{Threads: 1, Parallel: 4, Context: 256, SeparateCaches: tt.separate, EachStart: tt.each})
 		if got := m.Limits().ShareStarts; got != tt.want {
-			t.Errorf("SeparateCaches %v: ShareStarts %v, want %v", tt.separate, got, tt.want)
+			t.Errorf("SeparateCaches %v, EachStart %v: ShareStarts %v, want %v", tt.separate, tt.each, got, tt.want)
 		}
 		m.Close()
 	}

@@ -22,18 +22,25 @@ func coreSample(b *testing.B) []probes.Item {
 	return items
 }
 
-// BenchmarkCore scores the sample both ways and reports the tokens each
-// evaluates and their speed. UDGAM_BENCH_THREADS sets the threads.
+// BenchmarkCore scores the sample three ways and reports the tokens each
+// evaluates and their speed: "starts" as udgam-ci scores (each prompt once,
+// and the starts of items packed together once, Limits.ShareStarts),
+// "shared" each prompt once but every item on its own, "naive" every choice
+// as its own full sequence. UDGAM_BENCH_THREADS sets the threads.
 func BenchmarkCore(b *testing.B) {
-	m, err := llama.Load(testmodel.SmolGGUFFor(b), llama.Options{Threads: testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_THREADS", runtime.NumCPU()), Context: testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_CONTEXT", 1024),
-		PackCells: testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_PACKCELLS", 0)})
-	if err != nil {
-		b.Fatal(err)
+	load := func(eachStart bool) *llama.Model {
+		m, err := llama.Load(testmodel.SmolGGUFFor(b), llama.Options{Threads: testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_THREADS", runtime.NumCPU()), Context: testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_CONTEXT", 1024),
+			PackCells: testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_PACKCELLS", 0), EachStart: eachStart})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { m.Close() })
+		return m
 	}
-	defer m.Close()
+	m, plain := load(false), load(true)
 	items := coreSample(b)
 	info := m.Info()
-	counts, err := probestest.CountTokens(m, items, info.HasBOS(), info.BOS)
+	counts, err := probestest.CountTokens(m, items, info.HasBOS(), info.BOS, m.Limits())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -41,7 +48,7 @@ func BenchmarkCore(b *testing.B) {
 		name   string
 		model  runner.Model
 		tokens int
-	}{{"shared", m, counts.Shared}, {"naive", probestest.NaiveModel{Model: m}, counts.Naive}} {
+	}{{"starts", m, counts.Planned}, {"shared", plain, counts.Shared}, {"naive", probestest.NaiveModel{Model: plain}, counts.Naive}} {
 		b.Run(bc.name, func(b *testing.B) {
 			opt := probes.ScoreOptions{AddBOS: info.HasBOS(), BOS: info.BOS}
 			for b.Loop() {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/evals/probes"
+	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
@@ -15,7 +16,9 @@ func TestCountTokensCore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := CountTokens(testmodel.RandomBigram(1), set.Items, true, testmodel.BOS)
+	// The engine's packing for probes: 1,024 cells, 256 packed, 32 sequences.
+	lim := runner.Limits{BatchTokens: 512, MaxSeqs: 32, Cells: 1024, PackCells: 256, ShareStarts: true}
+	c, err := CountTokens(testmodel.RandomBigram(1), set.Items, true, testmodel.BOS, lim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,5 +37,23 @@ func TestCountTokensCore(t *testing.T) {
 	if c.Ratio() < 2.5 {
 		t.Errorf("shared prefix evaluates only %.2fx fewer tokens", c.Ratio())
 	}
-	t.Logf("byte tokens on the core set: shared %d, naive %d, %.2fx fewer", c.Shared, c.Naive, c.Ratio())
+	// Shared starts save what the items packed together begin with alike,
+	// and no more than what all 2,000 do.
+	all := map[string]bool{}
+	for _, it := range set.Items {
+		for _, ch := range it.Choices {
+			s := "\x00" + it.Prompt + " " + ch // BOS, then the bytes
+			for i := 1; i <= len(s); i++ {
+				all[s[:i]] = true
+			}
+		}
+	}
+	if c.Planned >= c.Shared || c.Planned < len(all) {
+		t.Errorf("planned %d tokens: want fewer than shared %d and at least the %d distinct starts of the set", c.Planned, c.Shared, len(all))
+	}
+	lim.ShareStarts = false
+	if plain, err := CountTokens(testmodel.RandomBigram(1), set.Items, true, testmodel.BOS, lim); err != nil || plain.Planned != c.Shared {
+		t.Errorf("without ShareStarts the planner feeds %d tokens (%v), want the shared count %d", plain.Planned, err, c.Shared)
+	}
+	t.Logf("byte tokens on the core set: shared %d, naive %d, %.2fx fewer; planned with shared starts %d, %.2fx fewer than shared", c.Shared, c.Naive, c.Ratio(), c.Planned, float64(c.Shared)/float64(c.Planned))
 }
