@@ -28,30 +28,34 @@ func (s Shape) KVBytes(cells int) int64 {
 	return int64(cells) * int64(s.Layers) * 2 * int64(s.kvDim()) * 4
 }
 
-// FLOPs counts the useful floating-point operations of scoring reqs on a
-// model of shape s: every weight matrix for every token evaluated (a
-// shared prefix once), the output head for the positions asked for, and
-// causal attention (the scores and the weighted sum over the keys up to
-// each token). Work an engine spends on masked keys, padding or a prefix
-// copied per branch is not useful, so not counted.
-func FLOPs(s Shape, reqs []Request) float64 {
+// FLOPs counts the useful floating-point operations of scoring reqs in one
+// engine call on a model of shape s, as the planner feeds them under lim:
+// every weight matrix for every token fed (a shared prefix once, and with
+// lim.ShareStarts each shared start once), the output head once for every
+// token whose output is read, and causal attention (the scores and the
+// weighted sum over the keys up to each token). Work an engine spends on
+// masked keys, padding or a prefix copied per branch is not useful, so not
+// counted.
+func FLOPs(s Shape, reqs []Request, lim Limits) float64 {
 	perToken := float64(s.Layers) * 2 * float64(s.Embd*(s.qDim()+2*s.kvDim())+s.qDim()*s.Embd+3*s.Embd*s.FFN)
 	head := 2 * float64(s.Embd*s.Vocab)
-	// Token i attends to i+1 keys: 2 FLOPs per query dimension for the
-	// score and 2 for the weighted value, in every layer.
-	attention := func(from, to int) float64 { // keys summed over tokens from..to-1
-		return float64(to*(to+1)/2-from*(from+1)/2) * 4 * float64(s.qDim()*s.Layers)
-	}
+	// The token at position i attends to i+1 keys: 2 FLOPs per query
+	// dimension for the score and 2 for the weighted value, in every layer.
+	key := 4 * float64(s.qDim()*s.Layers)
 	total := 0.0
-	for _, r := range reqs {
-		p := len(r.Prefix)
-		total += float64(p)*perToken + attention(0, p)
-		for _, br := range r.Branches {
-			n := p + len(br.Tokens)
-			total += float64(len(br.Tokens))*perToken + attention(p, n) + float64(len(br.Positions))*head
+	p := NewPlanner(reqs, lim)
+	for {
+		st, ok := p.Next()
+		if !ok {
+			return total
+		}
+		for _, e := range st.Entries {
+			total += perToken + float64(e.Pos+1)*key
+			if len(e.Reads) > 0 {
+				total += head
+			}
 		}
 	}
-	return total
 }
 
 // ShapeFromGGUF reads a Llama's shape from its metadata and tensors, as

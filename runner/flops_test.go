@@ -33,16 +33,29 @@ func TestFLOPs(t *testing.T) {
 		{"two layers", two, []Request{seq}, 3*576 + 6*32 + 2*80},
 		// The prefix once (2 tokens, 1+2 keys), then each branch's tokens
 		// with their keys past the prefix (3; 3+4) and reads.
-		{"shared prefix", one, []Request{shared}, (2*288 + 3*16) + (288 + 3*16 + 80) + (2*288 + 7*16 + 2*80)},
-		{"requests add", one, []Request{seq, shared}, 1120 + 1888},
+		// The head once per output read: the prefix's last token (both
+		// branches read it) and the second branch's first token.
+		{"shared prefix", one, []Request{shared}, (2*288 + 3*16) + (288 + 3*16) + (2*288 + 7*16) + 2*80},
+		{"requests add", one, []Request{seq, shared}, 1120 + 1808},
+		// Two requests beginning alike: without ShareStarts each is fed.
+		{"starts fed twice", one, []Request{shared, shared}, 2 * 1808},
 	}
+	lim := Limits{BatchTokens: 512, MaxSeqs: 8, Cells: 64}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := FLOPs(tt.shape, tt.reqs); got != tt.want {
+			if got := FLOPs(tt.shape, tt.reqs, lim); got != tt.want {
 				t.Errorf("FLOPs = %v, want %v", got, tt.want)
 			}
 		})
 	}
+	// With it, the second request adds nothing: every token and read is
+	// the first's.
+	lim.ShareStarts = true
+	t.Run("starts shared", func(t *testing.T) {
+		if got, want := FLOPs(one, []Request{shared, shared}, lim), 1808.0; got != want {
+			t.Errorf("FLOPs = %v, want %v", got, want)
+		}
+	})
 }
 
 func TestKVBytes(t *testing.T) {

@@ -63,7 +63,7 @@ func runScoreBench(b *testing.B, opts Options, reqs []runner.Request) {
 	b.ReportMetric(float64(tokens*b.N)/b.Elapsed().Seconds(), "tokens/s")
 	// The FMA peak on the same threads right after, so the fraction below
 	// compares the engine with this machine as it is now.
-	flops := runner.FLOPs(testmodel.SmolShape().Dims(), reqs) * float64(b.N) / b.Elapsed().Seconds()
+	flops := runner.FLOPs(testmodel.SmolShape().Dims(), reqs, m.Limits()) * float64(b.N) / b.Elapsed().Seconds()
 	b.ReportMetric(flops/1e9, "GFLOP/s")
 	b.ReportMetric(flops/fmaPeak(opts.Threads, 2e8), "peak-fraction")
 }

@@ -181,8 +181,10 @@ echo "| score fresh, window 2048, stride 1024 | $fresh_gflops | $fresh_peak | $f
 # come ready-made; llama-perplexity too tokenizes before its loop), ours
 # tokenizes, scores and writes each record. Both count the same items and
 # the same scored (continuation) tokens, so the two ratios agree; evaluated
-# tokens differ (llama.cpp decodes a token every choice shares once, the
-# leading space here, where we decode it in each choice).
+# tokens differ (llama.cpp decodes once what an item's choices begin with;
+# udgam-ci decodes once what the items packed into a step begin with,
+# runner.Limits.ShareStarts: their prompts' templates and their choices'
+# common first tokens).
 echo "Probe Suite, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 mcrun() { # mcrun MODEL TOKENS [ARGS...]
 	local m=$1 t=$2

@@ -1,5 +1,5 @@
-// Command flops counts the useful floating-point operations (runner.FLOPs)
-// of exactly the requests `udgam-ci score fresh` or `score probes` sends the
+// Command flops counts the useful floating-point operations (runner.FLOPs,
+// as the engine's planner feeds them) of exactly the requests `udgam-ci score fresh` or `score probes` sends the
 // engine for a data file: it runs the scorer itself (fresh.Score,
 // probes.Score) on the model's real tokenizer, through a model whose Score
 // records each request and answers it with log-probabilities of 0, so the
@@ -69,16 +69,35 @@ func run(w io.Writer, o options) error {
 	if err != nil {
 		return err
 	}
+	flops := 0.0
+	for _, call := range c.calls() {
+		flops += runner.FLOPs(shape, call, c.lim)
+	}
 	_, err = fmt.Fprintf(w, "flops=%.0f requests=%d cells=%d kv_bytes=%d\n",
-		runner.FLOPs(shape, c.reqs), len(c.reqs), c.cells, shape.KVBytes(c.cells))
+		flops, len(c.reqs), c.cells, shape.KVBytes(c.cells))
 	return err
 }
 
-// counted is what a scorer asked of the engine, and the cells of the
-// context the command opens.
+// counted is what a scorer asked of the engine, call by call, the limits
+// the engine plans them under, and the cells of the context the command
+// opens.
 type counted struct {
 	reqs  []runner.Request
+	ends  []int // where each Score call's requests end in reqs
+	lim   runner.Limits
 	cells int
+}
+
+// calls splits reqs into the engine calls that sent them: the planner
+// packs and shares within one call.
+func (c counted) calls() [][]runner.Request {
+	var out [][]runner.Request
+	start := 0
+	for _, end := range c.ends {
+		out = append(out, c.reqs[start:end])
+		start = end
+	}
+	return out
 }
 
 // count runs the scorer o names over its data on a recorder around the
@@ -130,7 +149,7 @@ func count(ctx context.Context, o options) (counted, error) {
 		return counted{}, errors.New("the scorer issued no requests")
 	}
 	// llama.cpp rounds the context up (to 256 cells): the cells it opened.
-	return counted{reqs: rec.reqs, cells: m.Limits().Cells}, nil
+	return counted{reqs: rec.reqs, ends: rec.ends, lim: m.Limits(), cells: m.Limits().Cells}, nil
 }
 
 // recorder is the loaded model with a Score that keeps the requests it is
@@ -141,10 +160,12 @@ func count(ctx context.Context, o options) (counted, error) {
 type recorder struct {
 	*llama.Model
 	reqs []runner.Request
+	ends []int
 }
 
 func (r *recorder) Score(_ context.Context, reqs []runner.Request) ([]runner.Result, error) {
 	// The structs are copied: a scorer may reuse its slice of them.
 	r.reqs = append(r.reqs, reqs...)
+	r.ends = append(r.ends, len(r.reqs))
 	return runner.NewResults(reqs), nil
 }

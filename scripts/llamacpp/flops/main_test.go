@@ -96,7 +96,7 @@ func TestCountFresh(t *testing.T) {
 	if c.cells != 256 {
 		t.Errorf("cells = %d, want 256", c.cells)
 	}
-	checkLine(t, o, want, 256)
+	checkLine(t, o, c, want, 256)
 }
 
 // Without BOS the first token is context only: one fewer position.
@@ -147,18 +147,22 @@ func TestCountProbes(t *testing.T) {
 	if c.cells != probes.Cells {
 		t.Errorf("cells = %d, want probes.Cells = %d", c.cells, probes.Cells)
 	}
-	checkLine(t, o, want, probes.Cells)
+	checkLine(t, o, c, want, probes.Cells)
 }
 
-// checkLine: run prints the count of want on the model's shape.
-func checkLine(t *testing.T, o options, want []runner.Request, cells int) {
+// checkLine: run prints the count of want, sent in one call and planned as
+// the engine the score commands open plans it, on the model's shape.
+func checkLine(t *testing.T, o options, c counted, want []runner.Request, cells int) {
 	t.Helper()
+	if len(c.ends) != 1 || !c.lim.ShareStarts {
+		t.Fatalf("%d engine calls, ShareStarts %v: want one call, planned with shared starts as the engine does", len(c.ends), c.lim.ShareStarts)
+	}
 	var out bytes.Buffer
 	if err := run(&out, o); err != nil {
 		t.Fatal(err)
 	}
 	s := testmodel.DefaultShape().Dims()
-	line := fmt.Sprintf("flops=%.0f requests=%d cells=%d kv_bytes=%d\n", runner.FLOPs(s, want), len(want), cells, cells*s.Layers*2*s.KVHeads*s.HeadDim*4)
+	line := fmt.Sprintf("flops=%.0f requests=%d cells=%d kv_bytes=%d\n", runner.FLOPs(s, want, c.lim), len(want), cells, cells*s.Layers*2*s.KVHeads*s.HeadDim*4)
 	if out.String() != line {
 		t.Errorf("run printed %q, want %q", out.String(), line)
 	}
