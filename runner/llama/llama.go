@@ -116,7 +116,7 @@ type Options struct {
 	// it begin alike (runner.Limits.ShareStarts off): the baseline the
 	// probe benchmark measures sharing against.
 	EachStart bool
-	Verbose        bool // pass llama.cpp's log through to stderr
+	Verbose   bool // pass llama.cpp's log through to stderr
 }
 
 func (o Options) withDefaults() Options {
