@@ -36,7 +36,9 @@
 #  - Matrix products of 128 rows or more of float16 or float32 (the
 #    weights, and attention's keys) times 128 rows or more (32 for
 #    float32) go to
-#    scripts/engine/gemm.c on x86 with AVX2, FMA and F16C: tinyBLAS loads
+#    scripts/engine/gemm.c on x86 with AVX2, FMA and F16C and without
+#    AVX-512 (where tinyBLAS runs 16 lanes and gemm.c is not measured
+#    faster, the AVX-512 variants keep it): tinyBLAS loads
 #    and widens 7 vectors per 12 FMAs in every tile and, at attention's k
 #    of 64, spends much of each tile summing lanes; gemm.c packs each
 #    operand once and runs a 16x6 outer-product kernel, 2 loads and 6

@@ -23,7 +23,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+// Only without AVX-512: there tinyBLAS runs 16 lanes to this kernel's 8,
+// and gemm.c is measured faster only on AVX2 machines (BENCHMARKS.md); the
+// AVX-512 variants keep ggml's own kernels.
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__) && !defined(__AVX512F__)
 #include <immintrin.h>
 #define UDGAM_GEMM 1
 
