@@ -43,19 +43,13 @@ func FLOPs(s Shape, reqs []Request, lim Limits) float64 {
 	// dimension for the score and 2 for the weighted value, in every layer.
 	key := 4 * float64(s.qDim()*s.Layers)
 	total := 0.0
-	p := NewPlanner(reqs, lim)
-	for {
-		st, ok := p.Next()
-		if !ok {
-			return total
+	eachEntry(reqs, lim, func(e Entry) {
+		total += perToken + float64(e.Pos+1)*key
+		if len(e.Reads) > 0 {
+			total += head
 		}
-		for _, e := range st.Entries {
-			total += perToken + float64(e.Pos+1)*key
-			if len(e.Reads) > 0 {
-				total += head
-			}
-		}
-	}
+	})
+	return total
 }
 
 // ShapeFromGGUF reads a Llama's shape from its metadata and tensors, as

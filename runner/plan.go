@@ -405,12 +405,21 @@ func tokenAt(prefix, branch []int32, i int) (int32, bool) {
 // under lim: what Limits.ShareStarts saves, counted by the planner itself.
 func PlannedTokens(reqs []Request, lim Limits) int {
 	n := 0
+	eachEntry(reqs, lim, func(Entry) { n++ })
+	return n
+}
+
+// eachEntry calls fn with every token the planner feeds for reqs under lim,
+// step after step.
+func eachEntry(reqs []Request, lim Limits, fn func(Entry)) {
 	p := NewPlanner(reqs, lim)
 	for {
 		st, ok := p.Next()
 		if !ok {
-			return n
+			return
 		}
-		n += len(st.Entries)
+		for _, e := range st.Entries {
+			fn(e)
+		}
 	}
 }
