@@ -260,14 +260,8 @@ func (p *Planner) feed(j *job, st *Step, budget int) int {
 		e := Entry{Token: j.r.Prefix[i], Pos: int32(i), Seqs: j.seqs}
 		// The output at i predicts token i+1: of the prefix, or the first
 		// token of each branch.
-		for b, br := range j.r.Branches {
-			next, ok := tokenAt(j.r.Prefix, br.Tokens, i+1)
-			if !ok {
-				continue
-			}
-			for _, k := range j.reads[b][i+1] {
-				e.Reads = append(e.Reads, Read{Req: j.req, Branch: b, Index: k, Next: next})
-			}
+		for b := range j.r.Branches {
+			j.addReads(&e, b, i)
 		}
 		st.Entries = append(st.Entries, e)
 		j.fedPre++
@@ -282,11 +276,7 @@ func (p *Planner) feed(j *job, st *Step, budget int) int {
 		}
 		i := pre + j.fedBr
 		e := Entry{Token: br.Tokens[j.fedBr], Pos: int32(i), Seqs: j.seqs[j.branch : j.branch+1]}
-		if next, ok := tokenAt(j.r.Prefix, br.Tokens, i+1); ok {
-			for _, k := range j.reads[j.branch][i+1] {
-				e.Reads = append(e.Reads, Read{Req: j.req, Branch: j.branch, Index: k, Next: next})
-			}
-		}
+		j.addReads(&e, j.branch, i)
 		st.Entries = append(st.Entries, e)
 		j.fedBr++
 		budget--
@@ -300,15 +290,24 @@ func (p *Planner) feed(j *job, st *Step, budget int) int {
 	return budget
 }
 
+// addReads adds to e the reads branch b of j takes from the output at
+// position i, which predicts the branch's token i+1.
+func (j *job) addReads(e *Entry, b, i int) {
+	next, ok := tokenAt(j.r.Prefix, j.r.Branches[b].Tokens, i+1)
+	if !ok {
+		return
+	}
+	for _, k := range j.reads[b][i+1] {
+		e.Reads = append(e.Reads, Read{Req: j.req, Branch: b, Index: k, Next: next})
+	}
+}
+
 // feedShared feeds all of j, joining each token that continues one
 // already in st the same way (the same token after the same tokens) to that
 // entry instead of adding one, and returns the entries it added.
 func (p *Planner) feedShared(j *job, st *Step, starts trie) int {
 	before := len(st.Entries)
-	// feedToken feeds the token at pos i for the sequences seqs, which have
-	// the cell at parent before it, with the reads branches bs take from
-	// its output, and returns its cell.
-	feedToken := func(parent int, tok int32, i int, seqs []int32, bs []int) int {
+	eachToken(j.r, func(parent int, tok int32, i, b int) int {
 		k := trieKey{parent, tok}
 		e, ok := starts[k]
 		if !ok {
@@ -318,35 +317,40 @@ func (p *Planner) feedShared(j *job, st *Step, starts trie) int {
 		}
 		ent := &st.Entries[e]
 		// Clip: an entry's ids may alias another entry's or a job's.
-		ent.Seqs = append(slices.Clip(ent.Seqs), seqs...)
-		for _, b := range bs {
-			br := j.r.Branches[b]
-			next, ok := tokenAt(j.r.Prefix, br.Tokens, i+1)
-			if !ok {
-				continue
+		if b == prefix {
+			ent.Seqs = append(slices.Clip(ent.Seqs), j.seqs...)
+			for b := range j.r.Branches {
+				j.addReads(ent, b, i)
 			}
-			for _, k := range j.reads[b][i+1] {
-				ent.Reads = append(ent.Reads, Read{Req: j.req, Branch: b, Index: k, Next: next})
-			}
+		} else {
+			ent.Seqs = append(slices.Clip(ent.Seqs), j.seqs[b])
+			j.addReads(ent, b, i)
 		}
 		return e
-	}
-	all := make([]int, len(j.r.Branches))
-	for b := range all {
-		all[b] = b
-	}
-	parent := root
-	for i, tok := range j.r.Prefix {
-		parent = feedToken(parent, tok, i, j.seqs, all)
-	}
-	for b, br := range j.r.Branches {
-		cell := parent
-		for t, tok := range br.Tokens {
-			cell = feedToken(cell, tok, len(j.r.Prefix)+t, j.seqs[b:b+1], []int{b})
-		}
-	}
+	})
 	j.fedPre, j.branch, j.fedBr = len(j.r.Prefix), len(j.r.Branches), 0
 	return len(st.Entries) - before
+}
+
+// prefix is eachToken's branch for a token of the prompt all branches share.
+const prefix = -1
+
+// eachToken visits r's tokens in the order the planner feeds them: the
+// prefix, then each branch after it. visit gets the cell of the token
+// before (root for the first), the token, its position and its branch (or
+// prefix), and returns the token's cell. trie.added and feedShared walk
+// requests through it, so the cells one counts are the ones the other adds.
+func eachToken(r *Request, visit func(parent int, tok int32, pos, branch int) int) {
+	parent := root
+	for i, tok := range r.Prefix {
+		parent = visit(parent, tok, i, prefix)
+	}
+	for b, br := range r.Branches {
+		cell := parent
+		for t, tok := range br.Tokens {
+			cell = visit(cell, tok, len(r.Prefix)+t, b)
+		}
+	}
 }
 
 // trie maps a token and the entry of the token before it (root at position
@@ -364,8 +368,7 @@ const root = -1
 // there, counting once those its own branches share.
 func (t trie) added(r *Request) int {
 	mine := map[trieKey]int{}
-	n := 0
-	walk := func(parent int, tok int32) int {
+	eachToken(r, func(parent int, tok int32, _, _ int) int {
 		k := trieKey{parent, tok}
 		if e, ok := t[k]; ok {
 			return e
@@ -373,21 +376,10 @@ func (t trie) added(r *Request) int {
 		if e, ok := mine[k]; ok {
 			return e
 		}
-		n++
-		mine[k] = -1 - n // below root: never an entry of the step
+		mine[k] = root - 1 - len(mine) // below root: never an entry of the step
 		return mine[k]
-	}
-	parent := root
-	for _, tok := range r.Prefix {
-		parent = walk(parent, tok)
-	}
-	for _, br := range r.Branches {
-		cell := parent
-		for _, tok := range br.Tokens {
-			cell = walk(cell, tok)
-		}
-	}
-	return n
+	})
+	return len(mine)
 }
 
 // tokenAt returns token i of prefix+branch.
