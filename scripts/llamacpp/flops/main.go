@@ -74,18 +74,17 @@ func run(w io.Writer, o options) error {
 		flops += runner.FLOPs(shape, call, c.lim)
 	}
 	_, err = fmt.Fprintf(w, "flops=%.0f requests=%d cells=%d kv_bytes=%d\n",
-		flops, len(c.reqs), c.cells, shape.KVBytes(c.cells))
+		flops, len(c.reqs), c.lim.Cells, shape.KVBytes(c.lim.Cells))
 	return err
 }
 
-// counted is what a scorer asked of the engine, call by call, the limits
-// the engine plans them under, and the cells of the context the command
-// opens.
+// counted is what a scorer asked of the engine, call by call, and the
+// limits the engine plans them under (lim.Cells: the cells of the context
+// the command opens).
 type counted struct {
-	reqs  []runner.Request
-	ends  []int // where each Score call's requests end in reqs
-	lim   runner.Limits
-	cells int
+	reqs []runner.Request
+	ends []int // where each Score call's requests end in reqs
+	lim  runner.Limits
 }
 
 // calls splits reqs into the engine calls that sent them: the planner
@@ -149,7 +148,7 @@ func count(ctx context.Context, o options) (counted, error) {
 		return counted{}, errors.New("the scorer issued no requests")
 	}
 	// llama.cpp rounds the context up (to 256 cells): the cells it opened.
-	return counted{reqs: rec.reqs, ends: rec.ends, lim: m.Limits(), cells: m.Limits().Cells}, nil
+	return counted{reqs: rec.reqs, ends: rec.ends, lim: m.Limits()}, nil
 }
 
 // recorder is the loaded model with a Score that keeps the requests it is

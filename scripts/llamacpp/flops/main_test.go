@@ -93,8 +93,8 @@ func TestCountFresh(t *testing.T) {
 		t.Errorf("requests\n%v\nwant\n%v", c.reqs, want)
 	}
 	// llama.cpp opens a context of 8 cells as 256.
-	if c.cells != 256 {
-		t.Errorf("cells = %d, want 256", c.cells)
+	if c.lim.Cells != 256 {
+		t.Errorf("cells = %d, want 256", c.lim.Cells)
 	}
 	checkLine(t, o, c, want, 256)
 }
@@ -144,8 +144,8 @@ func TestCountProbes(t *testing.T) {
 	if !reflect.DeepEqual(c.reqs, want) {
 		t.Errorf("requests\n%v\nwant\n%v", c.reqs, want)
 	}
-	if c.cells != probes.Cells {
-		t.Errorf("cells = %d, want probes.Cells = %d", c.cells, probes.Cells)
+	if c.lim.Cells != probes.Cells {
+		t.Errorf("cells = %d, want probes.Cells = %d", c.lim.Cells, probes.Cells)
 	}
 	checkLine(t, o, c, want, probes.Cells)
 }
