@@ -1,0 +1,108 @@
+package sequential
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+func TestOrderIsSeededPermutation(t *testing.T) {
+	t.Parallel()
+	ids := []string{"d", "a", "c", "b", "e", "f"}
+	a := Order(ids, 7)
+	b := Order([]string{"f", "e", "d", "c", "b", "a"}, 7)
+	if !slices.Equal(a, b) {
+		t.Errorf("order depends on the input order: %v vs %v", a, b)
+	}
+	if slices.Equal(a, Order(ids, 8)) {
+		t.Errorf("seeds 7 and 8 give the same order %v", a)
+	}
+	sorted := slices.Clone(a)
+	slices.Sort(sorted)
+	if !slices.Equal(sorted, []string{"a", "b", "c", "d", "e", "f"}) {
+		t.Errorf("order %v is not a permutation of the ids", a)
+	}
+	if ids[0] != "d" {
+		t.Error("Order changed its argument")
+	}
+}
+
+// The sequence narrows as records come in and is the exact full-set value
+// after the last one.
+func TestSequenceShrinksToExactValue(t *testing.T) {
+	t.Parallel()
+	d := []float64{3, -1, 4, 1, -5, 9, 2, -6, 5, 3, 5, -8, 9, 7, -9}
+	w := []float64{10, 20, 10, 30, 20, 50, 10, 40, 20, 10, 30, 60, 20, 10, 40}
+	var sd, sw, sw2 float64
+	for i := range d {
+		sd, sw, sw2 = sd+d[i], sw+w[i], sw2+w[i]*w[i]
+	}
+	s, err := New(Config{N: len(d), W: sw, W2: sw2, Level: 0.95, MinRecords: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lo, hi := s.Interval(); !math.IsInf(lo, -1) || !math.IsInf(hi, 1) {
+		t.Errorf("before any record: [%v, %v], want unbounded", lo, hi)
+	}
+	prev := math.Inf(1)
+	for i := range d {
+		if r, _ := s.Decision(); r == Complete {
+			t.Fatalf("complete after %d of %d", i, len(d))
+		}
+		if err := s.Add(d[i], w[i]); err != nil {
+			t.Fatal(err)
+		}
+		lo, hi := s.Interval()
+		if i >= 4 && hi-lo > prev*1.5 {
+			t.Errorf("record %d: width %v jumped from %v", i+1, hi-lo, prev)
+		}
+		prev = hi - lo
+	}
+	lo, hi := s.Interval()
+	if want := sd / sw; lo != want || hi != want {
+		t.Errorf("after the last record: [%v, %v], want exactly %v", lo, hi, want)
+	}
+	if r, _ := s.Decision(); r != Complete {
+		t.Errorf("decision after the last record %q, want %q", r, Complete)
+	}
+	if err := s.Add(1, 1); err == nil {
+		t.Error("a record past the set's size was accepted")
+	}
+}
+
+func TestNoDecisionBeforeMinRecords(t *testing.T) {
+	t.Parallel()
+	s, err := New(Config{N: 1000, W: 1000, Level: 0.95, MinEffect: 0.5, Bound: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range DefaultMinRecords - 1 {
+		_ = s.Add(0, 1)
+		if r, _ := s.Decision(); r != "" {
+			t.Fatalf("decided %q after %d records, before the minimum %d", r, i+1, DefaultMinRecords)
+		}
+	}
+	for range 200 {
+		_ = s.Add(0, 1)
+	}
+	// identical runs: within ±0.5 once the bounded pseudo-observation is
+	// outweighed
+	if r, _ := s.Decision(); r != Within {
+		lo, hi := s.Interval()
+		t.Errorf("250 equal records with min-effect 0.5: decision %q, interval [%v, %v]", r, lo, hi)
+	}
+}
+
+func TestConfigRefused(t *testing.T) {
+	t.Parallel()
+	for _, c := range []Config{
+		{N: 0, W: 1, Level: 0.95},
+		{N: 5, W: 0, Level: 0.95},
+		{N: 5, W: 1, Level: 1},
+		{N: 5, W: 1, Level: 0.95, MinEffect: -1},
+	} {
+		if _, err := New(c); err == nil {
+			t.Errorf("config %+v accepted", c)
+		}
+	}
+}
