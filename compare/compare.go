@@ -206,6 +206,9 @@ type Comparison struct {
 	// comparison went ahead because it was asked to.
 	Mismatch bool     `json:"settings_mismatch"`
 	Notes    []string `json:"notes,omitempty"`
+	// Sequential is set when the head run was scored sequentially (--until
+	// decided): then Result.CI is its anytime-valid interval.
+	Sequential *Sequential `json:"sequential,omitempty"`
 }
 
 // MismatchError is returned when judged settings differ and the options do
@@ -283,6 +286,17 @@ func RunsContext(ctx context.Context, base, head *runfile.Run, opts Options) (*C
 	var err error
 	if c.Result, err = j.result("", p.recs); err != nil {
 		return nil, err
+	}
+	if head.Header.Sequential != nil {
+		s, note := sequentialResult(base, head)
+		if note != "" {
+			c.Notes = append(c.Notes, note)
+		}
+		if s != nil {
+			c.Sequential = s
+			judgeSequential(&c.Result, s, s.MinEffect)
+			c.Notes = append(c.Notes, fmt.Sprintf("Groups: fixed-sample bootstrap intervals over the %d records scored, not anytime-valid.", c.N))
+		}
 	}
 	results := func(key func(*record) string) (map[string]*Result, error) {
 		out := map[string]*Result{}
@@ -430,14 +444,7 @@ func (j judge) result(key string, recs []record) (Result, error) {
 	r.Significant = !r.TooFew && excludesZero && math.Abs(r.Delta) >= j.minEffect
 	r.Verdict = NoChange
 	if r.Significant {
-		better := r.Delta > 0 // accuracy: higher is better
-		if j.metric == MetricBPB {
-			better = r.Delta < 0
-		}
-		r.Verdict = Regressed
-		if better {
-			r.Verdict = Improved
-		}
+		r.Verdict = direction(j.metric, r.Delta > 0)
 	}
 	if j.metric == MetricAccuracy {
 		r.Flips = flips(recs)

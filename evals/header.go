@@ -29,6 +29,7 @@ type HeaderOptions struct {
 	Sample        *runfile.Sample
 	Shard         *runfile.Shard
 	Contamination *runfile.Contamination
+	Sequential    *runfile.Sequential
 
 	Now  func() time.Time
 	Rand io.Reader // randomness of the run id
@@ -97,6 +98,7 @@ func NewHeader(test string, info runner.Info, opt HeaderOptions) (runfile.Header
 		Sample:        opt.Sample,
 		Shard:         opt.Shard,
 		Contamination: opt.Contamination,
+		Sequential:    opt.Sequential,
 		StartedAt:     started,
 	}
 	if err := h.Validate(); err != nil {

@@ -1,6 +1,7 @@
 package evals
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -21,6 +22,7 @@ type Loop struct {
 	work  map[string]int
 	start time.Time
 	tally Tally
+	until *untilState // nil for a fixed run
 }
 
 // LoopOptions are what the two tests' RunOptions share about the run file
@@ -33,6 +35,9 @@ type LoopOptions struct {
 	Now      func() time.Time
 	Label    string // progress label: "docs", "items"
 	Noun     string // in messages: "documents", "items"
+	// Until makes the run sequential; sel must then be in its order
+	// (Until.Order).
+	Until *Until
 }
 
 // Pending is one selected record: its id, and its work in bytes of text,
@@ -51,6 +56,7 @@ type Tally struct {
 	Tokens  int          // tokens scored by this invocation
 	Skipped int          // records already in a resumed file
 	Resumed bool
+	Stop    *runfile.Stop // a sequential run's stop
 }
 
 // StartLoop opens the run file with header h, or resumes it, and starts
@@ -65,10 +71,19 @@ func StartLoop(h runfile.Header, sel []Pending, opt LoopOptions) (*Loop, []int, 
 	if l.now == nil {
 		l.now = time.Now
 	}
+	stopped := false
+	if opt.Until != nil {
+		l.until = &untilState{u: opt.Until}
+		if err := l.until.feed(out.Prior); err != nil {
+			out.Close()
+			return nil, nil, fmt.Errorf("resume %s: %w", opt.Out, err)
+		}
+		stopped = l.until.reason != ""
+	}
 	var todo []int
 	total := 0
 	for i, p := range sel {
-		if !out.Done(p.ID) {
+		if !out.Done(p.ID) && !stopped {
 			todo = append(todo, i)
 			l.work[p.ID] = p.Work
 			total += p.Work
@@ -96,6 +111,14 @@ func (l *Loop) Add(id string, rec any, tokens int) error {
 	l.tally.Scored++
 	l.tally.Tokens += tokens
 	l.prog.AddWork(1, tokens, l.work[id])
+	if u := l.until; u != nil {
+		if err := u.u.Tracker.Add(rec); err != nil {
+			return err
+		}
+		if u.check(l.now().Sub(l.start)) {
+			return errDecided
+		}
+	}
 	return nil
 }
 
@@ -104,6 +127,9 @@ func (l *Loop) Add(id string, rec any, tokens int) error {
 // that --resume continues; else it reads the whole file back.
 func (l *Loop) Finish(err error) (Tally, error) {
 	l.tally.Seconds = l.now().Sub(l.start).Seconds()
+	if errors.Is(err, errDecided) {
+		err = nil
+	}
 	l.prog.Done()
 	if cerr := l.out.Close(); err == nil {
 		err = cerr
@@ -114,6 +140,16 @@ func (l *Loop) Finish(err error) (Tally, error) {
 	run, err := runfile.ReadFile(l.opt.Out)
 	if err != nil {
 		return Tally{}, err
+	}
+	if l.until != nil {
+		stop := l.until.finish(run)
+		if l.opt.Progress != nil {
+			fmt.Fprintln(l.opt.Progress, StopLine(run.Header.Sequential, l.opt.Noun))
+		}
+		if err := runfile.WriteFile(l.opt.Out, run); err != nil {
+			return Tally{}, fmt.Errorf("record the stop in %s: %w", l.opt.Out, err)
+		}
+		l.tally.Stop = &stop
 	}
 	l.tally.Run = run
 	return l.tally, nil

@@ -54,6 +54,13 @@ func Merge(runs []*runfile.Run) (*runfile.Run, error) {
 	first := byIndex[1]
 	out := &runfile.Run{Header: first.Header}
 	out.Header.Shard = nil
+	if s := out.Header.Sequential; s != nil {
+		// Each shard stopped on its own; compare replays the merged records
+		// in the seeded order up to the first one missing.
+		merged := *s
+		merged.Stop = nil
+		out.Header.Sequential = &merged
+	}
 	owner := map[string]int{}
 	ids := make([]string, 0, count)
 	for i := 1; i <= count; i++ {
@@ -92,6 +99,8 @@ func headerDiff(a, b runfile.Header) string {
 		{"settings", a.Settings, b.Settings},
 		{"git", a.Git, b.Git},
 		{"sample", a.Sample, b.Sample},
+		// sequential shards share the order and the rule; each stops on its own
+		{"sequential", runfile.SequentialKey(a.Sequential), runfile.SequentialKey(b.Sequential)},
 	}
 	for _, p := range parts {
 		if !reflect.DeepEqual(p.x, p.y) {

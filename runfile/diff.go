@@ -137,7 +137,18 @@ func ResumeMismatch(stored, asked Header) []Diff {
 	add("sample", sampleKey(stored.Sample), sampleKey(asked.Sample))
 	add("shard", shardKey(stored.Shard), shardKey(asked.Shard))
 	add("contamination", ContaminationKey(stored.Contamination), ContaminationKey(asked.Contamination))
+	add("sequential", SequentialKey(stored.Sequential), SequentialKey(asked.Sequential))
 	return out
+}
+
+// SequentialKey is what a resumed sequential run must keep: the rule, the
+// order, the level, the minimum effect, the baseline and the set's size
+// (the budget and where it stopped may change); "" for a fixed run.
+func SequentialKey(s *Sequential) string {
+	if s == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s seed=%d level=%g min-effect=%g baseline=%s total=%d", s.Rule, s.Seed, s.Level, s.MinEffect, s.Baseline, s.Total)
 }
 
 func sampleKey(s *Sample) string {

@@ -31,6 +31,7 @@ type Header struct {
 	Sample        *Sample        `json:"sample,omitempty"`
 	Shard         *Shard         `json:"shard,omitempty"`
 	Contamination *Contamination `json:"contamination,omitempty"`
+	Sequential    *Sequential    `json:"sequential,omitempty"`
 	StartedAt     time.Time      `json:"started_at"`
 }
 
@@ -168,6 +169,34 @@ type Contamination struct {
 	Checked     int      `json:"checked"`      // documents or items the scan checked
 	IDs         []string `json:"ids"`          // found, sorted
 	Excluded    bool     `json:"excluded"`     // the run did not score them
+}
+
+// RuleUntilDecided is the stopping rule of `--until decided`.
+const RuleUntilDecided = "until-decided"
+
+// Sequential records a run scored in a seeded random order that stops once
+// its anytime-valid comparison with a baseline decides (`--until
+// decided`): the rule, the order's seed, the level and minimum effect it
+// decides at, the budget, and, once it stopped, where and why. Its records
+// are in the order they were scored.
+type Sequential struct {
+	Rule      string  `json:"rule"`       // RuleUntilDecided
+	Seed      uint64  `json:"seed"`       // of the order (compare/sequential.Order over the set's ids)
+	Level     float64 `json:"level"`      // e.g. 0.95
+	MinEffect float64 `json:"min_effect"` // in the test's unit: bits per byte, accuracy points
+	Budget    string  `json:"budget,omitempty"`
+	Baseline  string  `json:"baseline"` // the baseline run's id
+	Total     int     `json:"total"`    // records in the whole set
+	Stop      *Stop   `json:"stop,omitempty"`
+}
+
+// Stop is where a sequential run stopped and why (compare/sequential's
+// reasons: beyond, within, budget, complete), with the anytime-valid
+// interval of the whole set's delta then, in the test's unit.
+type Stop struct {
+	Reason string     `json:"reason"`
+	Scored int        `json:"scored"`
+	CI     [2]float64 `json:"ci"`
 }
 
 // Shard records which part of the data a run scored.

@@ -41,6 +41,22 @@ func (h *Header) Validate() error {
 	if h.Test != TestFresh && h.Test != TestProbes {
 		return fmt.Errorf("test is %q, want %q or %q", h.Test, TestFresh, TestProbes)
 	}
+	if s := h.Sequential; s != nil {
+		switch {
+		case s.Rule != RuleUntilDecided:
+			return fmt.Errorf("sequential rule is %q, want %q", s.Rule, RuleUntilDecided)
+		case !(s.Level > 0 && s.Level < 1):
+			return fmt.Errorf("sequential level %v, want between 0 and 1", s.Level)
+		case !(s.MinEffect >= 0) || math.IsInf(s.MinEffect, 0):
+			return fmt.Errorf("sequential min_effect %v, want a number from 0", s.MinEffect)
+		case s.Total < 1 || s.Total > MaxRecords:
+			return fmt.Errorf("sequential total %d, want 1 to %d", s.Total, MaxRecords)
+		case s.Stop != nil && (s.Stop.Scored < 0 || s.Stop.Scored > s.Total):
+			return fmt.Errorf("sequential stop after %d of %d records", s.Stop.Scored, s.Total)
+		case s.Stop != nil && (math.IsNaN(s.Stop.CI[0]) || math.IsNaN(s.Stop.CI[1]) || s.Stop.CI[0] > s.Stop.CI[1]):
+			return fmt.Errorf("sequential stop interval %v is not an interval", s.Stop.CI)
+		}
+	}
 	return nil
 }
 

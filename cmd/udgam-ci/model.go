@@ -31,6 +31,7 @@ type runFlags struct {
 	Contamination string  // a contamination scan report, recorded in the header
 	Exclude       string  // the same, and what it found is left out
 	ExcludeAbove  float64 // found means: more than this fraction of n-grams
+	untilFlags
 }
 
 // scoreOptions are a score command's options: flags bound by register
@@ -84,6 +85,7 @@ func (r *runFlags) add(fs *flag.FlagSet, unit, group string) {
 	fs.StringVar(&r.GPU, "gpu", "auto", "auto: offload every layer to a GPU backend when one is present (Metal, CUDA); cpu: never")
 	fs.StringVar(&r.ModelName, "model-name", "", "model name for the run header (default: the GGUF's name)")
 	fs.StringVar(&r.ModelRevision, "model-revision", "", "model revision (commit) for the run header")
+	r.untilFlags.add(fs, unit)
 	fs.StringVar(&r.Git.Repo, "git-repo", "", "OWNER/NAME of the training repository (default: GITHUB_REPOSITORY)")
 	fs.StringVar(&r.Git.SHA, "git-sha", "", "commit of the training repository (default: GITHUB_SHA)")
 	fs.StringVar(&r.Git.Ref, "git-ref", "", "branch: main or the PR's head ref (default: from GITHUB_*)")

@@ -106,6 +106,10 @@ func scoreFresh(e *env, o scoreFreshOptions) error {
 	if err != nil {
 		return err
 	}
+	until, err := o.until(runfile.TestFresh)
+	if err != nil {
+		return err
+	}
 	// Data first: a bad file fails before the model is loaded.
 	data, err := fresh.Load(o.Data, o.Fetch)
 	if err != nil {
@@ -129,7 +133,7 @@ func scoreFresh(e *env, o scoreFreshOptions) error {
 	res, err := fresh.Run(e.Ctx, m, fresh.RunOptions{
 		Data: data, Out: o.Out, Resume: o.Resume, BOSMode: o.AddBOS,
 		Window: o.Window, Stride: o.Stride, BatchTokens: o.BatchTokens,
-		SampleN: o.Sample, SampleSeed: o.Seed, Shard: shard, Limit: o.Limit, Contamination: found,
+		SampleN: o.Sample, SampleSeed: o.Seed, Shard: shard, Limit: o.Limit, Contamination: found, Until: until,
 		Header:   o.header(e, o.Threads),
 		Progress: e.Stderr,
 		Terminal: evals.IsTerminal(e.Stderr),

@@ -64,6 +64,10 @@ func scoreProbes(e *env, o scoreProbesOptions) error {
 	if err != nil {
 		return err
 	}
+	until, err := o.until(runfile.TestProbes)
+	if err != nil {
+		return err
+	}
 	// Items first: a bad file fails before the model is loaded.
 	set, err := loadProbeItems(e, o.Items)
 	if err != nil {
@@ -86,7 +90,7 @@ func scoreProbes(e *env, o scoreProbesOptions) error {
 	}
 	res, err := probes.Run(e.Ctx, m, probes.RunOptions{
 		Data: set, Out: o.Out, Resume: o.Resume, BOSMode: o.AddBOS, Batch: o.Batch,
-		SampleN: o.Sample, SampleSeed: o.Seed, Shard: shard, Limit: o.Limit, Contamination: found,
+		SampleN: o.Sample, SampleSeed: o.Seed, Shard: shard, Limit: o.Limit, Contamination: found, Until: until,
 		Header:   o.header(e, o.Threads),
 		Progress: e.Stderr,
 		Terminal: evals.IsTerminal(e.Stderr),

@@ -45,6 +45,9 @@ const (
 	// DefaultMinRecords is the fewest records scored before the rule may
 	// stop: the normal approximation needs a few dozen residuals.
 	DefaultMinRecords = 50
+	// DefaultSeed seeds the order wherever none is asked for, so every
+	// model's sequential run of a set scores it in the same order.
+	DefaultSeed uint64 = 2026
 	// tuneShare is where, as a share of the set, the mixture is tightest.
 	tuneShare = 0.1
 )

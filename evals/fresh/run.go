@@ -29,6 +29,9 @@ type RunOptions struct {
 	Shard         *runfile.Shard
 	Limit         int // 0: no limit; else the first Limit selected, in data order
 	Contamination *runfile.Contamination
+	// Until makes the run sequential: the set in a seeded random order,
+	// stopping once the comparison with a baseline decides.
+	Until *evals.Until
 
 	Header evals.HeaderOptions // model name/revision, git, runtime, clock; the rest is filled here
 
@@ -69,7 +72,7 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
 	for i, d := range docs {
 		keys[i] = evals.Keyed{ID: d.ID, Group: d.Source}
 	}
-	sel, idx, err := evals.Select(keys, opt.SampleN, opt.SampleSeed, opt.Shard, opt.Limit, opt.Contamination)
+	sel, idx, err := evals.SelectUntil(keys, opt.SampleN, opt.SampleSeed, opt.Shard, opt.Limit, opt.Contamination, opt.Until)
 	if err != nil {
 		return Result{}, err
 	}
@@ -80,6 +83,7 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
 	ho.Formulation = Formulation(addBOS)
 	ho.TextPrep = evals.TextPrepOf(m)
 	ho.Sample, ho.Shard, ho.Contamination = sel.Sample, sel.Shard, sel.Contamination
+	ho.Sequential = evals.HeaderOf(opt.Until)
 	if ho.Now == nil {
 		ho.Now = now
 	}
@@ -98,7 +102,7 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
 		pending[j] = evals.Pending{ID: d.ID, Work: len(d.Text)}
 	}
 	loop, left, err := evals.StartLoop(h, pending, evals.LoopOptions{Out: opt.Out, Resume: opt.Resume,
-		Progress: opt.Progress, Terminal: opt.Terminal, Now: now, Label: "docs", Noun: "documents"})
+		Progress: opt.Progress, Terminal: opt.Terminal, Now: now, Until: opt.Until, Label: "docs", Noun: "documents"})
 	if err != nil {
 		return Result{}, err
 	}

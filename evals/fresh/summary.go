@@ -6,6 +6,8 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/udgamlabs/udgam-ci/evals"
+
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -28,6 +30,8 @@ type Summary struct {
 	Seconds       float64                        `json:"seconds"`
 	// TokensPerSecond counts tokens scored by this invocation only.
 	TokensPerSecond float64 `json:"tokens_per_second"`
+	// Sequential is the run's --until decided record, where it stopped.
+	Sequential *runfile.Sequential `json:"sequential,omitempty"`
 }
 
 // NewSummary builds the summary of a finished run.
@@ -47,6 +51,8 @@ func NewSummary(r Result) Summary {
 		RunID:    r.Run.Header.ID,
 		Out:      r.Out,
 		Seconds:  r.Seconds,
+
+		Sequential: r.Run.Header.Sequential,
 	}
 	if s.Tokens > 0 {
 		out.BytesPerToken = float64(s.Bytes) / float64(s.Tokens)
@@ -97,6 +103,9 @@ func WriteText(w io.Writer, r Result) error {
 	}
 	if r.Resumed {
 		fmt.Fprintf(tw, "resumed\tyes (%d documents scored before)\n", r.Skipped)
+	}
+	if line := evals.StopLine(h.Sequential, "documents"); line != "" {
+		fmt.Fprintf(tw, "sequential\t%s\n", line)
 	}
 	fmt.Fprintf(tw, "run file\t%s\n", r.Out)
 	if err := tw.Flush(); err != nil {

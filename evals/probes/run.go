@@ -25,6 +25,9 @@ type RunOptions struct {
 	Shard         *runfile.Shard
 	Limit         int // 0: no limit; else the first Limit selected, in data order
 	Contamination *runfile.Contamination
+	// Until makes the run sequential: the set in a seeded random order,
+	// stopping once the comparison with a baseline decides.
+	Until *evals.Until
 
 	Header evals.HeaderOptions // model name/revision, git, runtime, clock; the rest is filled here
 
@@ -50,7 +53,7 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
 	}
 	info := m.Info()
 	items := opt.Data.Items
-	sel, idx, err := evals.Select(Keys(items), opt.SampleN, opt.SampleSeed, opt.Shard, opt.Limit, opt.Contamination)
+	sel, idx, err := evals.SelectUntil(Keys(items), opt.SampleN, opt.SampleSeed, opt.Shard, opt.Limit, opt.Contamination, opt.Until)
 	if err != nil {
 		return Result{}, err
 	}
@@ -60,6 +63,7 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
 	ho.Formulation = Formulation
 	ho.TextPrep = evals.TextPrepOf(m)
 	ho.Sample, ho.Shard, ho.Contamination = sel.Sample, sel.Shard, sel.Contamination
+	ho.Sequential = evals.HeaderOf(opt.Until)
 	if ho.Now == nil {
 		ho.Now = now
 	}
@@ -80,7 +84,7 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
 		pending[j] = evals.Pending{ID: it.ID, Work: textBytes(it)}
 	}
 	loop, left, err := evals.StartLoop(h, pending, evals.LoopOptions{Out: opt.Out, Resume: opt.Resume,
-		Progress: opt.Progress, Terminal: opt.Terminal, Now: now, Label: "items", Noun: "items"})
+		Progress: opt.Progress, Terminal: opt.Terminal, Now: now, Until: opt.Until, Label: "items", Noun: "items"})
 	if err != nil {
 		return Result{}, err
 	}

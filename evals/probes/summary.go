@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/udgamlabs/udgam-ci/evals"
+
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -26,6 +28,8 @@ type Summary struct {
 	Dataset  runfile.Dataset                `json:"dataset"`
 	Settings runfile.Settings               `json:"settings"`
 	Seconds  float64                        `json:"seconds"`
+	// Sequential is the run's --until decided record, where it stopped.
+	Sequential *runfile.Sequential `json:"sequential,omitempty"`
 }
 
 // Summarize recomputes the scores from the records.
@@ -46,6 +50,8 @@ func Summarize(h runfile.Header, items []runfile.Item, seconds float64) Summary 
 		Dataset:  h.Dataset,
 		Settings: h.Settings,
 		Seconds:  seconds,
+
+		Sequential: h.Sequential,
 	}
 	return s
 }
@@ -98,6 +104,9 @@ func (s Summary) WriteText(w io.Writer) error {
 	}
 	if len(s.Dataset.Constant) > 0 {
 		p("constant: the best accuracy of always giving the same answer (text or position); ! marks a type this model does not beat\n")
+	}
+	if line := evals.StopLine(s.Sequential, "items"); line != "" {
+		p("%s\n", line)
 	}
 	p("run %s, %.1fs\n", s.Run, s.Seconds)
 	return err

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/compare/sequential"
+	"github.com/udgamlabs/udgam-ci/evals"
+	"github.com/udgamlabs/udgam-ci/runfile"
+)
+
+// untilFlags are --until and what a sequential run needs: its baseline,
+// budget, level, minimum effect and order.
+type untilFlags struct {
+	Until     string // "" or "all": every record; "decided": sequential
+	Budget    string
+	Baseline  string
+	Level     float64
+	MinEffect float64 // 0: the test's default
+	OrderSeed uint64
+}
+
+func (u *untilFlags) add(fs *flag.FlagSet, unit string) {
+	fs.StringVar(&u.Until, "until", "all", "all: score every "+unit+"; decided: score them in a seeded random order and stop once the anytime-valid comparison with --baseline decides (or --budget runs out)")
+	fs.StringVar(&u.Budget, "budget", "", "with --until decided: stop after this much scoring time (45m) or this many "+unit+" (400) if undecided")
+	fs.StringVar(&u.Baseline, "baseline", "", "with --until decided: the baseline's run file, which scored every "+unit+" of the set")
+	fs.Float64Var(&u.Level, "level", compare.DefaultConfidence, "with --until decided: level of the anytime-valid interval")
+	fs.Float64Var(&u.MinEffect, "min-effect", 0, fmt.Sprintf("with --until decided: smallest delta that matters, in the test's unit (0: %g bpb for fresh text, %g point for probes; negative: none)",
+		compare.DefaultMinEffectBPB, compare.DefaultMinEffectAccuracy))
+	fs.Uint64Var(&u.OrderSeed, "order-seed", sequential.DefaultSeed, "with --until decided: seed of the order (keep it the same for every model)")
+}
+
+// until builds the sequential part of a run of test; nil for --until all.
+func (u *untilFlags) until(test string) (*evals.Until, error) {
+	switch u.Until {
+	case "", "all":
+		if u.Baseline != "" || u.Budget != "" {
+			return nil, usageError{errors.New("--baseline and --budget go with --until decided")}
+		}
+		return nil, nil
+	case "decided":
+	default:
+		return nil, usageError{fmt.Errorf("--until %q: want all or decided", u.Until)}
+	}
+	if u.Baseline == "" {
+		return nil, usageError{errors.New("--until decided needs --baseline RUN.jsonl: a run of the baseline model over the whole set")}
+	}
+	records, d, err := evals.ParseBudget(u.Budget)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--%w", err)}
+	}
+	base, err := runfile.ReadFile(u.Baseline)
+	if err != nil {
+		return nil, err
+	}
+	minEffect := u.MinEffect
+	switch {
+	case minEffect < 0:
+		minEffect = 0
+	case minEffect == 0 && test == runfile.TestFresh:
+		minEffect = compare.DefaultMinEffectBPB
+	case minEffect == 0:
+		minEffect = compare.DefaultMinEffectAccuracy
+	}
+	h := runfile.Sequential{Rule: runfile.RuleUntilDecided, Seed: u.OrderSeed, Level: u.Level, MinEffect: minEffect,
+		Budget: u.Budget, Baseline: base.Header.ID, Total: base.Len()}
+	tr, err := compare.NewTracker(base, test, h)
+	if err != nil {
+		return nil, fmt.Errorf("--baseline %s: %w", u.Baseline, err)
+	}
+	return &evals.Until{Header: h, Tracker: tr, MaxRecords: records, MaxDuration: d}, nil
+}

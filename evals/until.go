@@ -1,0 +1,192 @@
+package evals
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/udgamlabs/udgam-ci/compare/sequential"
+	"github.com/udgamlabs/udgam-ci/runfile"
+)
+
+// Until makes a run sequential (`--until decided`): its records are scored
+// in one seeded random order, the same for every model, and scoring stops
+// once the comparison with a baseline decides or the budget runs out.
+type Until struct {
+	// Header is what the run header records; the run fills Total.
+	Header runfile.Sequential
+	// Tracker follows the comparison (compare.Tracker).
+	Tracker Tracker
+	// MaxRecords and MaxDuration are the budget: records in the file
+	// (a resumed run's earlier ones too), and this invocation's scoring
+	// time. Zero means no limit.
+	MaxRecords  int
+	MaxDuration time.Duration
+}
+
+// Tracker is what the loop asks of a sequential comparison: take each
+// record in the scored order, say whether it decided, and describe the
+// stop for the header.
+type Tracker interface {
+	Has(id string) bool // the record is in the baseline
+	Add(rec any) error
+	Decision() string
+	Scored() int
+	Stop(reason string) runfile.Stop
+}
+
+// errDecided ends scoring from inside the record callback once the rule
+// stops; Finish turns it into a finished run.
+var errDecided = errors.New("sequential run stopped")
+
+// Order arranges the selected records (idx into keys, every record of the
+// set) in the seeded order and, for a shard, keeps the positions of that
+// order dealt to it (i, i+n, i+2n, ... of n), so each shard scores a
+// random order of its own and the shards together a prefix of the order.
+// The set must be the baseline's, record for record (u.Header.Total).
+func (u *Until) Order(keys []Keyed, idx []int, shard *runfile.Shard) ([]int, error) {
+	at := make(map[string]int, len(idx))
+	ids := make([]string, len(idx))
+	for j, i := range idx {
+		id := keys[i].ID
+		if !u.Tracker.Has(id) {
+			return nil, fmt.Errorf("--until decided: %s is not in the baseline run %s, which must hold every record of the set", id, u.Header.Baseline)
+		}
+		ids[j] = id
+		at[id] = i
+	}
+	if len(ids) != u.Header.Total {
+		return nil, fmt.Errorf("--until decided: the set has %d records and the baseline run %s %d: they must be the same set", len(ids), u.Header.Baseline, u.Header.Total)
+	}
+	var out []int
+	for p, id := range sequential.Order(ids, u.Header.Seed) {
+		if shard == nil || p%shard.Count == shard.Index-1 {
+			out = append(out, at[id])
+		}
+	}
+	return out, nil
+}
+
+// CheckSelection refuses what a sequential run cannot be: a subset of the
+// set (--sample, --limit, --exclude), whose full-set delta the sequence
+// would not be about.
+func CheckSelection(u *Until, sampleN, limit int, c *runfile.Contamination) error {
+	switch {
+	case u == nil:
+		return nil
+	case sampleN > 0:
+		return errors.New("--until decided scores the whole set in a random order; it cannot be combined with --sample (use --budget)")
+	case limit > 0:
+		return errors.New("--until decided scores the whole set in a random order; it cannot be combined with --limit (use --budget)")
+	case c != nil && c.Excluded:
+		return errors.New("--until decided compares the whole set with a baseline; it cannot be combined with --exclude (record the scan with --contamination)")
+	}
+	return nil
+}
+
+// untilState is the loop's sequential part.
+type untilState struct {
+	u      *Until
+	reason string // why it stopped; "" while it goes on
+}
+
+// feed gives the tracker the records a resumed file already holds, in the
+// order they were scored, and says whether the run has already stopped.
+func (s *untilState) feed(prior *runfile.Run) error {
+	for i := range prior.Docs {
+		if err := s.u.Tracker.Add(prior.Docs[i]); err != nil {
+			return err
+		}
+	}
+	for i := range prior.Items {
+		if err := s.u.Tracker.Add(prior.Items[i]); err != nil {
+			return err
+		}
+	}
+	s.check(0)
+	return nil
+}
+
+// check sets the reason to stop, if any, after elapsed scoring time.
+func (s *untilState) check(elapsed time.Duration) bool {
+	if r := s.u.Tracker.Decision(); r != "" {
+		s.reason = r
+	} else if (s.u.MaxRecords > 0 && s.u.Tracker.Scored() >= s.u.MaxRecords) || (s.u.MaxDuration > 0 && elapsed >= s.u.MaxDuration) {
+		s.reason = sequential.Budget
+	}
+	return s.reason != ""
+}
+
+// finish records the stop in the run's header; the caller rewrites the
+// file whole (temp then rename), its records untouched.
+func (s *untilState) finish(run *runfile.Run) runfile.Stop {
+	reason := s.reason
+	if reason == "" {
+		reason = sequential.Stopped // a shard's part ran out before a decision
+	}
+	stop := s.u.Tracker.Stop(reason)
+	seq := *run.Header.Sequential
+	seq.Stop = &stop
+	run.Header.Sequential = &seq
+	return stop
+}
+
+// StopLine says where a sequential run stopped, for its progress and its
+// summary; "" when it is not sequential or has not stopped. compare and
+// report judge the stop against the baseline.
+func StopLine(h *runfile.Sequential, noun string) string {
+	if h == nil || h.Stop == nil {
+		return ""
+	}
+	st := h.Stop
+	return fmt.Sprintf("stopped (%s) after %d of %d %s; the whole set's delta against baseline run %s is in [%.4g, %.4g] (anytime-valid %g%%)",
+		st.Reason, st.Scored, h.Total, noun, h.Baseline, st.CI[0], st.CI[1], 100*h.Level)
+}
+
+// SelectUntil is Select for a run that may be sequential: with u it
+// selects the whole set, in u's order, and deals the shard's positions of
+// that order (Until.Order); without, it is Select.
+func SelectUntil(keys []Keyed, sampleN int, seed int64, shard *runfile.Shard, limit int, c *runfile.Contamination, u *Until) (Selection, []int, error) {
+	if u == nil {
+		return Select(keys, sampleN, seed, shard, limit, c)
+	}
+	if err := CheckSelection(u, sampleN, limit, c); err != nil {
+		return Selection{}, nil, err
+	}
+	sel, idx, err := Select(keys, 0, 0, nil, 0, c)
+	if err != nil {
+		return Selection{}, nil, err
+	}
+	sel.Shard = shard
+	idx, err = u.Order(keys, idx, shard)
+	return sel, idx, err
+}
+
+// HeaderOf is the run header's record of u: nil for a fixed run.
+func HeaderOf(u *Until) *runfile.Sequential {
+	if u == nil {
+		return nil
+	}
+	h := u.Header
+	return &h
+}
+
+// ParseBudget reads --budget: a duration of scoring ("45m", "1h30m") or a
+// number of records ("400"); "" is no budget.
+func ParseBudget(s string) (records int, d time.Duration, err error) {
+	if s == "" {
+		return 0, 0, nil
+	}
+	if n, err := strconv.Atoi(s); err == nil {
+		if n < 1 {
+			return 0, 0, fmt.Errorf("budget %q: want at least 1 record", s)
+		}
+		return n, 0, nil
+	}
+	d, err = time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, 0, fmt.Errorf("budget %q: want a duration such as 45m or 1h30m, or a number of records such as 400", s)
+	}
+	return 0, d, nil
+}
