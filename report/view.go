@@ -269,7 +269,11 @@ func resultsTable(title string, confidence float64, s style) table {
 
 // testRow is a test's row of a resultsTable; more is added to its label.
 func testRow(c *compare.Comparison, more string, s style) []string {
-	return append([]string{testTitle(c) + " (" + metricTitle(c, s) + more + ")"}, resultCells(&c.Result, c.Mismatch, s)...)
+	cells := resultCells(&c.Result, c.Mismatch, s)
+	if c.Sequential != nil {
+		cells[3] += " anytime-valid"
+	}
+	return append([]string{testTitle(c) + " (" + metricTitle(c, s) + more + ")"}, cells...)
 }
 
 // dataLine names the test data of the head run: name, revision or hash,
@@ -364,7 +368,11 @@ func pairedLine(c *compare.Comparison, s style) string {
 	if c.OnlyBase > 0 || c.OnlyHead > 0 {
 		line += sprintf(" (%s only in base, %s only in head, left out)", FormatCount(c.OnlyBase), FormatCount(c.OnlyHead))
 	}
-	line += sprintf("; %s; smallest detectable change %s", FormatP(c.PValue), fmtEffect(c.Metric, c.MDE))
+	if seq := SequentialLine(c); seq != "" {
+		line += "; " + seq
+	} else {
+		line += sprintf("; %s; smallest detectable change %s", FormatP(c.PValue), fmtEffect(c.Metric, c.MDE))
+	}
 	if c.Flips != nil {
 		line += sprintf("; flips: %s right %s wrong, %s wrong %s right",
 			FormatCount(c.Flips.RightToWrong), s.arrow(), FormatCount(c.Flips.WrongToRight), s.arrow())
@@ -591,8 +599,12 @@ func footer(tests []*compare.Comparison, s style) string {
 	if len(tests) == 1 {
 		nouns = strings.TrimPrefix(recordNoun(c, 2), "2 ")
 	}
-	return sprintf("Paired bootstrap over the shared %s: %s resamples (seed %d), %s%% percentile intervals, two-sided p-values. "+
+	out := sprintf("Paired bootstrap over the shared %s: %s resamples (seed %d), %s%% percentile intervals, two-sided p-values. "+
 		"A change counts when the interval excludes zero and |%s| is at least %s. "+
 		"The smallest detectable change is the true change this sample would find 4 times in 5.",
 		nouns, FormatCount(c.Resamples), c.Seed, fmtFloat(100*c.Confidence, 0), s.delta(), strings.Join(mins, " / "))
+	if seq := sequentialFooter(tests); seq != "" {
+		out += " " + seq
+	}
+	return out
 }

@@ -379,6 +379,8 @@ type comparePage struct {
 	Movers                         []moverRow
 	MoverBase, MoverHead, MoverChg string
 	MoverNote                      string
+	// Sequential is report.SequentialLine: how a sequential head run stopped.
+	Sequential string
 }
 
 type moverRow struct {
@@ -390,7 +392,7 @@ func (s *Server) comparePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := comparePage{C: cmp, Base: base, Head: head}
+	p := comparePage{C: cmp, Base: base, Head: head, Sequential: report.SequentialLine(cmp)}
 	for _, k := range runfile.SortedKeys(cmp.ByGroup) {
 		p.Groups = append(p.Groups, compareGroup{Name: k, Result: cmp.ByGroup[k]})
 	}

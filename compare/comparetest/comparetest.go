@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/udgamlabs/udgam-ci/compare/sequential"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -136,5 +137,39 @@ func ShiftItems(items []runfile.Item, k int) []runfile.Item {
 			wrong++
 		}
 	}
+	return out
+}
+
+// SequentialHead is head as a sequential run (--until decided) against
+// base that stopped for the budget after its first k records in the seeded
+// order; compare judges it from its records.
+func SequentialHead(base, head *runfile.Run, k int, minEffect float64) *runfile.Run {
+	var ids []string
+	docs := map[string]runfile.Doc{}
+	items := map[string]runfile.Item{}
+	for _, d := range head.Docs {
+		docs[d.ID] = d
+	}
+	for _, it := range head.Items {
+		items[it.ID] = it
+	}
+	for _, d := range base.Docs {
+		ids = append(ids, d.ID)
+	}
+	for _, it := range base.Items {
+		ids = append(ids, it.ID)
+	}
+	out := &runfile.Run{Header: head.Header}
+	for _, id := range sequential.Order(ids, sequential.DefaultSeed)[:k] {
+		if d, ok := docs[id]; ok {
+			out.Docs = append(out.Docs, d)
+		}
+		if it, ok := items[id]; ok {
+			out.Items = append(out.Items, it)
+		}
+	}
+	out.Header.Sequential = &runfile.Sequential{Rule: runfile.RuleUntilDecided, Seed: sequential.DefaultSeed, Level: 0.95,
+		MinEffect: minEffect, Budget: fmt.Sprint(k), Baseline: base.Header.ID, Total: base.Len(),
+		Stop: &runfile.Stop{Reason: sequential.Budget, Scored: k}}
 	return out
 }

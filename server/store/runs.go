@@ -296,7 +296,7 @@ func pickBaseline(ctx context.Context, tx *sql.Tx, r *runfile.Run, opt PutOption
 	} else {
 		started, _ := unixNanos(h.StartedAt) // checked by PutRun
 		err = tx.QueryRowContext(ctx, `SELECT header FROM runs
-			WHERE repo = ? AND model = ? AND test = ? AND ref = ? AND id != ? AND started_at <= ? AND `+finiteScore+`
+			WHERE repo = ? AND model = ? AND test = ? AND ref = ? AND id != ? AND started_at <= ? AND `+finiteScore+` AND `+wholeRun+`
 			ORDER BY started_at DESC, id DESC LIMIT 1`,
 			h.Git.Repo, h.Model.Name, h.Test, opt.BaseRef, h.ID, started).Scan(&raw)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -327,6 +327,9 @@ const (
 	// finiteScore keeps rows whose score is a number out of baselines:
 	// rows stored before uploads were checked may hold an infinite one.
 	finiteScore = `abs(score) <= 1e308 AND abs(ci_lo) <= 1e308 AND abs(ci_hi) <= 1e308`
+	// wholeRun keeps sequential runs (--until decided), which stop before
+	// the end of the set, out of baselines: a baseline holds every record.
+	wholeRun = `(NOT json_valid(header) OR json_extract(header, '$.sequential') IS NULL)`
 )
 
 // unixNanos is t as stored. Every stored time is inside the window
@@ -584,7 +587,7 @@ func (s *Store) Baseline(ctx context.Context, repo, model, ref, test string) (*R
 		}
 	}
 	r, err := scanRun(s.r.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs
-		WHERE repo = ? AND model = ? AND ref = ? AND test = ? AND `+finiteScore+`
+		WHERE repo = ? AND model = ? AND ref = ? AND test = ? AND `+finiteScore+` AND `+wholeRun+`
 		ORDER BY started_at DESC, id DESC LIMIT 1`, repo, model, ref, test))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("no %s run of %s in %s on %s: %w", test, model, repo, ref, ErrNotFound)

@@ -1,0 +1,61 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/compare/comparetest"
+	"github.com/udgamlabs/udgam-ci/compare/sequential"
+)
+
+// A sequential head run shows, in the comment, the summary and the text,
+// how much was scored of how much, why it stopped and the anytime-valid
+// interval, the same numbers everywhere.
+func TestSequentialOnEverySurface(t *testing.T) {
+	t.Parallel()
+	docs := comparetest.SynthDocs(600, 5, 0.95, 0.15)
+	base := comparetest.FreshRun("base-s", "udgamlabs/tiny-lm", docs)
+	cases := []struct {
+		name   string
+		shift  float64
+		k      int
+		reason string
+		want   string
+	}{
+		{"decided", 0.05, 200, sequential.Beyond, "decided after 200 of 600 documents (anytime-valid 95%): regressed, the whole set's delta is beyond ±0.0020 bpb"},
+		{"budget", 0, 120, sequential.Budget, "undecided after 120 of 600 documents, the budget (120) ran out (anytime-valid 95%): no change larger than ±"},
+	}
+	for _, tc := range cases {
+		head := comparetest.FreshRun("head-s", "udgamlabs/tiny-lm", comparetest.Jittered(comparetest.Shifted(docs, tc.shift), 2, 0.01))
+		c := mustCompare(t, base, comparetest.SequentialHead(base, head, tc.k, 0.002), compare.Options{Seed: 1})
+		if c.Sequential == nil || c.Sequential.Reason != tc.reason || c.Sequential.Scored != tc.k {
+			t.Fatalf("%s: sequential %+v, want %s after %d", tc.name, c.Sequential, tc.reason, tc.k)
+		}
+		line := SequentialLine(c)
+		if !strings.HasPrefix(line, tc.want) {
+			t.Errorf("%s: line %q, want it to start %q", tc.name, line, tc.want)
+		}
+		if tc.reason == sequential.Budget && !strings.HasSuffix(line, fmtEffect(c.Metric, c.Sequential.NoChangeLargerThan())) {
+			t.Errorf("%s: line %q does not end with the interval's reach", tc.name, line)
+		}
+		ci := FormatCI(c.Metric, c.Sequential.CI)
+		for _, render := range []func(*bytes.Buffer, Comment) error{
+			func(b *bytes.Buffer, cm Comment) error { return RenderComment(b, cm) },
+			func(b *bytes.Buffer, cm Comment) error { return RenderSummary(b, cm) },
+			func(b *bytes.Buffer, cm Comment) error { return RenderText(b, cm) },
+		} {
+			var b bytes.Buffer
+			if err := render(&b, Comment{Tests: []*compare.Comparison{c}}); err != nil {
+				t.Fatal(err)
+			}
+			out := b.String()
+			for _, s := range []string{line, ci + " anytime-valid", "anytime-valid confidence sequence"} {
+				if !strings.Contains(out, s) {
+					t.Errorf("%s: rendered report lacks %q:\n%s", tc.name, s, out)
+				}
+			}
+		}
+	}
+}
