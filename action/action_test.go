@@ -48,6 +48,7 @@ type fakeScorer struct {
 	engine string
 	calls  []string // "test@revision"
 	scans  []string // the contamination report each call was given
+	seqs   []*action.SequentialRequest
 }
 
 func (s *fakeScorer) Score(ctx context.Context, req action.ScoreRequest) (*runfile.Run, error) {
@@ -58,6 +59,7 @@ func (s *fakeScorer) Score(ctx context.Context, req action.ScoreRequest) (*runfi
 	s.mu.Lock()
 	s.calls = append(s.calls, req.Test+"@"+req.ModelRevision)
 	s.scans = append(s.scans, req.Contamination)
+	s.seqs = append(s.seqs, req.Sequential)
 	score := s.scores[req.ModelRevision][req.Test]
 	s.mu.Unlock()
 	if score == 0 {

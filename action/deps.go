@@ -26,6 +26,17 @@ type ScoreRequest struct {
 	Git           runfile.Git
 	// Contamination is a scan report whose findings the run header records.
 	Contamination string
+	// Sequential, when set, scores the set in the seeded order and stops
+	// once the comparison with its baseline decides (--until decided).
+	Sequential *SequentialRequest
+}
+
+// SequentialRequest is --until decided: the baseline run (the whole set),
+// the budget and the smallest delta that matters (0: none).
+type SequentialRequest struct {
+	Baseline  *runfile.Run
+	Budget    string
+	MinEffect float64
 }
 
 // ScanRequest asks for a contamination scan of training data against the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -56,6 +57,10 @@ type Inputs struct {
 	CacheDir                 string // models and cached baseline runs
 	Resamples                int
 	PR                       int // overrides the event's PR (workflow_run of a fork's PR names none)
+	// Until is "all" or "decided": a pull request's runs stop once their
+	// anytime-valid comparison with the baseline decides, or at Budget.
+	Until  string
+	Budget string
 	// TrainingData is scanned for the test items before scoring: paths,
 	// folders, globs or hf:// datasets at a pinned commit.
 	TrainingData []string
@@ -99,6 +104,8 @@ var inputList = []input{
 	{"resamples", "4000"},
 	{"pr", "0"},
 	{"training-data", ""},
+	{"until", UntilAll},
+	{"budget", ""},
 }
 
 // InputNames lists the inputs `udgam-ci action` reads, in action.yml order.
@@ -225,6 +232,11 @@ func ReadInputs(a *githubactions.Action, isLocal func(path string) bool) (Inputs
 		CacheDir:                 get("cache-dir"),
 		Resamples:                integer("resamples", 100),
 		PR:                       integer("pr", 0),
+		Until:                    oneOf("until", []string{UntilAll, UntilDecided}),
+		Budget:                   get("budget"),
+	}
+	if _, _, err := evals.ParseBudget(in.Budget); err != nil {
+		bad("input %v", err)
 	}
 	if in.Stride > in.Window {
 		bad("input stride: %d is larger than window %d", in.Stride, in.Window)
@@ -285,6 +297,12 @@ func parseTests(v string) ([]string, error) {
 	}
 	return tests, nil
 }
+
+// Until kinds.
+const (
+	UntilAll     = "all"
+	UntilDecided = "decided"
+)
 
 // Baseline kinds.
 const (

@@ -48,6 +48,7 @@ type actionRun struct {
 	scanReport *contamination.Report // the training-data scan; nil without one
 	scanPath   string
 	bases      map[string]*runfile.Run // by test, for the comparisons made
+	early      map[string]*runfile.Run // by test, fetched before scoring (until: decided)
 }
 
 // Run is `udgam-ci action`: it reads inputs and the event, scores, compares,
@@ -108,11 +109,19 @@ func (r *actionRun) run(ctx context.Context) (Result, error) {
 	if err := r.scan(ctx); err != nil {
 		return res, err
 	}
+	// A push to the base branch records the baseline: it scores every
+	// record and compares nothing. A pull request scored until decided
+	// needs its baselines first.
+	compares := !r.ev.IsBaselinePush() && r.in.Baseline != BaselineNone
+	if compares && r.in.Until == UntilDecided {
+		if err := r.prefetchBaselines(ctx); err != nil {
+			return res, err
+		}
+	}
 	if err := r.scoreHeads(ctx, &res); err != nil {
 		return res, err
 	}
-	// A push to the base branch records the baseline; it compares nothing.
-	if !r.ev.IsBaselinePush() && r.in.Baseline != BaselineNone {
+	if compares {
 		if err := r.compare(ctx, &res); err != nil {
 			return res, err
 		}
@@ -151,7 +160,7 @@ func (r *actionRun) scoreHeads(ctx context.Context, res *Result) error {
 	for _, test := range in.Tests {
 		r.a.Group("Score " + test + ": " + in.ModelName)
 		out := filepath.Join(in.WorkDir, test+"-head.jsonl")
-		run, err := r.score(ctx, test, head, out, r.headGit())
+		run, err := r.score(ctx, test, head, out, r.headGit(), r.sequential(test))
 		r.a.EndGroup()
 		if err != nil {
 			return err
@@ -170,9 +179,11 @@ func (r *actionRun) compare(ctx context.Context, res *Result) error {
 		r.warn("no baseline", "baseline: server needs server-url; scores are reported without a comparison (or set baseline to revision:SHA, run files, or none)")
 		return nil
 	}
-	r.a.Group("Baseline " + in.Baseline)
-	bases, err := r.baselines(ctx, res.Heads)
-	r.a.EndGroup()
+	tests := make([]string, len(res.Heads))
+	for i, h := range res.Heads {
+		tests[i] = h.Header.Test
+	}
+	bases, err := r.baselinesOnce(ctx, tests)
 	if err != nil {
 		return err
 	}
@@ -307,7 +318,7 @@ func (r *actionRun) headGit() runfile.Git {
 }
 
 // score runs one test and records the model's origin in the run header.
-func (r *actionRun) score(ctx context.Context, test string, m fetch.Model, out string, git runfile.Git) (*runfile.Run, error) {
+func (r *actionRun) score(ctx context.Context, test string, m fetch.Model, out string, git runfile.Git, seq *SequentialRequest) (*runfile.Run, error) {
 	in := r.in
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return nil, err
@@ -320,7 +331,7 @@ func (r *actionRun) score(ctx context.Context, test string, m fetch.Model, out s
 		Test: test, Model: m.Path, Out: out, Data: data, AddBOS: in.AddBOS,
 		Window: in.Window, Stride: in.Stride, Threads: in.Threads, GPU: in.GPU,
 		ModelName: m.Model.Name, ModelRevision: m.Model.Revision,
-		Git: git, Contamination: r.scanPath,
+		Git: git, Contamination: r.scanPath, Sequential: seq,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("score %s of %s: %w", test, in.ModelName, err)
@@ -343,10 +354,10 @@ func (r *actionRun) score(ctx context.Context, test string, m fetch.Model, out s
 	return run, nil
 }
 
-// baselines returns one baseline run per head run (nil where none).
-func (r *actionRun) baselines(ctx context.Context, heads []*runfile.Run) ([]*runfile.Run, error) {
+// baselines returns one baseline run per test (nil where none).
+func (r *actionRun) baselines(ctx context.Context, tests []string) ([]*runfile.Run, error) {
 	in := r.in
-	out := make([]*runfile.Run, len(heads))
+	out := make([]*runfile.Run, len(tests))
 	switch {
 	case in.Baseline == BaselineServer:
 		ref := r.ev.BaseRef
@@ -356,11 +367,11 @@ func (r *actionRun) baselines(ctx context.Context, heads []*runfile.Run) ([]*run
 		if ref == "" {
 			ref = runfile.DefaultBaseRef
 		}
-		for i, h := range heads {
-			b, err := r.srv.Baseline(ctx, r.ev.Repo, in.ModelName, h.Header.Test, ref)
+		for i, test := range tests {
+			b, err := r.srv.Baseline(ctx, r.ev.Repo, in.ModelName, test, ref)
 			if err != nil {
 				// The evaluation stands without it: warn, compare nothing.
-				r.warn("report server unavailable", "baseline of %s from %s: %v", h.Header.Test, in.ServerURL, err)
+				r.warn("report server unavailable", "baseline of %s from %s: %v", test, in.ServerURL, err)
 				continue
 			}
 			out[i] = b
@@ -370,8 +381,8 @@ func (r *actionRun) baselines(ctx context.Context, heads []*runfile.Run) ([]*run
 		if isLocal(in.Model) {
 			return nil, fmt.Errorf("baseline %s: scoring another revision needs a hub model, not the local %s", in.Baseline, in.Model)
 		}
-		for i, h := range heads {
-			b, err := r.revisionBaseline(ctx, rev, h.Header.Test)
+		for i, test := range tests {
+			b, err := r.revisionBaseline(ctx, rev, test)
 			if err != nil {
 				return nil, err
 			}
@@ -390,8 +401,8 @@ func (r *actionRun) baselines(ctx context.Context, heads []*runfile.Run) ([]*run
 			}
 			byTest[run.Header.Test] = run
 		}
-		for i, h := range heads {
-			out[i] = byTest[h.Header.Test]
+		for i, test := range tests {
+			out[i] = byTest[test]
 		}
 	}
 	return out, nil
@@ -414,7 +425,7 @@ func (r *actionRun) revisionBaseline(ctx context.Context, rev, test string) (*ru
 	}
 	tmp := path + ".partial"
 	// The baseline belongs to the base branch, not to this PR's commit.
-	run, err := r.score(ctx, test, m, tmp, runfile.Git{Repo: r.ev.Repo, Ref: r.ev.BaseRef})
+	run, err := r.score(ctx, test, m, tmp, runfile.Git{Repo: r.ev.Repo, Ref: r.ev.BaseRef}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("baseline %s@%s: %w", in.Model, rev, err)
 	}

@@ -133,3 +133,17 @@ func (t *Tracker) Estimate() float64 { return t.scale * t.seq.Estimate() }
 func (t *Tracker) Stop(reason string) runfile.Stop {
 	return runfile.Stop{Reason: reason, Scored: t.Scored(), CI: t.Interval()}
 }
+
+// StartSequential is the header record and the tracker of a sequential
+// run of test against base, the one way the command line and the Action
+// start one: the order's seed, the level, the minimum effect in the test's
+// unit (0 for none) and the budget as given.
+func StartSequential(base *runfile.Run, test string, seed uint64, level, minEffect float64, budget string) (runfile.Sequential, *Tracker, error) {
+	if base == nil {
+		return runfile.Sequential{}, nil, errors.New("sequential: no baseline run")
+	}
+	h := runfile.Sequential{Rule: runfile.RuleUntilDecided, Seed: seed, Level: level, MinEffect: max(0, minEffect),
+		Budget: budget, Baseline: base.Header.ID, Total: base.Len()}
+	t, err := NewTracker(base, test, h)
+	return h, t, err
+}

@@ -111,6 +111,13 @@ func (c *scoreCommon) set(req action.ScoreRequest) {
 	if req.Git.PR != nil {
 		f.Git.PR = *req.Git.PR
 	}
+	if q := req.Sequential; q != nil {
+		f.Until, f.Budget, f.base = "decided", q.Budget, q.Baseline
+		f.MinEffect = q.MinEffect
+		if f.MinEffect == 0 {
+			f.MinEffect = -1 // the Action's 0 is no minimum; the flag's 0 is the default
+		}
+	}
 	// The Action's gpu input picks the build (metal, cuda); the scorers only
 	// need to know whether to stay on the CPU.
 	if req.GPU == "cpu" {

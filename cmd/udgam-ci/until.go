@@ -20,6 +20,9 @@ type untilFlags struct {
 	Level     float64
 	MinEffect float64 // 0: the test's default
 	OrderSeed uint64
+	// base is the baseline run when the Action hands it over in memory;
+	// else --baseline is read.
+	base *runfile.Run
 }
 
 func (u *untilFlags) add(fs *flag.FlagSet, unit string) {
@@ -44,16 +47,18 @@ func (u *untilFlags) until(test string) (*evals.Until, error) {
 	default:
 		return nil, usageError{fmt.Errorf("--until %q: want all or decided", u.Until)}
 	}
-	if u.Baseline == "" {
+	if u.Baseline == "" && u.base == nil {
 		return nil, usageError{errors.New("--until decided needs --baseline RUN.jsonl: a run of the baseline model over the whole set")}
 	}
 	records, d, err := evals.ParseBudget(u.Budget)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("--%w", err)}
 	}
-	base, err := runfile.ReadFile(u.Baseline)
-	if err != nil {
-		return nil, err
+	base := u.base
+	if base == nil {
+		if base, err = runfile.ReadFile(u.Baseline); err != nil {
+			return nil, err
+		}
 	}
 	minEffect := u.MinEffect
 	switch {
@@ -64,9 +69,7 @@ func (u *untilFlags) until(test string) (*evals.Until, error) {
 	case minEffect == 0:
 		minEffect = compare.DefaultMinEffectAccuracy
 	}
-	h := runfile.Sequential{Rule: runfile.RuleUntilDecided, Seed: u.OrderSeed, Level: u.Level, MinEffect: minEffect,
-		Budget: u.Budget, Baseline: base.Header.ID, Total: base.Len()}
-	tr, err := compare.NewTracker(base, test, h)
+	h, tr, err := compare.StartSequential(base, test, u.OrderSeed, u.Level, minEffect, u.Budget)
 	if err != nil {
 		return nil, fmt.Errorf("--baseline %s: %w", u.Baseline, err)
 	}
