@@ -294,6 +294,7 @@ func RunsContext(ctx context.Context, base, head *runfile.Run, opts Options) (*C
 		}
 		if s != nil {
 			c.Sequential = s
+			c.MinEffect = s.MinEffect // the run stopped by its own
 			judgeSequential(&c.Result, s, s.MinEffect)
 			c.Notes = append(c.Notes, fmt.Sprintf("Groups: fixed-sample bootstrap intervals over the %d records scored, not anytime-valid.", c.N))
 		}
