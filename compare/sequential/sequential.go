@@ -165,7 +165,13 @@ func (s *Sequence) sigma2() float64 {
 		// Residuals grow with the weight (a long document's bits), and the
 		// longest documents are the rarest: scaled by the known squared
 		// weights of the whole set, the variance counts those not yet seen.
-		v = max(v, ss/s.sww*s.cfg.W2/float64(s.cfg.N))
+		k := ss / s.sww
+		v = max(v, k*s.cfg.W2/float64(s.cfg.N))
+		if left := s.cfg.N - s.t; left > 0 {
+			// Late increments carry the variance of the records left, which
+			// is large while a long document is among them.
+			v = max(v, k*max(0, s.cfg.W2-s.sww)/float64(left))
+		}
 	}
 	return v
 }
