@@ -292,6 +292,9 @@ func RunsContext(ctx context.Context, base, head *runfile.Run, opts Options) (*C
 		if note != "" {
 			c.Notes = append(c.Notes, note)
 		}
+		if s != nil && base.Header.ID != head.Header.Sequential.Baseline {
+			c.Notes = append(c.Notes, fmt.Sprintf("The head run decided against baseline run %s; this comparison replays it against run %s.", head.Header.Sequential.Baseline, base.Header.ID))
+		}
 		if s != nil {
 			c.Sequential = s
 			c.MinEffect = s.MinEffect // the run stopped by its own
