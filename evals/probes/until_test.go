@@ -11,6 +11,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/compare/sequential"
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
@@ -24,6 +25,16 @@ func until(t *testing.T, base *runfile.Run, minEffect float64, budget int) *eval
 		t.Fatal(err)
 	}
 	return &evals.Until{Header: h, Tracker: tr, MaxRecords: budget}
+}
+
+// baseRun scores every item of set with m: a baseline for --until decided.
+func baseRun(t *testing.T, dir string, set *Set, m runner.Model) *runfile.Run {
+	t.Helper()
+	res, err := Run(context.Background(), m, runOpts(filepath.Join(dir, "base.jsonl"), set))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Run
 }
 
 func itemIDs(items []runfile.Item) []string {
@@ -41,14 +52,7 @@ func TestUntilBudgetResumeCompare(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	set := testSet(t, 10)
-	baseOut := filepath.Join(dir, "base.jsonl")
-	if _, err := Run(context.Background(), testmodel.RandomBigram(3), runOpts(baseOut, set)); err != nil {
-		t.Fatal(err)
-	}
-	base, err := runfile.ReadFile(baseOut)
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := baseRun(t, dir, set, testmodel.RandomBigram(3))
 	order := sequential.Order(itemIDs(base.Items), sequential.DefaultSeed)
 	head := testmodel.RandomBigram(4)
 	out := filepath.Join(dir, "head.jsonl")
@@ -102,14 +106,7 @@ func TestUntilDecidesEquivalence(t *testing.T) {
 	dir := t.TempDir()
 	set := testSet(t, 20)
 	m := testmodel.RandomBigram(3)
-	baseOut := filepath.Join(dir, "base.jsonl")
-	if _, err := Run(context.Background(), m, runOpts(baseOut, set)); err != nil {
-		t.Fatal(err)
-	}
-	base, err := runfile.ReadFile(baseOut)
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := baseRun(t, dir, set, m)
 	o := runOpts(filepath.Join(dir, "head.jsonl"), set)
 	o.Until = until(t, base, 2, 0)
 	res, err := Run(context.Background(), m, o)
@@ -161,14 +158,7 @@ func TestUntilShardsMerge(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	set := testSet(t, 10)
-	baseOut := filepath.Join(dir, "base.jsonl")
-	if _, err := Run(context.Background(), testmodel.RandomBigram(3), runOpts(baseOut, set)); err != nil {
-		t.Fatal(err)
-	}
-	base, err := runfile.ReadFile(baseOut)
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := baseRun(t, dir, set, testmodel.RandomBigram(3))
 	order := sequential.Order(itemIDs(base.Items), sequential.DefaultSeed)
 	var shards []*runfile.Run
 	for i := 1; i <= 2; i++ {
