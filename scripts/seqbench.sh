@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Records and wall time to a decision with --until decided, next to the
-# full run, on the two real models `make demo` makes (byte-level bigram
-# GGUFs scored by llama.cpp; the candidate saw far more text): the
-# candidate against the baseline (a large known difference) and the
-# baseline against itself (no difference). Fresh Text reads this
+# full run, on the real models `make demo` makes (byte-level bigram GGUFs
+# scored by llama.cpp, fitted on the first 2 KB, 16 KB and all 25 KB of
+# one training text): the candidate against the baseline (a large known
+# difference), the candidate against the 16 KB model (a smaller one) and
+# the baseline against itself (none). Fresh Text reads this
 # repository's own prose, text neither model was trained on: Markdown
 # paragraphs of 150 bytes or more and Go comment blocks of 200 or more
 # (without control-token literals); the Probe Suite its core set.
@@ -16,7 +17,7 @@ bin=${UDGAM_CI:-bin/udgam-ci}
 go=${GO:-go}
 mkdir -p "$dir"
 rm -f "$dir"/*.jsonl
-"$go" run ./scripts/demomodels -out "$dir" >/dev/null
+"$go" run ./scripts/demomodels -out "$dir" -mid 16384 >/dev/null
 prose() { # min-bytes source: paragraphs on stdin to documents
 	jq -Rsc --argjson min "$1" --arg src "$2" 'split("\n\n") | map(select(length >= $min and (contains("<|") | not))) |
 		to_entries[] | {id: "\($src)-\(.key)", text: .value, source: $src}'
@@ -43,14 +44,15 @@ score() { # test model out [flags...]
 	secs "$bin" score "$test" --model "$dir/$model.gguf" "${data[@]}" --out "$dir/$out.jsonl" --threads 2 --model-name "$model" "$@"
 }
 for test in fresh probes; do
-	tb=$(score "$test" baseline "$test-baseline")
-	tc=$(score "$test" candidate "$test-candidate")
-	echo "$test full runs: baseline ${tb}s, candidate ${tc}s"
-	for pair in candidate baseline; do
-		ts=$(score "$test" "$pair" "$test-$pair-seq" --until decided --baseline "$dir/$test-baseline.jsonl")
-		"$bin" compare "$dir/$test-baseline.jsonl" "$dir/$test-$pair-seq.jsonl" --json |
-			jq -r --arg t "$ts" --arg p "$pair" '"\(.test) \($p) vs baseline: \(.sequential.reason) after \(.sequential.scored) of \(.sequential.total) (\($t)s); delta \(.delta) ci \(.ci) verdict \(.verdict)"'
-		"$bin" compare "$dir/$test-baseline.jsonl" "$dir/$test-$pair.jsonl" --json 2>/dev/null |
-			jq -r '"  full run: delta \(.delta) ci \(.ci) verdict \(.verdict)"' || true
+	for m in baseline mid candidate; do
+		echo "$test $m full run: $(score "$test" "$m" "$test-$m")s"
+	done
+	for pair in candidate:baseline candidate:mid baseline:baseline; do
+		head=${pair%%:*} base=${pair##*:}
+		ts=$(score "$test" "$head" "$test-$head-vs-$base" --until decided --baseline "$dir/$test-$base.jsonl")
+		"$bin" compare "$dir/$test-$base.jsonl" "$dir/$test-$head-vs-$base.jsonl" --json |
+			jq -r --arg t "$ts" --arg p "$pair" '"\(.test) \($p): \(.sequential.reason) after \(.sequential.scored) of \(.sequential.total) in \($t)s; delta \(.delta) anytime-valid \(.ci) \(.verdict)"'
+		"$bin" compare "$dir/$test-$base.jsonl" "$dir/$test-$head.jsonl" --json |
+			jq -r '"  full runs: delta \(.delta) bootstrap \(.ci) \(.verdict)"'
 	done
 done

@@ -44,14 +44,15 @@ const trainingSeed = 11
 
 func main() {
 	out := flag.String("out", "demo", "folder to write baseline.gguf and candidate.gguf to")
+	mid := flag.Int("mid", 0, "also write mid.gguf, fitted on the first N bytes (scripts/seqbench.sh: a smaller difference to the candidate)")
 	flag.Parse()
-	if err := run(*out, os.Stdout); err != nil {
+	if err := run(*out, *mid, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "demomodels:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string, w io.Writer) error {
+func run(dir string, mid int, w io.Writer) error {
 	text, st, err := trainingText()
 	if err != nil {
 		return err
@@ -59,7 +60,11 @@ func run(dir string, w io.Writer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for _, m := range demoModels(text) {
+	models := demoModels(text)
+	if mid > 0 {
+		models = append(models, demoModel{"mid.gguf", "the first " + thousands(min(mid, len(text))), text[:min(mid, len(text))]})
+	}
+	for _, m := range models {
 		b, err := testmodel.FitBigram(m.text, alpha)
 		if err != nil {
 			return err

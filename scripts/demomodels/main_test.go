@@ -98,7 +98,7 @@ func bitsPerByte(b *testmodel.Bigram, docs []fresh.Document) map[string]float64 
 
 func TestRunWritesTwoModels(t *testing.T) {
 	dir := t.TempDir()
-	if err := run(dir, io.Discard); err != nil {
+	if err := run(dir, 0, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	var hashes []string
