@@ -1,0 +1,131 @@
+package llama_test
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/runner/llama"
+	"github.com/udgamlabs/udgam-ci/runner/llama/llamatest"
+	"github.com/udgamlabs/udgam-ci/runner/testmodel"
+)
+
+// pairRequests mixes whole sequences with probe-shaped requests (a shared
+// prompt, several branches), so shared cells and packing are exercised.
+func pairRequests() []runner.Request {
+	reqs := llamatest.RandomSequences(5, 6, 120, 256, testmodel.BOS)
+	return append(reqs, llamatest.ProbeLike(9, 8, testmodel.BOS)...)
+}
+
+// The engine's KL divergence and top-token agreement, computed from its
+// two rows of logits at each position, equal a float64 computation from
+// the two reference models' full distributions to 1e-6.
+func TestPairKLMatchesFloat64(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ref, art := testmodel.RandomBigram(21), testmodel.RandomBigram(22)
+	refPath, artPath := filepath.Join(dir, "ref.gguf"), filepath.Join(dir, "art.gguf")
+	if err := testmodel.WriteBigramGGUF(refPath, ref); err != nil {
+		t.Fatal(err)
+	}
+	if err := testmodel.WriteBigramGGUF(artPath, art); err != nil {
+		t.Fatal(err)
+	}
+	opts := llama.Options{Threads: 2, Parallel: 8, Batch: 64}
+	pair, err := llama.NewPair(llamatest.Load(t, refPath, opts), llamatest.Load(t, artPath, opts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := pairRequests()
+	got, err := pair.ScorePair(context.Background(), reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := testmodel.BigramPair{Ref: ref, Art: art}.ScorePair(context.Background(), reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var worstKL, worstLP float64
+	positions, agree := 0, 0
+	for i := range reqs {
+		for b := range want[i].KL {
+			for k := range want[i].KL[b] {
+				worstKL = math.Max(worstKL, math.Abs(got[i].KL[b][k]-want[i].KL[b][k]))
+				worstLP = math.Max(worstLP, math.Abs(got[i].Ref[b][k]-want[i].Ref[b][k]))
+				worstLP = math.Max(worstLP, math.Abs(got[i].Art[b][k]-want[i].Art[b][k]))
+				if got[i].SameTop[b][k] != want[i].SameTop[b][k] {
+					t.Errorf("request %d branch %d read %d: same top %v, float64 says %v", i, b, k, got[i].SameTop[b][k], want[i].SameTop[b][k])
+				}
+				agree += int(want[i].SameTop[b][k])
+				positions++
+			}
+		}
+	}
+	t.Logf("%d positions: worst KL error %.2g nats, worst log-probability error %.2g, %d with the same top token", positions, worstKL, worstLP, agree)
+	if worstKL > 1e-6 {
+		t.Errorf("KL differs from the float64 computation by up to %g nats, want <= 1e-6", worstKL)
+	}
+	if worstLP > 1e-4 {
+		t.Errorf("log-probabilities differ from the bigrams' by up to %g", worstLP)
+	}
+	if agree == 0 || agree == positions {
+		t.Errorf("%d of %d positions agree on the top token: the test needs both kinds", agree, positions)
+	}
+}
+
+// The same file loaded twice diverges nowhere: KL exactly 0, the same top
+// token everywhere, the same log-probabilities.
+func TestPairIdenticalIsZero(t *testing.T) {
+	t.Parallel()
+	bp, _ := fixtures(t)
+	opts := llama.Options{Threads: 2, Parallel: 8, Batch: 64}
+	a, b := llamatest.Load(t, bp, opts), llamatest.Load(t, bp, opts)
+	if _, err := llama.NewPair(a, a); err == nil || !strings.Contains(err.Error(), "same loaded model") {
+		t.Fatalf("pairing a model with itself: %v", err)
+	}
+	pair, err := llama.NewPair(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := pairRequests()
+	got, err := pair.ScorePair(context.Background(), reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := a.Score(context.Background(), reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		for br := range got[i].KL {
+			for k := range got[i].KL[br] {
+				if got[i].KL[br][k] != 0 || got[i].SameTop[br][k] != 1 || got[i].Ref[br][k] != got[i].Art[br][k] {
+					t.Fatalf("request %d branch %d read %d: KL %g, same top %v, log-probabilities %g and %g",
+						i, br, k, got[i].KL[br][k], got[i].SameTop[br][k], got[i].Ref[br][k], got[i].Art[br][k])
+				}
+				if math.Abs(got[i].Ref[br][k]-plain[i][br][k]) > 1e-6 {
+					t.Fatalf("request %d branch %d read %d: paired %g, alone %g", i, br, k, got[i].Ref[br][k], plain[i][br][k])
+				}
+			}
+		}
+	}
+}
+
+func TestPairRefusesMismatch(t *testing.T) {
+	t.Parallel()
+	bp, tp := fixtures(t)
+	a := llamatest.Load(t, bp, llama.Options{Threads: 2, Parallel: 8})
+	b := llamatest.Load(t, bp, llama.Options{Threads: 2, Parallel: 4})
+	if _, err := llama.NewPair(a, b); err == nil || !strings.Contains(err.Error(), "pack differently") {
+		t.Errorf("different limits: %v", err)
+	}
+	c := llamatest.Load(t, tp, llama.Options{Threads: 2, Parallel: 8})
+	if _, err := llama.NewPair(a, c); err != nil {
+		// Same byte vocabulary: pairing is allowed; the tokenizers are the
+		// audit's to compare.
+		t.Errorf("same vocabulary, different models: %v", err)
+	}
+}
