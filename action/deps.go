@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/udgamlabs/udgam-ci/evals/audit"
 	"github.com/udgamlabs/udgam-ci/evals/contamination"
 	"github.com/udgamlabs/udgam-ci/fetch"
 	"github.com/udgamlabs/udgam-ci/runfile"
@@ -80,4 +81,7 @@ type Deps struct {
 	// Server connects to a report server; nil disables uploads and the
 	// server baseline.
 	Server func(url, token string) Server
+	// Audit audits an artifact against the scored model (the artifact
+	// input); nil refuses that input.
+	Audit func(ctx context.Context, req AuditRequest) (*audit.Report, error)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/evals/audit"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -59,6 +60,10 @@ type Inputs struct {
 	// TrainingData is scanned for the test items before scoring: paths,
 	// folders, globs or hf:// datasets at a pinned commit.
 	TrainingData []string
+	// Artifact is audited against the scored model (evals/audit): a .gguf
+	// path, an hf:// GGUF at a commit, or a quantization type.
+	Artifact       string
+	MaxDegradation audit.Limits
 }
 
 // input describes one action.yml input: the reader and action.yml must agree
@@ -99,6 +104,8 @@ var inputList = []input{
 	{"resamples", "4000"},
 	{"pr", "0"},
 	{"training-data", ""},
+	{"artifact", ""},
+	{"max-degradation", audit.DefaultLimits.String()},
 }
 
 // InputNames lists the inputs `udgam-ci action` reads, in action.yml order.
@@ -234,6 +241,14 @@ func ReadInputs(a *githubactions.Action, isLocal func(path string) bool) (Inputs
 		bad("input tests: %v", err)
 	}
 	in.Tests = tests
+	if in.Artifact = strings.TrimSpace(get("artifact")); in.Artifact != "" {
+		if _, err := audit.ParseArtifact(in.Artifact); err != nil {
+			bad("input artifact: %v", err)
+		}
+	}
+	if in.MaxDegradation, err = audit.ParseLimits(get("max-degradation")); err != nil {
+		bad("input max-degradation: %v", err)
+	}
 	for _, t := range strings.FieldsFunc(get("training-data"), func(r rune) bool { return r == ',' || r == '\n' }) {
 		if t = strings.TrimSpace(t); t != "" {
 			in.TrainingData = append(in.TrainingData, t)

@@ -89,7 +89,7 @@ type finding struct {
 
 // findings lists what the gate reports, in the order it reports them.
 func (r *actionRun) findings(res Result) []finding {
-	var out []finding
+	out := r.auditFinding()
 	if r.found() {
 		out = append(out, finding{title: "udgam-ci: test items in the training data",
 			msg:   "contamination: " + r.scanReport.Line() + " (see " + r.scanPath + ")",

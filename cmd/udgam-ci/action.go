@@ -37,6 +37,7 @@ func runAction(e *env, args []string) error {
 		},
 		Scorer: cliScorer{e: e},
 		Scan:   cliScan(e),
+		Audit:  cliAudit(e),
 		Server: func(url, token string) action.Server { return action.NewServer(url, token, nil) },
 	})
 	if err != nil {

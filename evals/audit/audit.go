@@ -11,12 +11,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 
 	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
+	"github.com/udgamlabs/udgam-ci/report"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 )
@@ -47,6 +49,8 @@ type Options struct {
 	// Quantized names the quantization type when udgam-ci made the
 	// artifact from the reference itself.
 	Quantized string
+	// Progress gets a line as each of the four runs starts (nil: none).
+	Progress io.Writer
 }
 
 // Run files an audit writes in Options.Dir.
@@ -89,18 +93,27 @@ func Run(ctx context.Context, m Models, opt Options) (*Report, error) {
 		o.Out, o.Resume = filepath.Join(opt.Dir, name), false
 		return o
 	}
+	step := func(what string) {
+		if opt.Progress != nil {
+			fmt.Fprintf(opt.Progress, "audit: %s\n", what)
+		}
+	}
+	step("Fresh Text, reference " + ri.Path)
 	refFresh, err := fresh.Run(ctx, m.Ref, fo(RefFreshFile))
 	if err != nil {
 		return nil, fmt.Errorf("audit: reference fresh text: %w", err)
 	}
+	step("Fresh Text, artifact " + ai.Path + " beside the reference (KL divergence)")
 	artFresh, err := fresh.Run(ctx, pairArt, fo(ArtFreshFile))
 	if err != nil {
 		return nil, fmt.Errorf("audit: artifact fresh text: %w", err)
 	}
+	step("Probe Suite, reference")
 	refProbes, err := probes.Run(ctx, m.Ref, po(RefProbesFile))
 	if err != nil {
 		return nil, fmt.Errorf("audit: reference probes: %w", err)
 	}
+	step("Probe Suite, artifact")
 	artProbes, err := probes.Run(ctx, m.Art, po(ArtProbesFile))
 	if err != nil {
 		return nil, fmt.Errorf("audit: artifact probes: %w", err)
@@ -243,12 +256,12 @@ const (
 func verdict(fc, pc *compare.Comparison, l Limits) (Verdict, []string) {
 	var reasons []string
 	if fc.Delta > l.BPB && fc.CI[0] > 0 && !fc.TooFew {
-		reasons = append(reasons, fmt.Sprintf("bits per byte rose by %.4f (95%% interval [%.4f, %.4f]), more than the %g allowed",
-			fc.Delta, fc.CI[0], fc.CI[1], l.BPB))
+		reasons = append(reasons, fmt.Sprintf("bits per byte changed by %s (95%% interval %s), a rise of more than the %g allowed",
+			report.FormatDelta(fc.Metric, fc.Delta), report.FormatCI(fc.Metric, fc.CI), l.BPB))
 	}
 	if -pc.Delta > l.Accuracy && pc.CI[1] < 0 && !pc.TooFew {
-		reasons = append(reasons, fmt.Sprintf("accuracy fell by %.1f points (95%% interval [%.1f, %.1f]), more than the %g allowed",
-			-pc.Delta, pc.CI[0], pc.CI[1], l.Accuracy))
+		reasons = append(reasons, fmt.Sprintf("accuracy changed by %s points (95%% interval %s), a drop of more than the %g allowed",
+			report.FormatDelta(pc.Metric, pc.Delta), report.FormatCI(pc.Metric, pc.CI), l.Accuracy))
 	}
 	if len(reasons) > 0 {
 		return Fail, reasons

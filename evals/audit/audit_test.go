@@ -2,6 +2,7 @@ package audit_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/evals/audit"
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
+	"github.com/udgamlabs/udgam-ci/report"
 	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
@@ -100,6 +102,7 @@ func TestIdenticalArtifact(t *testing.T) {
 			t.Errorf("type %s: %+v", tf.Type, tf)
 		}
 	}
+	checkSurfaces(t, r)
 }
 
 // An artifact blind to digits: the numeric types lose items and are named
@@ -138,6 +141,44 @@ func TestDigitDamageNamedFirst(t *testing.T) {
 	if !r.Types[0].Worse || r.Types[0].Flips.RightToWrong == 0 {
 		t.Errorf("first type %+v, want a significantly worse one", r.Types[0])
 	}
+	checkSurfaces(t, r)
+}
+
+// checkSurfaces renders the report on every surface and checks that each
+// shows the same numbers and the verdict.
+func checkSurfaces(t *testing.T, r *audit.Report) {
+	t.Helper()
+	var text, md strings.Builder
+	if err := audit.RenderText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := audit.RenderMarkdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	js, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := r.Types[0]
+	for _, want := range []string{
+		report.FormatDelta(compare.MetricBPB, r.Fresh.Delta),
+		report.FormatCI(compare.MetricAccuracy, r.Probes.CI),
+		report.FormatDelta(compare.MetricAccuracy, first.Delta),
+		"Verdict: " + map[audit.Verdict]string{audit.Pass: "pass", audit.Fail: "FAIL"}[r.Verdict],
+	} {
+		if !strings.Contains(text.String(), want) || !strings.Contains(md.String(), want) {
+			t.Errorf("%q missing from the text or the Markdown:\n%s\n%s", want, text.String(), md.String())
+		}
+	}
+	// The first type of the table is the first type listed.
+	if i, j := strings.Index(md.String(), "| "+first.Type+" |"), strings.Index(md.String(), "| syllogism |"); i < 0 || j < 0 || i > j {
+		t.Errorf("type %s is not listed before syllogism:\n%s", first.Type, md.String())
+	}
+	var back map[string]any
+	if err := json.Unmarshal(js, &back); err != nil || back["verdict"] != string(r.Verdict) {
+		t.Errorf("JSON verdict %v, %v", back["verdict"], err)
+	}
+	t.Log("\n" + text.String())
 }
 
 func TestParseLimits(t *testing.T) {

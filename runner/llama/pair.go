@@ -2,6 +2,7 @@ package llama
 
 /*
 #include <math.h>
+#include "llama.h"
 
 // udgam_pair compares two rows of n logits: each row's log-sum-exp, the
 // KL divergence of the second's softmax from the first's, and each row's

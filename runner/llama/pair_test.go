@@ -3,6 +3,7 @@ package llama_test
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,7 +18,7 @@ import (
 // prompt, several branches), so shared cells and packing are exercised.
 func pairRequests() []runner.Request {
 	reqs := llamatest.RandomSequences(5, 6, 120, 256, testmodel.BOS)
-	return append(reqs, llamatest.ProbeLike(9, 8, testmodel.BOS)...)
+	return append(reqs, llamatest.ProbeLike(rand.New(rand.NewPCG(9, 9)), 8, testmodel.BOS)...)
 }
 
 // The engine's KL divergence and top-token agreement, computed from its
@@ -26,7 +27,19 @@ func pairRequests() []runner.Request {
 func TestPairKLMatchesFloat64(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	ref, art := testmodel.RandomBigram(21), testmodel.RandomBigram(22)
+	// The artifact is the reference with its logits jittered, so that at
+	// some positions the top token changes and at most it does not.
+	ref := testmodel.RandomBigram(21)
+	table, rng := ref.Table(), rand.New(rand.NewPCG(22, 22))
+	for _, row := range table {
+		for j := range row {
+			row[j] += 0.5 * rng.NormFloat64()
+		}
+	}
+	art, err := testmodel.NewBigram(table)
+	if err != nil {
+		t.Fatal(err)
+	}
 	refPath, artPath := filepath.Join(dir, "ref.gguf"), filepath.Join(dir, "art.gguf")
 	if err := testmodel.WriteBigramGGUF(refPath, ref); err != nil {
 		t.Fatal(err)
@@ -127,5 +140,41 @@ func TestPairRefusesMismatch(t *testing.T) {
 		// Same byte vocabulary: pairing is allowed; the tokenizers are the
 		// audit's to compare.
 		t.Errorf("same vocabulary, different models: %v", err)
+	}
+}
+
+// llama.cpp's quantizer makes every offered type; the result loads, keeps
+// the vocabulary and holds quantized tensors. Bad input is an error naming
+// it, and nothing is left behind.
+func TestQuantize(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ref := filepath.Join(dir, "ref.gguf")
+	if err := testmodel.WriteOutlierBigramGGUF(ref, testmodel.RandomBigram(3), []int32{'0'}, 1000); err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range runner.QuantTypes {
+		out := filepath.Join(dir, typ+".gguf")
+		if err := llama.Quantize(ref, out, strings.ToUpper(typ), 2); err != nil {
+			t.Fatalf("%s: %v", typ, err)
+		}
+		info, err := runner.ReadInfo(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.VocabSize != 257 || info.Dtype == "F32" {
+			t.Errorf("%s: vocabulary %d, dtype %s, tensors %v", typ, info.VocabSize, info.Dtype, info.TensorTypes)
+		}
+		t.Logf("%s: %v", typ, info.TensorTypes)
+	}
+	if err := llama.Quantize(ref, filepath.Join(dir, "x.gguf"), "q3_K", 2); err == nil || !strings.Contains(err.Error(), "want one of") {
+		t.Errorf("unknown type: %v", err)
+	}
+	missing := filepath.Join(dir, "missing.gguf")
+	if err := llama.Quantize(missing, filepath.Join(dir, "y.gguf"), "q4_0", 2); err == nil || !strings.Contains(err.Error(), "missing.gguf") {
+		t.Errorf("missing input: %v", err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "[xy].gguf*")); len(m) != 0 {
+		t.Errorf("left behind: %v", m)
 	}
 }
