@@ -20,6 +20,14 @@ func digits() []int32 {
 	return ds
 }
 
+// small keeps engine tests short on a shared 2-core machine: 40 items of
+// each probe type (--sample keeps types in proportion), 12 documents.
+func small(opt audit.Options) audit.Options {
+	opt.Probes.SampleN, opt.Probes.SampleSeed = 280, 1
+	opt.Fresh.Limit = 12
+	return opt
+}
+
 // engineAudit audits the GGUF art against ref through llama.cpp.
 func engineAudit(t *testing.T, ref, art string, opt audit.Options) *audit.Report {
 	t.Helper()
@@ -43,7 +51,7 @@ func engineAudit(t *testing.T, ref, art string, opt audit.Options) *audit.Report
 // artifact flips nothing and diverges nowhere.
 func TestQuantizedPlantFound(t *testing.T) {
 	t.Parallel()
-	opt := options(t)
+	opt := small(options(t))
 	dir := t.TempDir()
 	ref := probeBigram(t, opt.Probes.Data)
 	refPath, q4 := filepath.Join(dir, "ref.gguf"), filepath.Join(dir, "ref-q4_0.gguf")
@@ -82,8 +90,7 @@ func TestQuantizedPlantFound(t *testing.T) {
 // (KL > 0, finite), more bits diverging less than q4_0's.
 func TestQuantizeTypesAudit(t *testing.T) {
 	t.Parallel()
-	opt := options(t)
-	opt.Probes.Limit, opt.Fresh.Limit = 300, 8
+	opt := small(options(t))
 	m, err := testmodel.RandomLlama(5, testmodel.DefaultShape())
 	if err != nil {
 		t.Fatal(err)
