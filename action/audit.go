@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/udgamlabs/udgam-ci/evals/audit"
@@ -40,7 +41,7 @@ func (r *actionRun) audit(ctx context.Context) error {
 	rep, err := r.d.Audit(ctx, AuditRequest{Reference: r.headPath, Artifact: in.Artifact,
 		FreshData: in.FreshData, ProbeItems: in.ProbeItems, AddBOS: in.AddBOS, Window: in.Window, Stride: in.Stride,
 		Threads: in.Threads, GPU: in.GPU, ModelName: in.ModelName, Limits: in.MaxDegradation, Resamples: in.Resamples,
-		Dir: in.WorkDir + "/audit"})
+		Dir: filepath.Join(in.WorkDir, "audit")})
 	r.a.EndGroup()
 	if err != nil {
 		return fmt.Errorf("audit artifact %s: %w", in.Artifact, err)

@@ -36,6 +36,7 @@ func failedAudit(t *testing.T) *audit.Report {
 // the parsed limits, the comment and the job summary carry the audit's
 // section, and a failed audit fails the job under fail-on regression.
 func TestActionAuditsArtifact(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.scorer.scores[headSHA] = w.scorer.scores[baseSHA] // no regression: only the audit fails
 	rep := failedAudit(t)
@@ -66,6 +67,7 @@ func TestActionAuditsArtifact(t *testing.T) {
 }
 
 func TestActionArtifactInputChecked(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	o := w.run("pull_request", prPayload(1), map[string]string{"model": model, "revision": headSHA,
 		"artifact": "q3_K", "max-degradation": "kl=1"})

@@ -31,7 +31,7 @@ func small(opt audit.Options) audit.Options {
 // engineAudit audits the GGUF art against ref through llama.cpp.
 func engineAudit(t *testing.T, ref, art string, opt audit.Options) *audit.Report {
 	t.Helper()
-	lo := llama.Options{Threads: 2, Context: 1024}
+	lo := llama.Options{Threads: 1, Context: 1024}
 	r, a := llamatest.Load(t, ref, lo), llamatest.Load(t, art, lo)
 	pair, err := llama.NewPair(r, a)
 	if err != nil {
@@ -58,7 +58,7 @@ func TestQuantizedPlantFound(t *testing.T) {
 	if err := testmodel.WriteOutlierBigramGGUF(refPath, ref, digits(), 1000); err != nil {
 		t.Fatal(err)
 	}
-	if err := llama.Quantize(refPath, q4, "q4_0", 2); err != nil {
+	if err := llama.Quantize(refPath, q4, "q4_0", 1); err != nil {
 		t.Fatal(err)
 	}
 	same := engineAudit(t, refPath, refPath, opt)
@@ -103,7 +103,7 @@ func TestQuantizeTypesAudit(t *testing.T) {
 	kl := map[string]float64{}
 	for _, typ := range []string{"q8_0", "q4_0"} {
 		out := filepath.Join(dir, "tiny-"+typ+".gguf")
-		if err := llama.Quantize(ref, out, typ, 2); err != nil {
+		if err := llama.Quantize(ref, out, typ, 1); err != nil {
 			t.Fatal(err)
 		}
 		opt.Dir = t.TempDir()

@@ -47,7 +47,7 @@ func TestPairKLMatchesFloat64(t *testing.T) {
 	if err := testmodel.WriteBigramGGUF(artPath, art); err != nil {
 		t.Fatal(err)
 	}
-	opts := llama.Options{Threads: 2, Parallel: 8, Batch: 64}
+	opts := llama.Options{Threads: 1, Parallel: 8, Batch: 64}
 	pair, err := llama.NewPair(llamatest.Load(t, refPath, opts), llamatest.Load(t, artPath, opts))
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +94,7 @@ func TestPairKLMatchesFloat64(t *testing.T) {
 func TestPairIdenticalIsZero(t *testing.T) {
 	t.Parallel()
 	bp, _ := fixtures(t)
-	opts := llama.Options{Threads: 2, Parallel: 8, Batch: 64}
+	opts := llama.Options{Threads: 1, Parallel: 8, Batch: 64}
 	a, b := llamatest.Load(t, bp, opts), llamatest.Load(t, bp, opts)
 	if _, err := llama.NewPair(a, a); err == nil || !strings.Contains(err.Error(), "same loaded model") {
 		t.Fatalf("pairing a model with itself: %v", err)
@@ -130,12 +130,12 @@ func TestPairIdenticalIsZero(t *testing.T) {
 func TestPairRefusesMismatch(t *testing.T) {
 	t.Parallel()
 	bp, tp := fixtures(t)
-	a := llamatest.Load(t, bp, llama.Options{Threads: 2, Parallel: 8})
-	b := llamatest.Load(t, bp, llama.Options{Threads: 2, Parallel: 4})
+	a := llamatest.Load(t, bp, llama.Options{Threads: 1, Parallel: 8})
+	b := llamatest.Load(t, bp, llama.Options{Threads: 1, Parallel: 4})
 	if _, err := llama.NewPair(a, b); err == nil || !strings.Contains(err.Error(), "pack differently") {
 		t.Errorf("different limits: %v", err)
 	}
-	c := llamatest.Load(t, tp, llama.Options{Threads: 2, Parallel: 8})
+	c := llamatest.Load(t, tp, llama.Options{Threads: 1, Parallel: 8})
 	if _, err := llama.NewPair(a, c); err != nil {
 		// Same byte vocabulary: pairing is allowed; the tokenizers are the
 		// audit's to compare.
