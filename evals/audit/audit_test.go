@@ -73,7 +73,7 @@ func options(t *testing.T) audit.Options {
 func runAudit(t *testing.T, ref, art *testmodel.Bigram, opt audit.Options) *audit.Report {
 	t.Helper()
 	r, err := audit.Run(context.Background(), audit.Models{Ref: ref, Art: art, RawArt: art,
-		Pair: testmodel.BigramPair{Ref: ref, Art: art}}, opt)
+		Pair: testmodel.RowPair{Ref: ref.Rows, Art: art.Rows}}, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package llama_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -57,7 +58,7 @@ func TestPairKLMatchesFloat64(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := testmodel.BigramPair{Ref: ref, Art: art}.ScorePair(context.Background(), reqs)
+	want, err := testmodel.RowPair{Ref: ref.Rows, Art: art.Rows}.ScorePair(context.Background(), reqs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,6 +87,59 @@ func TestPairKLMatchesFloat64(t *testing.T) {
 	}
 	if agree == 0 || agree == positions {
 		t.Errorf("%d of %d positions agree on the top token: the test needs both kinds", agree, positions)
+	}
+}
+
+// The same holds for two tiny transformers with different random weights,
+// to 1e-6 of the divergence where it exceeds a nat: these two differ by
+// about 4 nats a token, and the float32 forward pass, not the reduction,
+// moves their KL by up to ~1e-6 (2.7e-7 of it).
+func TestPairKLMatchesFloat64Transformer(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var paths [2]string
+	var models [2]*testmodel.Llama
+	for i, seed := range []int64{31, 32} {
+		m, err := testmodel.RandomLlama(seed, testmodel.DefaultShape())
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths[i], models[i] = filepath.Join(dir, fmt.Sprintf("m%d.gguf", i)), m
+		if err := testmodel.WriteLlamaGGUF(paths[i], m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts := llama.Options{Threads: 1, Parallel: 8, Batch: 64}
+	pair, err := llama.NewPair(llamatest.Load(t, paths[0], opts), llamatest.Load(t, paths[1], opts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := llamatest.RandomSequences(6, 2, 12, 256, testmodel.BOS)
+	got, err := pair.ScorePair(context.Background(), reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vocab := testmodel.DefaultShape().Vocab
+	want, err := testmodel.RowPair{Ref: testmodel.ScorerRows(models[0], vocab), Art: testmodel.ScorerRows(models[1], vocab)}.ScorePair(context.Background(), reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	worst, n := 0.0, 0
+	for i := range reqs {
+		for k, w := range want[i].KL[0] {
+			worst = math.Max(worst, math.Abs(got[i].KL[0][k]-w)/math.Max(1, w))
+			if got[i].SameTop[0][k] != want[i].SameTop[0][k] {
+				t.Errorf("request %d read %d: same top %v, float64 says %v", i, k, got[i].SameTop[0][k], want[i].SameTop[0][k])
+			}
+			if !(w > 0) {
+				t.Errorf("request %d read %d: float64 KL %g of two different models", i, k, w)
+			}
+			n++
+		}
+	}
+	t.Logf("%d positions: worst KL error %.2g of max(1 nat, KL) (KL of the first sequence %.3v)", n, worst, want[0].KL[0])
+	if worst > 1e-6 {
+		t.Errorf("KL differs from the float64 forward passes by up to %g of max(1 nat, KL), want <= 1e-6", worst)
 	}
 }
 

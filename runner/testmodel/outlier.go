@@ -54,50 +54,75 @@ func WriteOutlierBigramGGUF(path string, b *Bigram, damaged []int32, outlier flo
 	return l.write(path)
 }
 
-// LogProbRow returns log p(v | prev) for every token v of the vocabulary.
-func (b *Bigram) LogProbRow(prev int32) []float64 {
-	return append([]float64(nil), b.logProb[int(prev)*ByteVocab:(int(prev)+1)*ByteVocab]...)
-}
+// Rows gives log p(v | prefix) for every token v of the vocabulary.
+type Rows func(ctx context.Context, prefix []int32) ([]float64, error)
 
-// BigramPair is the float64 reference of runner.PairScorer for two bigram
-// models: each position's KL divergence and top agreement are computed
-// from the two full rows of log-probabilities.
-type BigramPair struct{ Ref, Art *Bigram }
+// RowPair is the float64 reference of runner.PairScorer for two models
+// computed in Go: at each position both models' whole next-token
+// distributions are read and compared.
+type RowPair struct{ Ref, Art Rows }
 
-var _ runner.PairScorer = BigramPair{}
+var _ runner.PairScorer = RowPair{}
 
 // ScorePair implements runner.PairScorer.
-func (p BigramPair) ScorePair(ctx context.Context, reqs []runner.Request) ([]runner.PairResult, error) {
+func (p RowPair) ScorePair(ctx context.Context, reqs []runner.Request) ([]runner.PairResult, error) {
 	out := make([]runner.PairResult, len(reqs))
-	parts := [4]func(prev, next int32) float64{
-		func(prev, next int32) float64 { return p.Ref.LogProb(prev, next) },
-		func(prev, next int32) float64 { return p.Art.LogProb(prev, next) },
-		func(prev, _ int32) float64 { return KLDivergence(p.Ref.LogProbRow(prev), p.Art.LogProbRow(prev)) },
-		func(prev, _ int32) float64 {
-			if argmax(p.Ref.LogProbRow(prev)) == argmax(p.Art.LogProbRow(prev)) {
-				return 1
+	for i, r := range reqs {
+		n := len(r.Branches)
+		pr := runner.PairResult{Ref: make(runner.Result, n), Art: make(runner.Result, n), KL: make(runner.Result, n), SameTop: make(runner.Result, n)}
+		for b, br := range r.Branches {
+			seq := append(append([]int32(nil), r.Prefix...), br.Tokens...)
+			for _, pos := range br.Positions {
+				lp, err := p.Ref(ctx, seq[:pos])
+				if err != nil {
+					return nil, err
+				}
+				lq, err := p.Art(ctx, seq[:pos])
+				if err != nil {
+					return nil, err
+				}
+				same := 0.0
+				if argmax(lp) == argmax(lq) {
+					same = 1
+				}
+				pr.Ref[b] = append(pr.Ref[b], lp[seq[pos]])
+				pr.Art[b] = append(pr.Art[b], lq[seq[pos]])
+				pr.KL[b] = append(pr.KL[b], KLDivergence(lp, lq))
+				pr.SameTop[b] = append(pr.SameTop[b], same)
 			}
-			return 0
-		},
+		}
+		out[i] = pr
 	}
-	var res [4][]runner.Result
-	for k, f := range parts {
-		r, err := scoreRequests(ctx, reqs, ByteVocab, bigramContext, func(seq []int32, positions []int) []float64 {
-			out := make([]float64, len(positions))
-			for i, pos := range positions {
-				out[i] = f(seq[pos-1], seq[pos])
-			}
-			return out
-		})
+	return out, nil
+}
+
+// ScorerRows reads a scorer's rows with one request whose branches are the
+// vocabulary: a forward pass per token, for tiny models and few positions.
+func ScorerRows(s runner.Scorer, vocab int) Rows {
+	return func(ctx context.Context, prefix []int32) ([]float64, error) {
+		req := runner.Request{Prefix: prefix}
+		for v := range vocab {
+			req.Branches = append(req.Branches, runner.Branch{Tokens: []int32{int32(v)}, Positions: []int{len(prefix)}})
+		}
+		res, err := s.Score(ctx, []runner.Request{req})
 		if err != nil {
 			return nil, err
 		}
-		res[k] = r
+		row := make([]float64, vocab)
+		for v := range row {
+			row[v] = res[0][v][0]
+		}
+		return row, nil
 	}
-	for i := range out {
-		out[i] = runner.PairResult{Ref: res[0][i], Art: res[1][i], KL: res[2][i], SameTop: res[3][i]}
+}
+
+// Rows is the bigram's closed form: the row of the prefix's last token.
+func (b *Bigram) Rows(_ context.Context, prefix []int32) ([]float64, error) {
+	if len(prefix) == 0 {
+		return nil, fmt.Errorf("bigram rows: an empty prefix predicts nothing")
 	}
-	return out, nil
+	prev := int(prefix[len(prefix)-1])
+	return append([]float64(nil), b.logProb[prev*ByteVocab:(prev+1)*ByteVocab]...), nil
 }
 
 // KLDivergence is KL(p || q) of two rows of log-probabilities, in float64.
