@@ -3,6 +3,7 @@ package audit_test
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
 	"github.com/udgamlabs/udgam-ci/report"
+	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
@@ -209,5 +211,51 @@ func TestParseLimits(t *testing.T) {
 		if back, err := audit.ParseLimits(got.String()); err != nil || back != got {
 			t.Errorf("%q: String %q reads back as %+v, %v", c.in, got.String(), back, err)
 		}
+	}
+}
+
+// An artifact with another tokenizer is not an artifact of the reference:
+// refused before anything is scored, naming both files' tokenizers.
+func TestOtherTokenizerRefused(t *testing.T) {
+	t.Parallel()
+	opt := options(t)
+	ref := testmodel.RandomBigram(1)
+	shape := testmodel.DefaultShape()
+	shape.Vocab = 300
+	other, err := testmodel.RandomLlama(2, shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = audit.Run(context.Background(), audit.Models{Ref: ref, Art: other, RawArt: other,
+		Pair: testmodel.RowPair{Ref: ref.Rows, Art: ref.Rows}}, opt)
+	if err == nil || !strings.Contains(err.Error(), "another tokenizer") {
+		t.Fatalf("err %v", err)
+	}
+	if files, _ := filepath.Glob(filepath.Join(opt.Dir, "*")); len(files) != 0 {
+		t.Errorf("wrote %v before refusing", files)
+	}
+}
+
+// brokenPair reports a negative divergence, which no pair of distributions
+// has: the audit stops with an error rather than average it in.
+type brokenPair struct{ testmodel.RowPair }
+
+func (b brokenPair) ScorePair(ctx context.Context, reqs []runner.Request) ([]runner.PairResult, error) {
+	res, err := b.RowPair.ScorePair(ctx, reqs)
+	if err == nil && len(res) > 0 && len(res[0].KL) > 0 && len(res[0].KL[0]) > 0 {
+		res[0].KL[0][0] = -0.5
+	}
+	return res, err
+}
+
+func TestNegativeDivergenceRefused(t *testing.T) {
+	t.Parallel()
+	opt := options(t)
+	opt.Fresh.Limit, opt.Probes.Limit = 12, 20
+	ref := testmodel.RandomBigram(1)
+	_, err := audit.Run(context.Background(), audit.Models{Ref: ref, Art: ref, RawArt: ref,
+		Pair: brokenPair{testmodel.RowPair{Ref: ref.Rows, Art: ref.Rows}}}, opt)
+	if err == nil || !strings.Contains(err.Error(), "is not a divergence") {
+		t.Fatalf("err %v", err)
 	}
 }
