@@ -396,26 +396,34 @@ func (m *Model) Score(ctx context.Context, reqs []runner.Request) ([]runner.Resu
 
 	defer m.abortOn(ctx)()
 
-	p := runner.NewPlanner(planned, lim)
-	for {
-		st, ok := p.Next()
-		if !ok {
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if err := m.decode(st, res); err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("score: %w", err)
-		}
+	if err := drive(ctx, planned, lim, "score", func(st runner.Step) error { return m.decode(st, res) }); err != nil {
+		return nil, err
 	}
 	if unshare {
 		res = runner.Reshare(reqs, res)
 	}
 	return res, nil
+}
+
+// drive plans the requests into steps and runs each: a cancelled ctx's
+// error as it is, any other failure wrapped with what.
+func drive(ctx context.Context, planned []runner.Request, lim runner.Limits, what string, step func(runner.Step) error) error {
+	p := runner.NewPlanner(planned, lim)
+	for {
+		st, ok := p.Next()
+		if !ok {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := step(st); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("%s: %w", what, err)
+		}
+	}
 }
 
 // plan checks requests against the model and its context and returns the

@@ -97,21 +97,8 @@ func (p *Pair) ScorePair(ctx context.Context, reqs []runner.Request) ([]runner.P
 	defer ref.abortOn(ctx)()
 	defer art.abortOn(ctx)()
 
-	pl := runner.NewPlanner(planned, ref.Limits())
-	for {
-		st, ok := pl.Next()
-		if !ok {
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if err := p.step(st, res); err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("score pair: %w", err)
-		}
+	if err := drive(ctx, planned, ref.Limits(), "score pair", func(st runner.Step) error { return p.step(st, res) }); err != nil {
+		return nil, err
 	}
 	if unshare {
 		for i := range res {

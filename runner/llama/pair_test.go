@@ -15,6 +15,25 @@ import (
 	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
+// pairOpts load both models of a pair alike. One thread: ggml's threads
+// spin at barriers, which on an oversubscribed test machine costs a
+// hundredfold.
+var pairOpts = llama.Options{Threads: 1, Parallel: 8, Batch: 64}
+
+// scorePair scores reqs on the pair of ref and art.
+func scorePair(t *testing.T, ref, art *llama.Model, reqs []runner.Request) []runner.PairResult {
+	t.Helper()
+	pair, err := llama.NewPair(ref, art)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pair.ScorePair(context.Background(), reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
 // pairRequests mixes whole sequences with probe-shaped requests (a shared
 // prompt, several branches), so shared cells and packing are exercised.
 func pairRequests() []runner.Request {
@@ -48,16 +67,8 @@ func TestPairKLMatchesFloat64(t *testing.T) {
 	if err := testmodel.WriteBigramGGUF(artPath, art); err != nil {
 		t.Fatal(err)
 	}
-	opts := llama.Options{Threads: 1, Parallel: 8, Batch: 64}
-	pair, err := llama.NewPair(llamatest.Load(t, refPath, opts), llamatest.Load(t, artPath, opts))
-	if err != nil {
-		t.Fatal(err)
-	}
 	reqs := pairRequests()
-	got, err := pair.ScorePair(context.Background(), reqs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := scorePair(t, llamatest.Load(t, refPath, pairOpts), llamatest.Load(t, artPath, pairOpts), reqs)
 	want, err := testmodel.RowPair{Ref: ref.Rows, Art: art.Rows}.ScorePair(context.Background(), reqs)
 	if err != nil {
 		t.Fatal(err)
@@ -109,16 +120,8 @@ func TestPairKLMatchesFloat64Transformer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	opts := llama.Options{Threads: 1, Parallel: 8, Batch: 64}
-	pair, err := llama.NewPair(llamatest.Load(t, paths[0], opts), llamatest.Load(t, paths[1], opts))
-	if err != nil {
-		t.Fatal(err)
-	}
 	reqs := llamatest.RandomSequences(6, 2, 12, 256, testmodel.BOS)
-	got, err := pair.ScorePair(context.Background(), reqs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := scorePair(t, llamatest.Load(t, paths[0], pairOpts), llamatest.Load(t, paths[1], pairOpts), reqs)
 	vocab := testmodel.DefaultShape().Vocab
 	want, err := testmodel.RowPair{Ref: testmodel.ScorerRows(models[0], vocab), Art: testmodel.ScorerRows(models[1], vocab)}.ScorePair(context.Background(), reqs)
 	if err != nil {
@@ -148,20 +151,12 @@ func TestPairKLMatchesFloat64Transformer(t *testing.T) {
 func TestPairIdenticalIsZero(t *testing.T) {
 	t.Parallel()
 	bp, _ := fixtures(t)
-	opts := llama.Options{Threads: 1, Parallel: 8, Batch: 64}
-	a, b := llamatest.Load(t, bp, opts), llamatest.Load(t, bp, opts)
+	a, b := llamatest.Load(t, bp, pairOpts), llamatest.Load(t, bp, pairOpts)
 	if _, err := llama.NewPair(a, a); err == nil || !strings.Contains(err.Error(), "same loaded model") {
 		t.Fatalf("pairing a model with itself: %v", err)
 	}
-	pair, err := llama.NewPair(a, b)
-	if err != nil {
-		t.Fatal(err)
-	}
 	reqs := pairRequests()
-	got, err := pair.ScorePair(context.Background(), reqs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := scorePair(t, a, b, reqs)
 	plain, err := a.Score(context.Background(), reqs)
 	if err != nil {
 		t.Fatal(err)
