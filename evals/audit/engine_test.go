@@ -3,13 +3,19 @@ package audit_test
 import (
 	"context"
 	"math"
+	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/convert"
+	"github.com/udgamlabs/udgam-ci/convert/converttest"
+
 	"github.com/udgamlabs/udgam-ci/evals/audit"
+	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/llama/llamatest"
 	"github.com/udgamlabs/udgam-ci/runner/testmodel"
+	"github.com/udgamlabs/udgam-ci/runner/textprep"
 )
 
 func digits() []int32 {
@@ -118,5 +124,59 @@ func TestQuantizeTypesAudit(t *testing.T) {
 	}
 	if !(kl["q8_0"] < kl["q4_0"]) {
 		t.Errorf("KL q8_0 %g, q4_0 %g: eight bits should diverge less than four", kl["q8_0"], kl["q4_0"])
+	}
+}
+
+// A checkpoint converted by udgam-ci and quantized to q4_0 by llama.cpp,
+// audited as the command line does it (each model wrapped with its text
+// preparation, the artifact's Fresh Text run paired through the wrapper):
+// the divergence is positive and finite, the top token sometimes changes,
+// and both runs record the same text preparation.
+func TestConvertedCheckpointQ4(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ckpt := filepath.Join(dir, "ckpt")
+	if _, err := converttest.Small.Write(ckpt); err != nil {
+		t.Fatal(err)
+	}
+	ref, q4 := filepath.Join(dir, "small.gguf"), filepath.Join(dir, "small-q4_0.gguf")
+	if _, err := convert.Convert(os.DirFS(ckpt), ref, convert.Options{Dtype: "f32"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := llama.Quantize(ref, q4, "q4_0", 1); err != nil {
+		t.Fatal(err)
+	}
+	lo := llama.Options{Threads: 1, Context: 1024}
+	wrap := func(m runner.Model) (runner.Model, error) { return textprep.WrapModel(m) }
+	r, a := llamatest.Load(t, ref, lo), llamatest.Load(t, q4, lo)
+	pair, err := llama.NewPair(r, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wr, err := wrap(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wa, err := wrap(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := small(options(t))
+	rep, err := audit.Run(context.Background(), audit.Models{Ref: wr, Art: wa, RawArt: a, Pair: pair, Wrap: wrap}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("converted q4_0: bpb %+.4f %v, accuracy %+.1f, KL mean %.3g p99 %.3g max %.3g, same top %.3f over %d tokens",
+		rep.Fresh.Delta, rep.Fresh.CI, rep.Probes.Delta, rep.KL.Mean, rep.KL.P99, rep.KL.Max, rep.KL.SameTop, rep.KL.Tokens)
+	if !(rep.KL.Mean > 0) || math.IsInf(rep.KL.Max, 0) || !(rep.KL.SameTop < 1) || rep.Artifact.Dtype != "Q4_0" {
+		t.Errorf("report %+v, artifact %+v", rep.KL, rep.Artifact)
+	}
+	if rep.Fresh.BaseRun.Records != rep.Fresh.HeadRun.Records || len(rep.Fresh.SettingsDiff) == 0 {
+		t.Errorf("fresh runs: %+v vs %+v, settings diff %v", rep.Fresh.BaseRun, rep.Fresh.HeadRun, rep.Fresh.SettingsDiff)
+	}
+	for _, d := range rep.Fresh.SettingsDiff {
+		if d.Judged && d.Key != "dtype" {
+			t.Errorf("judged setting %s differs", d.Key)
+		}
 	}
 }
