@@ -9,7 +9,9 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/evals/audit"
+	"github.com/udgamlabs/udgam-ci/hub/hubtest"
 	"github.com/udgamlabs/udgam-ci/report"
+	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
@@ -79,5 +81,47 @@ func TestAuditArtifactUsage(t *testing.T) {
 		if code := run(e, append([]string{"audit", "artifact"}, c.args...)); code != 2 || !strings.Contains(stderr.String(), c.want) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, code, stderr.String(), c.want)
 		}
+	}
+}
+
+// --artifact hf://OWNER/NAME@COMMIT/FILE.gguf audits a GGUF of a hub
+// repository at a pinned commit, downloaded through the hub client; a
+// branch is refused.
+func TestAuditArtifactFromHub(t *testing.T) {
+	t.Parallel()
+	const sha = "4444444444444444444444444444444444444444"
+	dir := t.TempDir()
+	ref, q8 := filepath.Join(dir, "ref.gguf"), filepath.Join(dir, "q8.gguf")
+	if err := testmodel.WriteOutlierBigramGGUF(ref, testmodel.RandomBigram(6), nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := llama.Quantize(ref, q8, "q8_0", 1); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(q8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh := hubtest.New(t)
+	fh.Add("acme/tiny-gguf", sha, map[string][]byte{"tiny-q8_0.gguf": b}, "tiny-q8_0.gguf")
+	vars := map[string]string{"HF_ENDPOINT": fh.URL, "UDGAM_CI_CACHE": t.TempDir()}
+	common := []string{"audit", "artifact", "--reference", ref, "--sample", "70", "--window", "256", "--stride", "128", "--threads", "1", "--resamples", "300", "--json"}
+
+	e, stdout, stderr := actionTestEnv(vars)
+	code := run(e, append(common, "--artifact", "hf://acme/tiny-gguf@"+sha+"/tiny-q8_0.gguf"))
+	if code != 0 && code != int(auditFailed) {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var rep audit.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("--json: %v", err)
+	}
+	if fh.Count("GET /acme/tiny-gguf/resolve/"+sha+"/tiny-q8_0.gguf") != 1 || rep.KL.Tokens == 0 || rep.Artifact.SHA256 == rep.Reference.SHA256 {
+		t.Errorf("requests %v, report %+v / %+v", fh.Requests(), rep.Artifact, rep.KL)
+	}
+
+	e, _, stderr = actionTestEnv(vars)
+	if code := run(e, append(common, "--artifact", "hf://acme/tiny-gguf@main/tiny-q8_0.gguf")); code != 1 || !strings.Contains(stderr.String(), "commit") {
+		t.Errorf("a branch: exit %d, %s", code, stderr.String())
 	}
 }
