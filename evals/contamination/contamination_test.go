@@ -32,6 +32,11 @@ func TestWords(t *testing.T) {
 		{"日本語のテキスト", []string{"日", "本", "語", "の", "テ", "キ", "ス", "ト"}},
 		{"नमस्ते दुनिया", []string{"नमस्ते", "दुनिया"}},
 		{"don't 👩‍💻 stop", []string{"don", "t", "stop"}},
+		// Thai: each letter a word with the vowel and tone marks after it,
+		// digits one number, punctuation (๏) a separator.
+		{"สวัสดี ๒๕๖๗ ครับ๏ไม่", []string{"ส", "วั", "ส", "ดี", "๒๕๖๗", "ค", "รั", "บ", "ไ", "ม่"}},
+		{"ก๑๒ abc๓ 12ข", []string{"ก", "๑๒", "abc๓", "12", "ข"}},
+		{"ab\xffcd", []string{"ab", "cd"}}, // not UTF-8: a separator
 		{"", nil},
 	} {
 		if got := Words(tc.in); !reflect.DeepEqual(got, tc.want) {

@@ -1,8 +1,6 @@
 package contamination
 
 import (
-	"bufio"
-	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -133,7 +131,7 @@ func LocalInputs(args []string) (inputs []Input, skipped []string, err error) {
 	return inputs, skipped, nil
 }
 
-// maxRecord bounds one JSON line or text line.
+// maxRecord bounds one line of a scan's state file.
 const maxRecord = 256 << 20
 
 // reader decompresses an opened file as its Input says.
@@ -153,40 +151,6 @@ func (in *Input) reader(f *os.File) (io.Reader, func(), error) {
 		return z, z.Close, nil
 	}
 	return f, func() {}, nil
-}
-
-// lines calls fn with each line (without its newline) and its number.
-func lines(r io.Reader, name string, fn func(n int, line []byte) error) error {
-	br := bufio.NewReaderSize(r, 1<<20)
-	var long []byte
-	n := 0
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long, chunk...)
-			if len(long) > maxRecord {
-				return fmt.Errorf("%s line %d: longer than %d bytes", name, n+1, maxRecord)
-			}
-			continue
-		}
-		line := chunk
-		if long != nil {
-			line = append(long, chunk...)
-			long = nil
-		}
-		if len(line) > 0 {
-			n++
-			if e := fn(n, bytes.TrimSuffix(line, []byte("\n"))); e != nil {
-				return e
-			}
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s line %d: %w", name, n+1, err)
-		}
-	}
 }
 
 // jsonField extracts the string value of a top-level key from one JSON
