@@ -93,7 +93,7 @@ func readError(in *Input, n int, err error) error {
 // binaryError refuses a file with a NUL byte, which no text has: a binary
 // file under a text name.
 func binaryError(in *Input, n int) error {
-	return fmt.Errorf("%s line %d: a NUL byte: binary data, not text (a file named %s must hold text)", in.Path, n, in.Format)
+	return fmt.Errorf("%s line %d: binary data (a NUL byte), not text", in.Path, n)
 }
 
 // scanLines scans a JSON Lines or plain-text stream into m and tf.
