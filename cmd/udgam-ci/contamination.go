@@ -103,8 +103,8 @@ func contaminationScan(e *env, o contaminationScanOptions) error {
 		si, sn = s.Index, s.Count
 	}
 	state := o.Out + ".state"
-	if _, err := os.Stat(o.Out); err == nil && !o.Force && !o.Resume {
-		return fmt.Errorf("%s exists (use --force to overwrite it)", o.Out)
+	if err := refuseOverwrite(o.Out, o.Force || o.Resume); err != nil {
+		return err
 	}
 	items, tests, err := contaminationTests(e, o.Tests, o.Data, o.Items, o.Fetch)
 	if err != nil {
@@ -247,8 +247,8 @@ func runContaminationMerge(e *env, args []string) error {
 }
 
 func contaminationMerge(e *env, o contaminationMergeOptions) error {
-	if _, err := os.Stat(o.Out); err == nil && !o.Force {
-		return fmt.Errorf("%s exists (use --force to overwrite it)", o.Out)
+	if err := refuseOverwrite(o.Out, o.Force); err != nil {
+		return err
 	}
 	var reports []*contamination.Report
 	for _, p := range o.Reports {
