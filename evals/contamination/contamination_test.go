@@ -299,15 +299,21 @@ func bruteForce(items []Item, corpus []string, n int) map[string][]int32 {
 	return out
 }
 
+// randomItems makes k items of 3 to 32 words of vocab.
+func randomItems(rng *rand.Rand, vocab []string, k int) []Item {
+	items := make([]Item, k)
+	for i := range items {
+		items[i] = Item{Test: "fresh", ID: fmt.Sprintf("i%03d", i), Text: randomText(rng, vocab, 3+rng.IntN(30))}
+	}
+	return items
+}
+
 func TestAgreesWithBruteForce(t *testing.T) {
 	// A tiny vocabulary makes chance n-gram matches frequent.
 	rng := rand.New(rand.NewPCG(3, 4))
 	vocab := vocabulary(rng, 6)
 	const n = 6
-	var items []Item
-	for i := range 300 {
-		items = append(items, Item{Test: "fresh", ID: fmt.Sprintf("i%03d", i), Text: randomText(rng, vocab, 3+rng.IntN(30))})
-	}
+	items := randomItems(rng, vocab, 300)
 	var corpus []string
 	size := 0
 	for size < 3<<20 {

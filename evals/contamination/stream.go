@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -321,42 +320,20 @@ func readString(r *bufio.Reader, emit func([]byte), size int) error {
 			if err != nil {
 				return errors.New("malformed JSON: unterminated string")
 			}
-			switch e {
-			case '"', '\\', '/':
-				out = append(out, e)
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
-				h, _ := r.Peek(4)
-				c, ok := hex4(h)
-				if !ok {
-					return errors.New(`malformed JSON: bad \u escape`)
-				}
-				r.Discard(4)
-				if utf16.IsSurrogate(c) {
-					c2, ok := rune(-1), false
-					if next, _ := r.Peek(6); len(next) == 6 && next[0] == '\\' && next[1] == 'u' {
-						c2, ok = hex4(next[2:])
-					}
-					if dec := utf16.DecodeRune(c, c2); ok && dec != utf8.RuneError {
-						c = dec
-						r.Discard(6)
-					} else {
-						c = utf8.RuneError
-					}
-				}
-				out = utf8.AppendRune(out, c)
-			default:
+			if d, ok := simpleEscape(e); ok {
+				out = append(out, d)
+				break
+			}
+			if e != 'u' {
 				return fmt.Errorf("malformed JSON: bad escape \\%c", e)
 			}
+			ahead, _ := r.Peek(10) // four digits, and \uXXXX for a low surrogate
+			c, n, ok := unicodeEscape(ahead)
+			if !ok {
+				return errors.New(`malformed JSON: bad \u escape`)
+			}
+			r.Discard(n)
+			out = utf8.AppendRune(out, c)
 		default:
 			out = append(out, b)
 		}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -27,10 +26,7 @@ func TestLongRecordsAgreeWithBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	vocab := vocabulary(rng, 12)
 	const n = 6
-	var items []Item
-	for i := range 300 {
-		items = append(items, Item{Test: "fresh", ID: fmt.Sprintf("i%03d", i), Text: randomText(rng, vocab, 3+rng.IntN(30))})
-	}
+	items := randomItems(rng, vocab, 300)
 	var corpus []string
 	for range 2 {
 		// Several pieces each, with "é" (two bytes) and escapes (\n, \")
