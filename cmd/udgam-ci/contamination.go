@@ -151,7 +151,7 @@ func contaminationScan(e *env, o contaminationScanOptions) error {
 		}
 		return err
 	}
-	warnings, err := r.Check(o.AllowMissing, o.AllowEmpty)
+	warnings, err := r.CheckRead(o.AllowMissing, o.AllowEmpty)
 	for _, w := range warnings {
 		fmt.Fprintf(e.Stderr, "warning: %s\n", w)
 	}

@@ -231,7 +231,7 @@ func TestBinaryAndInvalidUTF8(t *testing.T) {
 	if tf := r.Train[0]; tf.InvalidUTF8 != 3 || tf.InvalidUTF8First != 2 {
 		t.Errorf("latin-1 text: %d bytes not UTF-8, first at line %d; want 3 and 2", tf.InvalidUTF8, tf.InvalidUTF8First)
 	}
-	warnings, err := r.Check(false, false)
+	warnings, err := r.CheckRead(false, false)
 	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "latin1.txt: 3 bytes are not UTF-8, first at line 2") {
 		t.Errorf("warnings %q, %v", warnings, err)
 	}
@@ -256,30 +256,30 @@ func TestCheckRefusesUnreadText(t *testing.T) {
 	os.WriteFile(empty, nil, 0o644)
 
 	r := scanPaths(t, ix, Options{}, content)
-	_, err := r.Check(false, false)
+	_, err := r.CheckRead(false, false)
 	if err == nil || !strings.Contains(err.Error(), `content.jsonl: 2,000 of 2,000 records have no text in "text", first at line 1`) {
 		t.Errorf("text under another field: %v", err)
 	}
-	if w, err := r.Check(true, true); err != nil || len(w) != 1 {
+	if w, err := r.CheckRead(true, true); err != nil || len(w) != 1 {
 		t.Errorf("allowed: %q, %v", w, err)
 	}
-	if _, err := r.Check(true, false); err == nil || !strings.Contains(err.Error(), "read no text") {
+	if _, err := r.CheckRead(true, false); err == nil || !strings.Contains(err.Error(), "read no text") {
 		t.Errorf("allowed missing, but no text read: %v", err)
 	}
 
 	r = scanPaths(t, ix, Options{}, mixed)
-	if _, err := r.Check(false, false); err == nil || !strings.Contains(err.Error(), `mixed.jsonl: 2 of 4 records have no text in "text", first at line 2`) {
+	if _, err := r.CheckRead(false, false); err == nil || !strings.Contains(err.Error(), `mixed.jsonl: 2 of 4 records have no text in "text", first at line 2`) {
 		t.Errorf("some records without text: %v", err)
 	}
-	if w, err := r.Check(true, false); err != nil || len(w) != 1 || !strings.Contains(w[0], "2 of 4 records") {
+	if w, err := r.CheckRead(true, false); err != nil || len(w) != 1 || !strings.Contains(w[0], "2 of 4 records") {
 		t.Errorf("allowed: %q, %v", w, err)
 	}
 
 	r = scanPaths(t, ix, Options{}, empty)
-	if _, err := r.Check(false, false); err == nil || !strings.Contains(err.Error(), "read no text") || !strings.Contains(err.Error(), "1 training file") {
+	if _, err := r.CheckRead(false, false); err == nil || !strings.Contains(err.Error(), "read no text") || !strings.Contains(err.Error(), "1 training file") {
 		t.Errorf("empty input: %v", err)
 	}
-	if _, err := r.Check(false, true); err != nil {
+	if _, err := r.CheckRead(false, true); err != nil {
 		t.Errorf("empty input allowed: %v", err)
 	}
 }

@@ -76,12 +76,12 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 	}
 }
 
-// Check says what a scan left unread. Records without text (the field
+// CheckRead says what a scan left unread. Records without text (the field
 // absent, or null) are an error unless allowMissing, and a scan that read
 // no words at all is one unless allowEmpty: a corpus read under the wrong
 // field must not pass for a clean one. What is allowed, and bytes that are
 // not UTF-8, come back as warnings.
-func (r *Report) Check(allowMissing, allowEmpty bool) (warnings []string, err error) {
+func (r *Report) CheckRead(allowMissing, allowEmpty bool) (warnings []string, err error) {
 	field := cmp.Or(r.TextField, "text")
 	var missing, problems []string
 	var records int64
