@@ -90,16 +90,7 @@ func TestLongRecordsAgreeWithBruteForce(t *testing.T) {
 // than the line.
 func TestStreamFieldAgreesWithJSONField(t *testing.T) {
 	t.Parallel()
-	for _, line := range []string{
-		`{"text":"plain"}`,
-		`{"id": 3, "meta": {"text": "nested", "a": [1, {"b": "}"}]}, "text": "after \"escapes\" \u00e9\n"}`,
-		`{"text2": "x", "te\u0078t": "escaped key"}`,
-		`{"text": "tab\t nl\n cr\r bs\\ sl\/ q\" b\b f\f \u00e9 \ud83d\ude00 lone \ud800 x \udc00"}`,
-		` { "a" : null , "b" : true , "text" : "" } `,
-		`{"a": "no text"}`,
-		`{"a": 1.5e3, "b": [true, false, null], "textual": "no"}`,
-		`{}`,
-	} {
+	for _, line := range jsonLines {
 		var scratch []byte
 		want, wok, werr := jsonField([]byte(line), "text", &scratch)
 		var got []byte
