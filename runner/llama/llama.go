@@ -383,6 +383,18 @@ func (m *Model) Detokenize(ids []int32) (string, error) {
 // Score evaluates the requests and returns the log-probabilities they ask
 // for. Requests are packed several to a decode; see runner.Planner.
 func (m *Model) Score(ctx context.Context, reqs []runner.Request) ([]runner.Result, error) {
+	return m.score(ctx, reqs, nil)
+}
+
+// ScoreEach implements runner.EachScorer: each request's results go to
+// done after the decode that completes them.
+func (m *Model) ScoreEach(ctx context.Context, reqs []runner.Request, done func(int, runner.Result) error) error {
+	_, err := m.score(ctx, reqs, done)
+	return err
+}
+
+// score is Score, handing each request to done (when not nil) once done.
+func (m *Model) score(ctx context.Context, reqs []runner.Request, done func(int, runner.Result) error) ([]runner.Result, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	planned, unshare, err := m.plan(reqs)
@@ -396,34 +408,44 @@ func (m *Model) Score(ctx context.Context, reqs []runner.Request) ([]runner.Resu
 
 	defer m.abortOn(ctx)()
 
-	if err := drive(ctx, planned, lim, "score", func(st runner.Step) error { return m.decode(st, res) }); err != nil {
-		return nil, err
+	// Unshared requests complete only once Reshare has joined them.
+	var track *runner.Completion
+	if done != nil && !unshare {
+		track = runner.NewCompletion(planned, res, done)
 	}
-	if unshare {
-		res = runner.Reshare(reqs, res)
-	}
-	return res, nil
-}
-
-// drive plans the requests into steps and runs each: a cancelled ctx's
-// error as it is, any other failure wrapped with what.
-func drive(ctx context.Context, planned []runner.Request, lim runner.Limits, what string, step func(runner.Step) error) error {
 	p := runner.NewPlanner(planned, lim)
 	for {
 		st, ok := p.Next()
 		if !ok {
-			return nil
+			break
 		}
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
-		if err := step(st); err != nil {
+		if err := m.decode(st, res); err != nil {
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return nil, ctx.Err()
 			}
-			return fmt.Errorf("%s: %w", what, err)
+			return nil, fmt.Errorf("score: %w", err)
+		}
+		if track != nil {
+			if err := track.Step(st); err != nil {
+				return nil, err
+			}
 		}
 	}
+	if unshare {
+		res = runner.Reshare(reqs, res)
+	}
+	if done != nil {
+		if track == nil {
+			track = runner.NewCompletion(reqs, res, done)
+		}
+		if err := track.Finish(); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 // plan checks requests against the model and its context and returns the

@@ -165,3 +165,24 @@ func (p *Pair) step(st runner.Step, res [4][]runner.Result) error {
 	p.Art.release(st)
 	return nil
 }
+
+// drive plans the requests into steps and runs each: a cancelled ctx's
+// error as it is, any other failure wrapped with what.
+func drive(ctx context.Context, planned []runner.Request, lim runner.Limits, what string, step func(runner.Step) error) error {
+	p := runner.NewPlanner(planned, lim)
+	for {
+		st, ok := p.Next()
+		if !ok {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := step(st); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("%s: %w", what, err)
+		}
+	}
+}
