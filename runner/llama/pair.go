@@ -74,7 +74,9 @@ func NewPair(ref, art *Model) (*Pair, error) {
 	return &Pair{Ref: ref, Art: art}, nil
 }
 
-// ScorePair implements runner.PairScorer.
+// ScorePair implements runner.PairScorer. It holds both models for the
+// call, the reference first: two pairs of the same models in opposite
+// roles must not score at the same time.
 func (p *Pair) ScorePair(ctx context.Context, reqs []runner.Request) ([]runner.PairResult, error) {
 	ref, art := p.Ref, p.Art
 	ref.mu.Lock()

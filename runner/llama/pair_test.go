@@ -184,6 +184,15 @@ func TestPairRefusesMismatch(t *testing.T) {
 	if _, err := llama.NewPair(a, b); err == nil || !strings.Contains(err.Error(), "pack differently") {
 		t.Errorf("different limits: %v", err)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	pair, err := llama.NewPair(a, llamatest.Load(t, bp, llama.Options{Threads: 1, Parallel: 8}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pair.ScorePair(ctx, pairRequests()); err != context.Canceled {
+		t.Errorf("a cancelled context: %v", err)
+	}
 	c := llamatest.Load(t, tp, llama.Options{Threads: 1, Parallel: 8})
 	if _, err := llama.NewPair(a, c); err != nil {
 		// Same byte vocabulary: pairing is allowed; the tokenizers are the
