@@ -19,16 +19,17 @@ static int udgam_pair(const float *a, const float *b, int n, double *lse_a, doub
 		if (a[i] > ma) { ma = a[i]; ta = i; }
 		if (b[i] > mb) { mb = b[i]; tb = i; }
 	}
-	double sa = 0, sb = 0;
+	// KL = sum p_i ((a_i - la) - (b_i - lb)) = sum e_i (a_i - b_i) / sa - la + lb
+	// with e_i = exp(a_i - ma): one pass, two exponentials per token.
+	double sa = 0, sb = 0, sab = 0;
 	for (int i = 0; i < n; i++) {
-		sa += exp((double)a[i] - ma);
+		double e = exp((double)a[i] - ma);
+		sa += e;
+		sab += e * ((double)a[i] - (double)b[i]);
 		sb += exp((double)b[i] - mb);
 	}
-	double la = ma + log(sa), lb = mb + log(sb), k = 0;
-	for (int i = 0; i < n; i++) {
-		double pa = (double)a[i] - la;
-		k += exp(pa) * (pa - ((double)b[i] - lb));
-	}
+	double la = ma + log(sa), lb = mb + log(sb);
+	double k = sab / sa - la + lb;
 	*lse_a = la;
 	*lse_b = lb;
 	*kl = k;
