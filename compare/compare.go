@@ -121,6 +121,9 @@ type Result struct {
 	// TooFew marks a group with fewer than MinShared records: never judged.
 	TooFew bool   `json:"too_few,omitempty"`
 	Flips  *Flips `json:"flips,omitempty"` // probes only
+	// Margin compares the byte-normalised margin (probes whose records
+	// carry per-byte scores).
+	Margin *Margin `json:"margin,omitempty"`
 }
 
 // Flips counts how paired probe items changed between the runs.
@@ -426,8 +429,7 @@ func (j judge) result(key string, recs []record) (Result, error) {
 		TooFew: len(recs) < j.opts.MinShared,
 	}
 	r.MDE = mde(r.SE, j.opts.Confidence)
-	excludesZero := r.CI[0] > 0 || r.CI[1] < 0
-	r.Significant = !r.TooFew && excludesZero && math.Abs(r.Delta) >= j.minEffect
+	r.Significant = !r.TooFew && excludesZero(r.CI) && math.Abs(r.Delta) >= j.minEffect
 	r.Verdict = NoChange
 	if r.Significant {
 		better := r.Delta > 0 // accuracy: higher is better
@@ -441,6 +443,9 @@ func (j judge) result(key string, recs []record) (Result, error) {
 	}
 	if j.metric == MetricAccuracy {
 		r.Flips = flips(recs)
+		if r.Margin, err = j.margin(key, recs, &r); err != nil {
+			return Result{}, err
+		}
 	}
 	return r, nil
 }
