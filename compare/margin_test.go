@@ -10,20 +10,10 @@ import (
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
-// marginItem makes a four-choice item whose answer (choice 0) is m nats
-// per byte ahead of the best wrong choice; every choice is 3 bytes, so the
-// summed log-probabilities rank the choices as the per-byte ones do.
 func marginItem(i int, m float64) runfile.Item {
 	types := []string{"add", "mul", "compare"}
 	typ := types[i%len(types)]
-	norm := []float64{-3 + m, -3, -3.5, -4}
-	it := runfile.Item{ID: fmt.Sprintf("pea-%s-1-%d", typ, i), Type: typ, Level: 1, Norm: norm, Logprobs: make([]float64, len(norm))}
-	for j, v := range norm {
-		it.Logprobs[j] = 3 * v
-	}
-	it.Pred, it.Tie = runfile.Pick(it.Logprobs)
-	it.Correct = it.Pred == it.Answer
-	return it
+	return comparetest.MarginItem(fmt.Sprintf("pea-%s-1-%d", typ, i), typ, 1, m)
 }
 
 // recomputed is the mean margin of items, from their per-byte scores, in
@@ -125,18 +115,11 @@ func TestMarginCoverage(t *testing.T) {
 
 func TestMarginDisagreesWithAccuracy(t *testing.T) {
 	t.Parallel()
-	// Base: half the items right by a wide margin, half wrong by a hair.
-	// Head: every item right, each by a hair. Accuracy rises 50 points;
-	// the mean margin falls from about 1 to 0.05.
-	var base, head, better []runfile.Item
-	for i := range 400 {
-		if i%2 == 0 {
-			base = append(base, marginItem(i, 2))
-		} else {
-			base = append(base, marginItem(i, -0.01))
-		}
-		head = append(head, marginItem(i, 0.05))
-		better = append(better, marginItem(i, 2.5))
+	// Accuracy rises 50 points; the mean margin falls from about 1 to 0.05.
+	base, head := comparetest.Disagreeing(400)
+	var better []runfile.Item
+	for i := range base {
+		better = append(better, comparetest.MarginItem(base[i].ID, base[i].Type, 1, 2.5))
 	}
 	c, err := Runs(comparetest.ProbeRun("a", "m", base), comparetest.ProbeRun("b", "m", head), Options{Seed: 2})
 	if err != nil {
