@@ -30,7 +30,7 @@ func MarginVerdict(m *compare.Margin) string {
 
 // MarginDisagreement is the warning for a result whose accuracy and margin
 // move in opposite directions; "" when they do not.
-func MarginDisagreement(what string, r *compare.Result) string {
+func MarginDisagreement(what string, r compare.Result) string {
 	m := r.Margin
 	if m == nil || !m.Disagrees {
 		return ""
@@ -52,7 +52,7 @@ func (v *view) addMargin(c *compare.Comparison, s style) {
 	}
 	v.Headline.Rows = append(v.Headline.Rows, []string{testTitle(c) + " (" + marginTitle(s) + ")",
 		FormatScore(m.Metric, m.Base), FormatScore(m.Metric, m.Head), FormatDelta(m.Metric, m.Delta), FormatCI(m.Metric, m.CI), verdict})
-	if w := MarginDisagreement(testTitle(c), &c.Result); w != "" {
+	if w := MarginDisagreement(testTitle(c), c.Result); w != "" {
 		v.Paired = append(v.Paired, s.warnMark()+" "+w)
 	}
 }
