@@ -12,20 +12,24 @@ import (
 // --json output of `score probes`: accuracy by type, with ties, chance,
 // acc_norm and by_level beside it.
 type Summary struct {
-	Test     string                         `json:"test"`
-	Accuracy float64                        `json:"accuracy"` // percent
-	Correct  int                            `json:"correct"`
-	Items    int                            `json:"items"`
-	Ties     int                            `json:"ties"`
-	Chance   float64                        `json:"chance"`   // percent
-	AccNorm  float64                        `json:"acc_norm"` // percent, by log-probability per byte
-	ByType   map[string]*runfile.ProbeGroup `json:"by_type"`
-	ByLevel  map[string]*runfile.ProbeGroup `json:"by_level"` // key "type/level"
-	Run      string                         `json:"run"`
-	Model    runfile.Model                  `json:"model"`
-	Dataset  runfile.Dataset                `json:"dataset"`
-	Settings runfile.Settings               `json:"settings"`
-	Seconds  float64                        `json:"seconds"`
+	Test     string  `json:"test"`
+	Accuracy float64 `json:"accuracy"` // percent
+	Correct  int     `json:"correct"`
+	Items    int     `json:"items"`
+	Ties     int     `json:"ties"`
+	Chance   float64 `json:"chance"`   // percent
+	AccNorm  float64 `json:"acc_norm"` // percent, by log-probability per byte
+	// Margin is the mean byte-normalised margin (runfile.NormMargin) in
+	// nats per byte, overall and by type; absent without per-byte scores.
+	Margin       *float64                       `json:"margin,omitempty"`
+	MarginByType map[string]float64             `json:"margin_by_type,omitempty"`
+	ByType       map[string]*runfile.ProbeGroup `json:"by_type"`
+	ByLevel      map[string]*runfile.ProbeGroup `json:"by_level"` // key "type/level"
+	Run          string                         `json:"run"`
+	Model        runfile.Model                  `json:"model"`
+	Dataset      runfile.Dataset                `json:"dataset"`
+	Settings     runfile.Settings               `json:"settings"`
+	Seconds      float64                        `json:"seconds"`
 }
 
 // Summarize recomputes the scores from the records.
@@ -47,7 +51,25 @@ func Summarize(h runfile.Header, items []runfile.Item, seconds float64) Summary 
 		Settings: h.Settings,
 		Seconds:  seconds,
 	}
+	s.Margin, s.MarginByType = margins(items)
 	return s
+}
+
+// margins are the mean byte-normalised margin overall and by type.
+func margins(items []runfile.Item) (*float64, map[string]float64) {
+	all, ok := runfile.MeanNormMargin(items)
+	if !ok {
+		return nil, nil
+	}
+	byType := map[string][]runfile.Item{}
+	for _, it := range items {
+		byType[it.Type] = append(byType[it.Type], it)
+	}
+	out := map[string]float64{}
+	for k, its := range byType {
+		out[k], _ = runfile.MeanNormMargin(its)
+	}
+	return &all, out
 }
 
 // AccNorm is the accuracy in percent when each choice is ranked by its
@@ -79,6 +101,9 @@ func (s Summary) WriteText(w io.Writer) error {
 	}
 	p("probes: accuracy %.1f%% (%d/%d items, chance %.1f%%, ties %d), acc_norm %.1f%%\n",
 		s.Accuracy, s.Correct, s.Items, s.Chance, s.Ties, s.AccNorm)
+	if s.Margin != nil {
+		p("margin %.4f nats per byte (answer minus best wrong choice, per UTF-8 byte of \" \"+choice)\n", *s.Margin)
+	}
 	p("%-16s %9s %8s %9s %7s %5s\n", "group", "accuracy", "chance", "constant", "items", "ties")
 	for _, k := range runfile.SortedKeys(s.ByType) {
 		g := s.ByType[k]
