@@ -83,6 +83,26 @@ type Settings struct {
 	// TextPrep says how text was prepared before llama.cpp tokenized it.
 	// Nil in runs made before it was recorded.
 	TextPrep *TextPrep `json:"text_prep,omitempty"`
+	// Template says how text is wrapped before scoring: TemplateNone, raw
+	// text (empty in runs made before it was recorded means the same).
+	Template string `json:"template,omitempty"`
+	// ChatTemplateSHA256 hashes the tokenizer's chat template when the
+	// model has one; recorded so a template edited between revisions
+	// shows, never judged since no template is applied.
+	ChatTemplateSHA256 string `json:"chat_template_sha256,omitempty"`
+}
+
+// TemplateNone: no chat or prompt template is applied; the tests score
+// the documents and prompts as they are.
+const TemplateNone = "none"
+
+// TemplateOf is the run's template setting, TemplateNone for runs made
+// before it was recorded.
+func (s Settings) TemplateOf() string {
+	if s.Template == "" {
+		return TemplateNone
+	}
+	return s.Template
 }
 
 // Text preparations (TextPrep.By).

@@ -56,3 +56,23 @@ func TestCompareShowsMargin(t *testing.T) {
 		}
 	}
 }
+
+// The run page says no template is applied and shows the chat template's
+// hash the header records.
+func TestRunPageShowsTemplate(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, server.Config{})
+	r := servertest.Spec{ID: "tmpl-1", Model: "acme/tmpl", Seed: 1, Records: 20}.Run()
+	r.Header.Settings.ChatTemplateSHA256 = strings.Repeat("d", 64)
+	var b bytes.Buffer
+	if err := runfile.Encode(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, body := ts.upload(b.Bytes(), ""); code != 201 {
+		t.Fatalf("upload: %s", body)
+	}
+	code, page := ts.get("/runs/tmpl-1")
+	if code != 200 || !strings.Contains(page, `<dd id="template">none <span class="muted">`) || !strings.Contains(page, strings.Repeat("d", 64)) {
+		t.Errorf("run page %d lacks the template setting and chat template hash", code)
+	}
+}

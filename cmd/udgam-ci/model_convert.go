@@ -48,5 +48,8 @@ func modelConvert(e *env, o modelConvertOptions) error {
 	for _, line := range res.Tokenizer.Report {
 		fmt.Fprintf(e.Stdout, "  %s\n", line)
 	}
+	for _, w := range res.Tokenizer.Warnings {
+		fmt.Fprintf(e.Stderr, "warning: %s\n", w)
+	}
 	return nil
 }

@@ -72,6 +72,9 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
 	pending := make([]evals.Pending, len(idx))
 	for j, i := range idx {
 		it := &items[i]
+		if err := evals.CheckSecondBOS(h.Settings.AddBOS, info, it.Prompt); err != nil {
+			return Result{}, fmt.Errorf("item %s: %w", it.ID, err)
+		}
 		for _, text := range append([]string{it.Prompt}, ChoiceTexts(it)...) {
 			if err := evals.CheckText(m, text); err != nil {
 				return Result{}, fmt.Errorf("item %s: %w", it.ID, err)
