@@ -209,6 +209,9 @@ type Comparison struct {
 	// comparison went ahead because it was asked to.
 	Mismatch bool     `json:"settings_mismatch"`
 	Notes    []string `json:"notes,omitempty"`
+	// Variants sets the runs' prompt-variant spreads beside the gap
+	// between them (probes runs that scored variants).
+	Variants *VariantComparison `json:"variants,omitempty"`
 }
 
 // MismatchError is returned when judged settings differ and the options do
@@ -307,6 +310,9 @@ func RunsContext(ctx context.Context, base, head *runfile.Run, opts Options) (*C
 		}
 	}
 	c.Movers = movers(c.Test, p.recs, opts.Movers)
+	if c.Variants, err = compareVariants(ctx, base, head, opts, c.Delta); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 

@@ -222,14 +222,34 @@ type Item struct {
 	Correct  bool      `json:"correct"`
 	Tie      bool      `json:"tie,omitempty"`
 	Tokens   int       `json:"tokens,omitempty"` // continuation tokens over all choices
+	// Variant names the prompt variant the item was scored with; empty
+	// for the published template. A variant's id is "<item id>@<variant>".
+	Variant string `json:"variant,omitempty"`
 }
 
 // Run is a whole run file in memory.
 type Run struct {
 	Header Header
 	Docs   []Doc  // when Header.Test == "fresh"
-	Items  []Item // when Header.Test == "probes"
+	Items  []Item // when Header.Test == "probes": the published template's
+	// Variants are the probes records of prompt variants (Item.Variant
+	// set), kept apart so every score of Items is the published one.
+	Variants []Item
 }
 
 // Len is the number of records.
-func (r *Run) Len() int { return len(r.Docs) + len(r.Items) }
+func (r *Run) Len() int { return len(r.Docs) + len(r.Items) + len(r.Variants) }
+
+// IDs lists every record's id: documents, items, then variant items.
+func (r *Run) IDs() []string {
+	ids := make([]string, 0, r.Len())
+	for i := range r.Docs {
+		ids = append(ids, r.Docs[i].ID)
+	}
+	for _, items := range [][]Item{r.Items, r.Variants} {
+		for i := range items {
+			ids = append(ids, items[i].ID)
+		}
+	}
+	return ids
+}
