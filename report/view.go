@@ -243,6 +243,7 @@ func (v *view) addTest(c *compare.Comparison, s style) {
 	v.Headline.Rows = append(v.Headline.Rows, testRow(c, "", s))
 	v.Paired = append(v.Paired, pairedLine(c, s))
 	v.addMargin(c, s)
+	v.addVariants(c, s)
 	v.Sections = append(v.Sections, groupSection(c, s))
 	if ms := moverSection(c, s); len(ms.Tables) > 0 {
 		v.Sections = append(v.Sections, ms)
