@@ -76,3 +76,51 @@ func TestRunPageShowsTemplate(t *testing.T) {
 		t.Errorf("run page %d lacks the template setting and chat template hash", code)
 	}
 }
+
+// The compare page warns when a run's prompt-variant spread exceeds the
+// gap between the runs, and lists each variant.
+func TestCompareShowsVariantSpread(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, server.Config{CompareResamples: 500})
+	base := comparetest.SynthItems(300, 3, 0.5)
+	head := comparetest.ShiftItems(base, 40)
+	for i, items := range [][]runfile.Item{base, head} {
+		r := servertest.Spec{ID: []string{"var-base", "var-head"}[i], Model: "acme/variants", Seed: uint64(i + 1), Records: len(items)}.Run()
+		r.Items = items
+		r.Variants = append(comparetest.Variant(items, "reworded", 4), comparetest.Variant(items, "terse", 6)...)
+		var b bytes.Buffer
+		if err := runfile.Encode(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, body := ts.upload(b.Bytes(), ""); code != 201 {
+			t.Fatalf("upload %d: %s", i, body)
+		}
+	}
+	code, body, _ := ts.do("GET", "/api/v1/compare?base=var-base&head=var-head", "", nil)
+	if code != 200 {
+		t.Fatalf("compare JSON: %d %s", code, body)
+	}
+	var c compare.Comparison
+	if err := json.Unmarshal(body, &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Variants == nil || !c.Variants.SpreadExceedsGap || c.Variants.Base == nil || len(c.Variants.Head.Variants) != 3 {
+		t.Fatalf("compare JSON variants %+v: want both spreads, exceeding the gap", c.Variants)
+	}
+	_, page := ts.get("/compare?base=var-base&head=var-head")
+	page = html.UnescapeString(page)
+	for _, want := range []string{`id="variant-spread"`, report.VariantWarning(&c), `id="variants"`, "reworded", "terse", "range (max − min)"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("compare page lacks %q", want)
+		}
+	}
+	// The stored run keeps its variant records; its score is the published one.
+	code, body, _ = ts.do("GET", "/api/v1/runs/var-head/records", "", nil)
+	if code != 200 {
+		t.Fatalf("records: %d", code)
+	}
+	r, err := runfile.Read(bytes.NewReader(body), "records")
+	if err != nil || len(r.Variants) != 2*len(head) || len(r.Items) != len(head) {
+		t.Errorf("stored run: %v, %d items and %d variant records, want %d and %d", err, len(r.Items), len(r.Variants), len(head), 2*len(head))
+	}
+}

@@ -66,20 +66,22 @@ func (s *Server) render(c echo.Context, code int, name string, data any) error {
 }
 
 var funcs = template.FuncMap{
-	"score":         fmtScore,
-	"delta":         report.FormatDelta,
-	"interval":      fmtInterval,
-	"ci":            report.FormatCI,
-	"date":          func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") },
-	"short":         shortRev,
-	"runURL":        runPath,
-	"modelURL":      client.ModelPath,
-	"compareURL":    comparePath,
-	"metricName":    metricName,
-	"pvalue":        report.FormatP,
-	"verdictClass":  func(v compare.Verdict) string { return strings.ReplaceAll(string(v), " ", "-") },
-	"marginVerdict": report.MarginVerdict,
-	"marginWarning": report.MarginDisagreement,
+	"score":          fmtScore,
+	"delta":          report.FormatDelta,
+	"interval":       fmtInterval,
+	"ci":             report.FormatCI,
+	"date":           func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") },
+	"short":          shortRev,
+	"runURL":         runPath,
+	"modelURL":       client.ModelPath,
+	"compareURL":     comparePath,
+	"metricName":     metricName,
+	"pvalue":         report.FormatP,
+	"verdictClass":   func(v compare.Verdict) string { return strings.ReplaceAll(string(v), " ", "-") },
+	"marginVerdict":  report.MarginVerdict,
+	"marginWarning":  report.MarginDisagreement,
+	"variantWarning": report.VariantWarning,
+	"variantSides":   variantSides,
 }
 
 // fmtScore is report's score with the unit pages show: "34.5%".
