@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -21,15 +22,17 @@ type Summary struct {
 	AccNorm  float64 `json:"acc_norm"` // percent, by log-probability per byte
 	// Margin is the mean byte-normalised margin (runfile.NormMargin) in
 	// nats per byte, overall and by type; absent without per-byte scores.
-	Margin       *float64                       `json:"margin,omitempty"`
-	MarginByType map[string]float64             `json:"margin_by_type,omitempty"`
-	ByType       map[string]*runfile.ProbeGroup `json:"by_type"`
-	ByLevel      map[string]*runfile.ProbeGroup `json:"by_level"` // key "type/level"
-	Run          string                         `json:"run"`
-	Model        runfile.Model                  `json:"model"`
-	Dataset      runfile.Dataset                `json:"dataset"`
-	Settings     runfile.Settings               `json:"settings"`
-	Seconds      float64                        `json:"seconds"`
+	Margin       *float64           `json:"margin,omitempty"`
+	MarginByType map[string]float64 `json:"margin_by_type,omitempty"`
+	// Variants is the spread across prompt variants (--variants).
+	Variants *compare.Spread                `json:"variants,omitempty"`
+	ByType   map[string]*runfile.ProbeGroup `json:"by_type"`
+	ByLevel  map[string]*runfile.ProbeGroup `json:"by_level"` // key "type/level"
+	Run      string                         `json:"run"`
+	Model    runfile.Model                  `json:"model"`
+	Dataset  runfile.Dataset                `json:"dataset"`
+	Settings runfile.Settings               `json:"settings"`
+	Seconds  float64                        `json:"seconds"`
 }
 
 // Summarize recomputes the scores from the records.
@@ -120,6 +123,17 @@ func (s Summary) WriteText(w io.Writer) error {
 				p("  %-14s %8.1f%% %7.1f%% %9s %7d %5d\n", lk, lg.Accuracy, lg.Chance, "", lg.Items, lg.Ties)
 			}
 		}
+	}
+	if v := s.Variants; v != nil {
+		p("prompt variants, on the %d items each scored (the headline is the published template's):\n", v.Items)
+		for i, x := range v.Variants {
+			p("  %-10s %6.1f%%", x.Variant, x.Accuracy)
+			if i > 0 {
+				p("  %+.1f points [%+.1f, %+.1f] vs published", x.Delta, x.CI[0], x.CI[1])
+			}
+			p("\n")
+		}
+		p("  spread: range (max - min) %.1f points, standard deviation %.1f\n", v.Range, v.SD)
 	}
 	if len(s.Dataset.Constant) > 0 {
 		p("constant: the best accuracy of always giving the same answer (text or position); ! marks a type this model does not beat\n")

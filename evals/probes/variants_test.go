@@ -138,6 +138,13 @@ func TestRunWithVariantsKeepsThePublishedScore(t *testing.T) {
 	if len(b.Variants) != 2*len(set.Items) || b.Variants[0].ID != set.Items[0].ID+"@"+VariantReworded || b.Variants[0].Variant != VariantReworded {
 		t.Fatalf("%d variant records, first %+v", len(b.Variants), b.Variants[0])
 	}
+	if v := res.Summary.Variants; v == nil || len(v.Variants) != 3 || v.Items != len(set.Items) || v.Variants[0].Accuracy != res.Summary.Accuracy {
+		t.Errorf("summary variants %+v, want the published and two variants over %d items", v, len(set.Items))
+	}
+	var text strings.Builder
+	if err := res.Summary.WriteText(&text); err != nil || !strings.Contains(text.String(), "prompt variants") || !strings.Contains(text.String(), "range (max - min)") {
+		t.Errorf("summary text lacks the variants (%v):\n%s", err, text.String())
+	}
 	if res.Summary.Accuracy != runfile.SummarizeProbes(a.Items).Accuracy || res.Summary.Items != len(set.Items) {
 		t.Errorf("headline %v over %d items, want the published %v over %d", res.Summary.Accuracy, res.Summary.Items, runfile.SummarizeProbes(a.Items).Accuracy, len(set.Items))
 	}
