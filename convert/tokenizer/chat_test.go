@@ -28,7 +28,7 @@ func TestBOSAgainstConfigWarns(t *testing.T) {
 		{"config asks, tokenizer does not", nil, true, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tj := spmTokenizer(legacySPM, nil, []string{"▁ a"})
+			tj := spmTokenizer(legacySPM, nil, []string{"▁ a", "a b", "ab c"})
 			tj["post_processor"] = tc.post
 			res, err := Convert(files(t, tj, map[string]any{"bos_token": "<s>", "eos_token": "</s>", "add_bos_token": tc.addBOS}), Options{})
 			if err != nil {
@@ -66,7 +66,7 @@ func TestChatTemplateCarried(t *testing.T) {
 			if tc.config != nil {
 				config["chat_template"] = tc.config
 			}
-			fsys := files(t, spmTokenizer(legacySPM, nil, []string{"▁ a"}), config)
+			fsys := files(t, spmTokenizer(legacySPM, nil, []string{"▁ a", "a b", "ab c"}), config)
 			if tc.jinja != "" {
 				fsys["chat_template.jinja"] = &fstest.MapFile{Data: []byte(tc.jinja)}
 			}
@@ -79,7 +79,7 @@ func TestChatTemplateCarried(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Convert(files(t, spmTokenizer(legacySPM, nil, []string{"▁ a"}), map[string]any{"chat_template": 7}), Options{}); err == nil || !strings.Contains(err.Error(), "chat_template") {
+	if _, err := Convert(files(t, spmTokenizer(legacySPM, nil, []string{"▁ a", "a b", "ab c"}), map[string]any{"chat_template": 7}), Options{}); err == nil || !strings.Contains(err.Error(), "chat_template") {
 		t.Errorf("a chat_template of 7: %v", err)
 	}
 }
