@@ -22,25 +22,7 @@ func TestCompareShowsMargin(t *testing.T) {
 	t.Parallel()
 	ts := startServer(t, server.Config{CompareResamples: 500})
 	bi, hi := comparetest.Disagreeing(140)
-	for i, items := range [][]runfile.Item{bi, hi} {
-		r := servertest.Spec{ID: []string{"margin-base", "margin-head"}[i], Model: "acme/margin", Seed: uint64(i + 1), Records: len(items)}.Run()
-		r.Items = items
-		var b bytes.Buffer
-		if err := runfile.Encode(&b, r); err != nil {
-			t.Fatal(err)
-		}
-		if code, _, body := ts.upload(b.Bytes(), ""); code != 201 {
-			t.Fatalf("upload %d: %s", i, body)
-		}
-	}
-	code, body, _ := ts.do("GET", "/api/v1/compare?base=margin-base&head=margin-head", "", nil)
-	if code != 200 {
-		t.Fatalf("compare JSON: %d %s", code, body)
-	}
-	var c compare.Comparison
-	if err := json.Unmarshal(body, &c); err != nil {
-		t.Fatal(err)
-	}
+	c := uploadAndCompare(t, ts, "margin", bi, hi, nil)
 	if c.Margin == nil || !c.Margin.Disagrees || c.ByGroup["add"].Margin == nil {
 		t.Fatalf("compare JSON margin %+v, want a disagreeing margin overall and by type", c.Margin)
 	}
@@ -84,26 +66,9 @@ func TestCompareShowsVariantSpread(t *testing.T) {
 	ts := startServer(t, server.Config{CompareResamples: 500})
 	base := comparetest.SynthItems(300, 3, 0.5)
 	head := comparetest.ShiftItems(base, 40)
-	for i, items := range [][]runfile.Item{base, head} {
-		r := servertest.Spec{ID: []string{"var-base", "var-head"}[i], Model: "acme/variants", Seed: uint64(i + 1), Records: len(items)}.Run()
-		r.Items = items
-		r.Variants = append(comparetest.Variant(items, "reworded", 4), comparetest.Variant(items, "terse", 6)...)
-		var b bytes.Buffer
-		if err := runfile.Encode(&b, r); err != nil {
-			t.Fatal(err)
-		}
-		if code, _, body := ts.upload(b.Bytes(), ""); code != 201 {
-			t.Fatalf("upload %d: %s", i, body)
-		}
-	}
-	code, body, _ := ts.do("GET", "/api/v1/compare?base=var-base&head=var-head", "", nil)
-	if code != 200 {
-		t.Fatalf("compare JSON: %d %s", code, body)
-	}
-	var c compare.Comparison
-	if err := json.Unmarshal(body, &c); err != nil {
-		t.Fatal(err)
-	}
+	c := uploadAndCompare(t, ts, "var", base, head, func(items []runfile.Item) []runfile.Item {
+		return append(comparetest.Variant(items, "reworded", 4), comparetest.Variant(items, "terse", 6)...)
+	})
 	if c.Variants == nil || !c.Variants.SpreadExceedsGap || c.Variants.Base == nil || len(c.Variants.Head.Variants) != 3 {
 		t.Fatalf("compare JSON variants %+v: want both spreads, exceeding the gap", c.Variants)
 	}
@@ -115,7 +80,7 @@ func TestCompareShowsVariantSpread(t *testing.T) {
 		}
 	}
 	// The stored run keeps its variant records; its score is the published one.
-	code, body, _ = ts.do("GET", "/api/v1/runs/var-head/records", "", nil)
+	code, body, _ := ts.do("GET", "/api/v1/runs/var-head/records", "", nil)
 	if code != 200 {
 		t.Fatalf("records: %d", code)
 	}
@@ -123,4 +88,34 @@ func TestCompareShowsVariantSpread(t *testing.T) {
 	if err != nil || len(r.Variants) != 2*len(head) || len(r.Items) != len(head) {
 		t.Errorf("stored run: %v, %d items and %d variant records, want %d and %d", err, len(r.Items), len(r.Variants), len(head), 2*len(head))
 	}
+}
+
+// uploadAndCompare stores runs NAME-base and NAME-head of the given items
+// (with the variant records variants makes, when not nil) and returns the
+// server's comparison of them.
+func uploadAndCompare(t *testing.T, ts *testServer, name string, base, head []runfile.Item, variants func([]runfile.Item) []runfile.Item) compare.Comparison {
+	t.Helper()
+	for i, items := range [][]runfile.Item{base, head} {
+		r := servertest.Spec{ID: name + []string{"-base", "-head"}[i], Model: "acme/" + name, Seed: uint64(i + 1), Records: len(items)}.Run()
+		r.Items = items
+		if variants != nil {
+			r.Variants = variants(items)
+		}
+		var b bytes.Buffer
+		if err := runfile.Encode(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, body := ts.upload(b.Bytes(), ""); code != 201 {
+			t.Fatalf("upload %d: %s", i, body)
+		}
+	}
+	code, body, _ := ts.do("GET", "/api/v1/compare?base="+name+"-base&head="+name+"-head", "", nil)
+	if code != 200 {
+		t.Fatalf("compare JSON: %d %s", code, body)
+	}
+	var c compare.Comparison
+	if err := json.Unmarshal(body, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
