@@ -52,6 +52,10 @@ type Conversion struct {
 	Tool   string `json:"tool"`             // converter and version
 	Dtype  string `json:"dtype"`            // requested output type
 	Source string `json:"source,omitempty"` // hub repo or directory
+	// Warning says what the conversion found wrong with the checkpoint
+	// (a tokenizer that adds BOS where its config says not to); "; "
+	// between several.
+	Warning string `json:"warning,omitempty"`
 }
 
 // Dataset identifies the documents or items.

@@ -48,7 +48,7 @@ func modelConvert(e *env, o modelConvertOptions) error {
 	for _, line := range res.Tokenizer.Report {
 		fmt.Fprintf(e.Stdout, "  %s\n", line)
 	}
-	for _, w := range res.Tokenizer.Warnings {
+	if w := res.Conversion.Warning; w != "" {
 		fmt.Fprintf(e.Stderr, "warning: %s\n", w)
 	}
 	return nil

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/convert"
+	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
 	"github.com/udgamlabs/udgam-ci/report"
 	"github.com/udgamlabs/udgam-ci/runfile"
@@ -122,5 +124,46 @@ func TestScoreProbesRefusesSecondBOS(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("a run file was written before the refusal")
+	}
+}
+
+// A checkpoint whose tokenizer adds BOS where tokenizer_config.json says
+// add_bos_token false is converted with a warning on stderr, and the
+// warning travels in the GGUF's conversion record (issue 28).
+func TestModelConvertWarnsOfBOSAgainstConfig(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := converttest.Small.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "tokenizer.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tj map[string]any
+	if err := json.Unmarshal(b, &tj); err != nil {
+		t.Fatal(err)
+	}
+	eot := converttest.Vocab - 1
+	tj["post_processor"] = map[string]any{"type": "TemplateProcessing",
+		"single":         []any{map[string]any{"SpecialToken": map[string]any{"id": "<|endoftext|>", "type_id": 0}}, map[string]any{"Sequence": map[string]any{"id": "A", "type_id": 0}}},
+		"special_tokens": map[string]any{"<|endoftext|>": map[string]any{"id": "<|endoftext|>", "ids": []int{eot}, "tokens": []string{"<|endoftext|>"}}}}
+	if b, err = json.Marshal(tj); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "m.gguf")
+	e, _, stderr := freshTestEnv()
+	if code := run(e, []string{"model", "convert", dir, "--out", out}); code != 0 {
+		t.Fatalf("model convert: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr.String(), "warning: the tokenizer adds BOS") || !strings.Contains(stderr.String(), "add_bos_token false") {
+		t.Errorf("stderr %q: no warning", stderr)
+	}
+	rec, err := convert.ReadConversion(out)
+	if err != nil || rec == nil || !strings.Contains(rec.Warning, "add_bos_token false") {
+		t.Errorf("conversion record %+v, %v: no warning", rec, err)
 	}
 }
