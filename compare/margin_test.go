@@ -136,3 +136,39 @@ func TestMarginDisagreesWithAccuracy(t *testing.T) {
 		t.Errorf("accuracy delta %v, margin %+v: both up, want no flag", c.Delta, c.Margin)
 	}
 }
+
+// When neither run changes, the disagreement flag is a false alarm: it
+// fires rarely, because it needs one of the two moves to be significant.
+// Flagging every pair of opposite signs instead would fire on about a
+// third of these comparisons.
+func TestMarginDisagreementFalseAlarms(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("simulation")
+	}
+	const trials, n = 300, 150
+	flagged, opposite := 0, 0
+	for trial := range uint64(trials) {
+		g := rand.New(rand.NewPCG(trial, 91))
+		var base, head []runfile.Item
+		for i := range n {
+			z := 0.3 + g.NormFloat64()
+			base = append(base, marginItem(i, z+0.3*g.NormFloat64()))
+			head = append(head, marginItem(i, z+0.3*g.NormFloat64()))
+		}
+		c, err := Runs(comparetest.ProbeRun("a", "m", base), comparetest.ProbeRun("b", "m", head), Options{Seed: trial, Resamples: 1000, Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Margin.Disagrees {
+			flagged++
+		}
+		if c.Delta*c.Margin.Delta < 0 {
+			opposite++
+		}
+	}
+	t.Logf("flagged %d, opposite signs %d of %d", flagged, opposite, trials)
+	if rate := float64(flagged) / trials; rate > 0.08 {
+		t.Errorf("the disagreement flag fired on %.1f%% of %d comparisons without any change, want at most 8%%", 100*rate, trials)
+	}
+}

@@ -92,3 +92,34 @@ func TestSpreadExceedsGap(t *testing.T) {
 		})
 	}
 }
+
+// A variant's paired interval against the published template covers the
+// true difference about 95% of the time over correlated items.
+func TestVariantIntervalCoverage(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("simulation")
+	}
+	const trials = 300
+	covered := 0
+	for trial := range uint64(trials) {
+		pub, alt := comparetest.PairedItems(300, 500+trial, 0.5, 0.56)
+		r := comparetest.ProbeRun("a", "m", pub)
+		for _, it := range alt {
+			it.ID, it.Variant = runfile.VariantID(it.ID, "reworded"), "reworded"
+			r.Variants = append(r.Variants, it)
+		}
+		s, err := RunSpread(r, Options{Seed: trial, Resamples: 1000, Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ci := s.Variants[1].CI; ci[0] <= 6 && 6 <= ci[1] {
+			covered++
+		}
+	}
+	rate := float64(covered) / trials
+	t.Logf("variant interval coverage %.3f over %d trials", rate, trials)
+	if rate < 0.92 || rate > 0.98 {
+		t.Errorf("95%% variant interval covered the true 6 points in %.1f%% of %d trials, want 92-98%%", 100*rate, trials)
+	}
+}
