@@ -376,11 +376,14 @@ func (c *Comparison) diffSettings(bh, hh runfile.Header, allow bool) error {
 		}
 	}
 	if !c.SameModel {
-		what := "accuracy compares across tokenizers"
-		if c.Test == runfile.TestFresh {
-			what = "bits per byte compares across tokenizers"
+		note := fmt.Sprintf("Different models (%s vs %s), the same tokenizer", c.BaseRun.Model, c.HeadRun.Model)
+		if bh.Settings.TokenizerSHA256 != hh.Settings.TokenizerSHA256 {
+			what := "accuracy compares across tokenizers"
+			if c.Test == runfile.TestFresh {
+				what = "bits per byte compares across tokenizers"
+			}
+			note = fmt.Sprintf("Different models (%s vs %s): %s", c.BaseRun.Model, c.HeadRun.Model, what)
 		}
-		note := fmt.Sprintf("Different models (%s vs %s): %s", c.BaseRun.Model, c.HeadRun.Model, what)
 		if expected {
 			note += "; their tokenizer settings differ by design"
 		}

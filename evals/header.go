@@ -1,6 +1,7 @@
 package evals
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -55,13 +56,7 @@ func NewHeader(test string, info runner.Info, opt HeaderOptions) (runfile.Header
 	if mode == "" {
 		mode = BOSAuto
 	}
-	name := opt.ModelName
-	if name == "" {
-		name = info.Name
-	}
-	if name == "" && info.Path != "" {
-		name = filepath.Base(info.Path)
-	}
+	name := cmp.Or(opt.ModelName, info.RunName())
 	file := ""
 	if info.Path != "" {
 		file = filepath.Base(info.Path)

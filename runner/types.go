@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"path/filepath"
 
 	"github.com/udgamlabs/udgam-ci/runner/tokspec"
 )
@@ -78,6 +79,15 @@ type Info struct {
 	// UserTokens are the texts of user-defined tokens, which llama.cpp
 	// matches in any text it is given, special tokens parsed or not.
 	UserTokens []string `json:"-"`
+}
+
+// RunName is the model name a run records when none is given: the GGUF's
+// general.name, else its file's name (udgam-ci's converter writes none).
+func (i Info) RunName() string {
+	if i.Name == "" && i.Path != "" {
+		return filepath.Base(i.Path)
+	}
+	return i.Name
 }
 
 // TrainedLength is the longest sequence the model has positions for: its

@@ -180,6 +180,15 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 	})
 }
 
+// refuseOverwrite refuses to write over an existing file unless force: the
+// one rule of every command that writes a named output.
+func refuseOverwrite(path string, force bool) error {
+	if _, err := os.Stat(path); err == nil && !force {
+		return fmt.Errorf("%s exists (use --force to overwrite it)", path)
+	}
+	return nil
+}
+
 // arguments counts positional arguments for a message: "1 argument".
 func arguments(n int) string {
 	if n == 1 {

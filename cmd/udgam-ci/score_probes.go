@@ -92,6 +92,7 @@ func scoreProbes(e *env, o scoreProbesOptions) error {
 	if c, ok := m.(interface{ Close() error }); ok {
 		defer c.Close()
 	}
+	o.noteNoRepo(e)
 	res, err := probes.Run(e.Ctx, m, probes.RunOptions{
 		Data: set, Out: o.Out, Resume: o.Resume, BOSMode: o.AddBOS, Batch: o.Batch,
 		SampleN: o.Sample, SampleSeed: o.Seed, Shard: shard, Limit: o.Limit, Contamination: found,

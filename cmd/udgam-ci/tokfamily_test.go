@@ -44,6 +44,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(asBinaryEnv) == "1" {
+		main() // runBinary: this process is udgam-ci
+		return
+	}
 	code := m.Run()
 	if familyDir != "" {
 		os.RemoveAll(familyDir)

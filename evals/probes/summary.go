@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -33,6 +34,8 @@ type Summary struct {
 	Dataset  runfile.Dataset                `json:"dataset"`
 	Settings runfile.Settings               `json:"settings"`
 	Seconds  float64                        `json:"seconds"`
+	// Notes say why the run scored other than asked (evals.SelectionNotes).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Summarize recomputes the scores from the records.
@@ -53,6 +56,7 @@ func Summarize(h runfile.Header, items []runfile.Item, seconds float64) Summary 
 		Dataset:  h.Dataset,
 		Settings: h.Settings,
 		Seconds:  seconds,
+		Notes:    evals.SelectionNotes(h, "items"),
 	}
 	s.Margin, s.MarginByType = margins(items)
 	return s
@@ -137,6 +141,9 @@ func (s Summary) WriteText(w io.Writer) error {
 	}
 	if len(s.Dataset.Constant) > 0 {
 		p("constant: the best accuracy of always giving the same answer (text or position); ! marks a type this model does not beat\n")
+	}
+	for _, n := range s.Notes {
+		p("note: %s\n", n)
 	}
 	p("run %s, %.1fs\n", s.Run, s.Seconds)
 	return err

@@ -379,6 +379,18 @@ func (m *Model) Detokenize(ids []int32) (string, error) {
 // Score evaluates the requests and returns the log-probabilities they ask
 // for. Requests are packed several to a decode; see runner.Planner.
 func (m *Model) Score(ctx context.Context, reqs []runner.Request) ([]runner.Result, error) {
+	return m.score(ctx, reqs, nil)
+}
+
+// ScoreEach implements runner.EachScorer: each request's results go to
+// done after the decode that completes them.
+func (m *Model) ScoreEach(ctx context.Context, reqs []runner.Request, done func(int, runner.Result) error) error {
+	_, err := m.score(ctx, reqs, done)
+	return err
+}
+
+// score is Score, handing each request to done (when not nil) once done.
+func (m *Model) score(ctx context.Context, reqs []runner.Request, done func(int, runner.Result) error) ([]runner.Result, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.ctx == nil {
@@ -419,6 +431,11 @@ func (m *Model) Score(ctx context.Context, reqs []runner.Request) ([]runner.Resu
 		}
 	}()
 
+	// Unshared requests complete only once Reshare has joined them.
+	var track *runner.Completion
+	if done != nil && !unshare {
+		track = runner.NewCompletion(planned, res, done)
+	}
 	p := runner.NewPlanner(planned, lim)
 	for {
 		st, ok := p.Next()
@@ -434,9 +451,22 @@ func (m *Model) Score(ctx context.Context, reqs []runner.Request) ([]runner.Resu
 			}
 			return nil, fmt.Errorf("score: %w", err)
 		}
+		if track != nil {
+			if err := track.Step(st); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if unshare {
 		res = runner.Reshare(reqs, res)
+	}
+	if done != nil {
+		if track == nil {
+			track = runner.NewCompletion(reqs, res, done)
+		}
+		if err := track.Finish(); err != nil {
+			return nil, err
+		}
 	}
 	return res, nil
 }
