@@ -17,6 +17,7 @@ type ScoreRequest struct {
 	Model         string // GGUF path
 	Out           string // run file to write
 	Data          string // --data or --items; "" for the default data
+	Variants      string // probes: --variants
 	AddBOS        string
 	Window        int
 	Stride        int

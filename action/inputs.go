@@ -40,6 +40,7 @@ type Inputs struct {
 	Tests                    []string // fresh, probes
 	FreshData                string
 	ProbeItems               string
+	ProbeVariants            string // prompt variants scored besides the published template: "", "all" or names
 	Dtype                    string
 	AddBOS                   string
 	Window                   int
@@ -86,6 +87,7 @@ var inputList = []input{
 	{"tests", "fresh,probes"},
 	{"fresh-data", ""},
 	{"probe-items", ""},
+	{"probe-variants", ""},
 	{"dtype", "f32"},
 	{"add-bos", "auto"},
 	{"window", "2048"},
@@ -215,6 +217,7 @@ func ReadInputs(a *githubactions.Action, isLocal func(path string) bool) (Inputs
 		Baseline:                 get("baseline"),
 		FreshData:                get("fresh-data"),
 		ProbeItems:               get("probe-items"),
+		ProbeVariants:            get("probe-variants"),
 		Dtype:                    oneOf("dtype", validDtypes),
 		AddBOS:                   oneOf("add-bos", validAddBOS),
 		Window:                   integer("window", 1),

@@ -121,6 +121,9 @@ type Result struct {
 	// TooFew marks a group with fewer than MinShared records: never judged.
 	TooFew bool   `json:"too_few,omitempty"`
 	Flips  *Flips `json:"flips,omitempty"` // probes only
+	// Margin compares the byte-normalised margin (probes whose records
+	// carry per-byte scores).
+	Margin *Margin `json:"margin,omitempty"`
 }
 
 // Flips counts how paired probe items changed between the runs.
@@ -206,6 +209,9 @@ type Comparison struct {
 	// comparison went ahead because it was asked to.
 	Mismatch bool     `json:"settings_mismatch"`
 	Notes    []string `json:"notes,omitempty"`
+	// Variants sets the runs' prompt-variant spreads beside the gap
+	// between them (probes runs that scored variants).
+	Variants *VariantComparison `json:"variants,omitempty"`
 }
 
 // MismatchError is returned when judged settings differ and the options do
@@ -304,6 +310,9 @@ func RunsContext(ctx context.Context, base, head *runfile.Run, opts Options) (*C
 		}
 	}
 	c.Movers = movers(c.Test, p.recs, opts.Movers)
+	if c.Variants, err = compareVariants(ctx, base, head, opts, c.Delta); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -429,8 +438,7 @@ func (j judge) result(key string, recs []record) (Result, error) {
 		TooFew: len(recs) < j.opts.MinShared,
 	}
 	r.MDE = mde(r.SE, j.opts.Confidence)
-	excludesZero := r.CI[0] > 0 || r.CI[1] < 0
-	r.Significant = !r.TooFew && excludesZero && math.Abs(r.Delta) >= j.minEffect
+	r.Significant = !r.TooFew && excludesZero(r.CI) && math.Abs(r.Delta) >= j.minEffect
 	r.Verdict = NoChange
 	if r.Significant {
 		better := r.Delta > 0 // accuracy: higher is better
@@ -444,6 +452,9 @@ func (j judge) result(key string, recs []record) (Result, error) {
 	}
 	if j.metric == MetricAccuracy {
 		r.Flips = flips(recs)
+		if r.Margin, err = j.margin(key, recs, &r); err != nil {
+			return Result{}, err
+		}
 	}
 	return r, nil
 }

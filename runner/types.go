@@ -58,6 +58,12 @@ type Info struct {
 	TokenizerModel  string `json:"tokenizer_model"`
 	TokenizerPre    string `json:"tokenizer_pre,omitempty"` // tokenizer.ggml.pre
 	TokenizerSHA256 string `json:"tokenizer_sha256"`        // covers TokenizerSpec too
+	// ChatTemplateSHA256 hashes tokenizer.chat_template, "" when the GGUF
+	// has none. Recorded in run headers; never applied.
+	ChatTemplateSHA256 string `json:"chat_template_sha256,omitempty"`
+	// BOSText is the BOS token's text (e.g. "<s>"), "" without BOS: text
+	// that starts with it would put a second BOS after the one scoring adds.
+	BOSText string `json:"-"`
 	// AddSpacePrefix says llama.cpp puts a space (SentencePiece's dummy
 	// prefix) before the text it tokenizes, so the first token's piece
 	// starts with a space that is not in the text.

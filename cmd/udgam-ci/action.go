@@ -76,7 +76,7 @@ func (s cliScorer) Score(ctx context.Context, req action.ScoreRequest) (*runfile
 	case runfile.TestProbes:
 		o := scoreProbesOptions{Open: openProbesLlama}
 		o.register(defaults)
-		o.Items = req.Data
+		o.Items, o.Variants = req.Data, req.Variants
 		common = &scoreCommon{&o.Model, &o.Out, &o.AddBOS, &o.runFlags}
 		run = func() error {
 			if err := o.validate(&se, nil); err != nil {

@@ -53,5 +53,8 @@ func modelConvert(e *env, o modelConvertOptions) error {
 	for _, line := range res.Tokenizer.Report {
 		fmt.Fprintf(e.Stdout, "  %s\n", line)
 	}
+	if w := res.Conversion.Warning; w != "" {
+		fmt.Fprintf(e.Stderr, "warning: %s\n", w)
+	}
 	return nil
 }
