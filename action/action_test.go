@@ -18,6 +18,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/action/actiontest"
 	"github.com/udgamlabs/udgam-ci/convert"
 	"github.com/udgamlabs/udgam-ci/convert/converttest"
+	"github.com/udgamlabs/udgam-ci/evals/audit"
 	"github.com/udgamlabs/udgam-ci/evals/contamination"
 	"github.com/udgamlabs/udgam-ci/fetch"
 	"github.com/udgamlabs/udgam-ci/hub"
@@ -118,6 +119,8 @@ type world struct {
 	newServer func(url, token string) action.Server
 	// scan is the contamination scan the training-data input runs.
 	scan func(ctx context.Context, req action.ScanRequest) (*contamination.Report, error)
+	// audit is the artifact audit the artifact input runs.
+	audit func(ctx context.Context, req action.AuditRequest) (*audit.Report, error)
 }
 
 func newWorld(t *testing.T) *world {
@@ -184,6 +187,7 @@ func (w *world) run(event string, payload string, inputs map[string]string) outc
 		Scorer: w.scorer,
 		Server: w.newServer,
 		Scan:   w.scan,
+		Audit:  w.audit,
 	}
 	res, err := action.Run(context.Background(), deps)
 	out, _ := os.ReadFile(files["output"])

@@ -137,14 +137,15 @@ func TestVerdictOutsideAJob(t *testing.T) {
 	for _, tc := range []struct {
 		failOn string
 		cs     []*compare.Comparison
+		fails  bool
 		want   string
 	}{
-		{FailOnRegression, []*compare.Comparison{ok}, "This job passes (fail-on: regression)."},
-		{FailOnRegression, []*compare.Comparison{ok, reg}, "This job fails because of: probes regressed (fail-on: regression)."},
-		{FailOnNever, []*compare.Comparison{reg}, "This job passes (fail-on: never), with warnings: probes regressed."},
+		{FailOnRegression, []*compare.Comparison{ok}, false, "This job passes (fail-on: regression)."},
+		{FailOnRegression, []*compare.Comparison{ok, reg}, true, "This job fails because of: probes regressed (fail-on: regression)."},
+		{FailOnNever, []*compare.Comparison{reg}, false, "This job passes (fail-on: never), with warnings: probes regressed."},
 	} {
-		if got := Verdict(tc.failOn, "m", tc.cs); !strings.HasPrefix(got, tc.want) {
-			t.Errorf("fail-on %s: %q, want %q", tc.failOn, got, tc.want)
+		if fails, got := Gate(tc.failOn, "m", tc.cs); fails != tc.fails || !strings.HasPrefix(got, tc.want) {
+			t.Errorf("fail-on %s: %v, %q; want %v, %q", tc.failOn, fails, got, tc.fails, tc.want)
 		}
 	}
 }

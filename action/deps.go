@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/udgamlabs/udgam-ci/evals/audit"
 	"github.com/udgamlabs/udgam-ci/evals/contamination"
 	"github.com/udgamlabs/udgam-ci/fetch"
 	"github.com/udgamlabs/udgam-ci/runfile"
@@ -16,6 +17,7 @@ type ScoreRequest struct {
 	Model         string // GGUF path
 	Out           string // run file to write
 	Data          string // --data or --items; "" for the default data
+	Variants      string // probes: --variants
 	AddBOS        string
 	Window        int
 	Stride        int
@@ -91,4 +93,7 @@ type Deps struct {
 	// Server connects to a report server; nil disables uploads and the
 	// server baseline.
 	Server func(url, token string) Server
+	// Audit audits an artifact against the scored model (the artifact
+	// input); nil refuses that input.
+	Audit func(ctx context.Context, req AuditRequest) (*audit.Report, error)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/sethvargo/go-githubactions"
 	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/evals"
+	"github.com/udgamlabs/udgam-ci/evals/audit"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -40,6 +41,7 @@ type Inputs struct {
 	Tests                    []string // fresh, probes
 	FreshData                string
 	ProbeItems               string
+	ProbeVariants            string // prompt variants scored besides the published template: "", "all" or names
 	Dtype                    string
 	AddBOS                   string
 	Window                   int
@@ -64,6 +66,10 @@ type Inputs struct {
 	// TrainingData is scanned for the test items before scoring: paths,
 	// folders, globs or hf:// datasets at a pinned commit.
 	TrainingData []string
+	// Artifact is audited against the scored model (evals/audit): a .gguf
+	// path, an hf:// GGUF at a commit, or a quantization type.
+	Artifact       string
+	MaxDegradation audit.Limits
 }
 
 // input describes one action.yml input: the reader and action.yml must agree
@@ -86,6 +92,7 @@ var inputList = []input{
 	{"tests", "fresh,probes"},
 	{"fresh-data", ""},
 	{"probe-items", ""},
+	{"probe-variants", ""},
 	{"dtype", "f32"},
 	{"add-bos", "auto"},
 	{"window", "2048"},
@@ -106,6 +113,8 @@ var inputList = []input{
 	{"training-data", ""},
 	{"until", UntilAll},
 	{"budget", ""},
+	{"artifact", ""},
+	{"max-degradation", audit.DefaultLimits.String()},
 }
 
 // InputNames lists the inputs `udgam-ci action` reads, in action.yml order.
@@ -215,6 +224,7 @@ func ReadInputs(a *githubactions.Action, isLocal func(path string) bool) (Inputs
 		Baseline:                 get("baseline"),
 		FreshData:                get("fresh-data"),
 		ProbeItems:               get("probe-items"),
+		ProbeVariants:            get("probe-variants"),
 		Dtype:                    oneOf("dtype", validDtypes),
 		AddBOS:                   oneOf("add-bos", validAddBOS),
 		Window:                   integer("window", 1),
@@ -246,6 +256,14 @@ func ReadInputs(a *githubactions.Action, isLocal func(path string) bool) (Inputs
 		bad("input tests: %v", err)
 	}
 	in.Tests = tests
+	if in.Artifact = strings.TrimSpace(get("artifact")); in.Artifact != "" {
+		if _, err := audit.ParseArtifact(in.Artifact); err != nil {
+			bad("input artifact: %v", err)
+		}
+	}
+	if in.MaxDegradation, err = audit.ParseLimits(get("max-degradation")); err != nil {
+		bad("input max-degradation: %v", err)
+	}
 	for _, t := range strings.FieldsFunc(get("training-data"), func(r rune) bool { return r == ',' || r == '\n' }) {
 		if t = strings.TrimSpace(t); t != "" {
 			in.TrainingData = append(in.TrainingData, t)

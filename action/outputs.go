@@ -89,7 +89,7 @@ type finding struct {
 
 // findings lists what the gate reports, in the order it reports them.
 func (r *actionRun) findings(res Result) []finding {
-	var out []finding
+	out := r.auditFinding()
 	if r.found() {
 		out = append(out, finding{title: "udgam-ci: test items in the training data",
 			msg:   "contamination: " + r.scanReport.Line() + " (see " + r.scanPath + ")",
@@ -182,10 +182,11 @@ func scoresMarkdown(model string, heads []*runfile.Run, links []report.Link, not
 	return b.String()
 }
 
-// Verdict is the comment's verdict line for comparisons made outside a
-// job (the demo's example comment): what the Action would conclude under
-// failOn from the comparisons alone, with no scan and no server.
-func Verdict(failOn, model string, cs []*compare.Comparison) string {
+// Gate is what the Action concludes under failOn from comparisons made
+// outside a job, with no scan and no server: whether the job fails, and
+// the comment's verdict line. `udgam-ci compare --fail-on` exits by it and
+// the demo's comment shows its line.
+func Gate(failOn, model string, cs []*compare.Comparison) (fails bool, line string) {
 	r := &actionRun{in: Inputs{FailOn: failOn, ModelName: model}}
 	res := Result{Comparisons: cs}
 	for _, c := range cs {
@@ -194,6 +195,5 @@ func Verdict(failOn, model string, cs []*compare.Comparison) string {
 			res.Regressions = append(res.Regressions, c)
 		}
 	}
-	_, line := jobVerdict(failOn, r.findings(res))
-	return line
+	return jobVerdict(failOn, r.findings(res))
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/sethvargo/go-githubactions"
 	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/convert"
+	"github.com/udgamlabs/udgam-ci/evals/audit"
 	"github.com/udgamlabs/udgam-ci/evals/contamination"
 	"github.com/udgamlabs/udgam-ci/fetch"
 	"github.com/udgamlabs/udgam-ci/internal/release"
@@ -49,6 +50,9 @@ type actionRun struct {
 	scanPath   string
 	bases      map[string]*runfile.Run // by test, for the comparisons made
 	early      map[string]*runfile.Run // by test, fetched before scoring (until: decided)
+
+	headPath    string        // the scored GGUF
+	auditReport *audit.Report // the artifact audit; nil without one
 }
 
 // Run is `udgam-ci action`: it reads inputs and the event, scores, compares,
@@ -121,6 +125,9 @@ func (r *actionRun) run(ctx context.Context) (Result, error) {
 	if err := r.scoreHeads(ctx, &res); err != nil {
 		return res, err
 	}
+	if err := r.audit(ctx); err != nil {
+		return res, err
+	}
 	if compares {
 		if err := r.compare(ctx, &res); err != nil {
 			return res, err
@@ -153,6 +160,7 @@ func (r *actionRun) scoreHeads(ctx context.Context, res *Result) error {
 	if err != nil {
 		return err
 	}
+	r.headPath = head.Path
 	if in.FreshData == "" && slices.Contains(in.Tests, runfile.TestFresh) {
 		r.a.WithFieldsMap(map[string]string{"title": "udgam-ci: smoke sample"}).Noticef(
 			"fresh-data is empty, so Fresh Text scores the embedded smoke sample, not the benchmark; set fresh-data to the published set at a pinned commit")
@@ -230,7 +238,7 @@ func (r *actionRun) publish(ctx context.Context, res *Result, links []report.Lin
 		if r.scanReport != nil {
 			notes = append(slices.Clone(notes), "Contamination: "+r.scanReport.Line())
 		}
-		md := scoresMarkdown(r.in.ModelName, res.Heads, links, notes)
+		md := scoresMarkdown(r.in.ModelName, res.Heads, links, notes) + r.auditSection()
 		r.summary(md)
 		res.Check = r.check(ctx, *res, md)
 		return nil
@@ -246,6 +254,7 @@ func (r *actionRun) publish(ctx context.Context, res *Result, links []report.Lin
 	if err := report.RenderSummary(&body, c); err != nil {
 		return err
 	}
+	body.WriteString(r.auditSection())
 	r.summary(body.String())
 	res.Check = r.check(ctx, *res, body.String())
 	if r.ev.PR != 0 && r.in.Comment {
@@ -328,7 +337,7 @@ func (r *actionRun) score(ctx context.Context, test string, m fetch.Model, out s
 		data = in.ProbeItems
 	}
 	run, err := r.d.Scorer.Score(ctx, ScoreRequest{
-		Test: test, Model: m.Path, Out: out, Data: data, AddBOS: in.AddBOS,
+		Test: test, Model: m.Path, Out: out, Data: data, AddBOS: in.AddBOS, Variants: in.ProbeVariants,
 		Window: in.Window, Stride: in.Stride, Threads: in.Threads, GPU: in.GPU,
 		ModelName: m.Model.Name, ModelRevision: m.Model.Revision,
 		Git: git, Contamination: r.scanPath, Sequential: seq,
@@ -478,6 +487,7 @@ func (r *actionRun) comment(ctx context.Context, c report.Comment) *CommentResul
 		r.warn("no PR comment", "render comment: %v", err)
 		return nil
 	}
+	body.WriteString(r.auditSection())
 	gh, err := NewGitHubClient(r.ev.APIURL, r.in.GitHubToken, r.d.GitHub)
 	if err != nil {
 		r.warn("no PR comment", "%v", err)

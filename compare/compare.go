@@ -121,6 +121,9 @@ type Result struct {
 	// TooFew marks a group with fewer than MinShared records: never judged.
 	TooFew bool   `json:"too_few,omitempty"`
 	Flips  *Flips `json:"flips,omitempty"` // probes only
+	// Margin compares the byte-normalised margin (probes whose records
+	// carry per-byte scores).
+	Margin *Margin `json:"margin,omitempty"`
 }
 
 // Flips counts how paired probe items changed between the runs.
@@ -209,6 +212,9 @@ type Comparison struct {
 	// Sequential is set when the head run was scored sequentially (--until
 	// decided): then Result.CI is its anytime-valid interval.
 	Sequential *Sequential `json:"sequential,omitempty"`
+	// Variants sets the runs' prompt-variant spreads beside the gap
+	// between them (probes runs that scored variants).
+	Variants *VariantComparison `json:"variants,omitempty"`
 }
 
 // MismatchError is returned when judged settings differ and the options do
@@ -322,6 +328,9 @@ func RunsContext(ctx context.Context, base, head *runfile.Run, opts Options) (*C
 		}
 	}
 	c.Movers = movers(c.Test, p.recs, opts.Movers)
+	if c.Variants, err = compareVariants(ctx, base, head, opts, c.Delta); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -385,11 +394,14 @@ func (c *Comparison) diffSettings(bh, hh runfile.Header, allow bool) error {
 		}
 	}
 	if !c.SameModel {
-		what := "accuracy compares across tokenizers"
-		if c.Test == runfile.TestFresh {
-			what = "bits per byte compares across tokenizers"
+		note := fmt.Sprintf("Different models (%s vs %s), the same tokenizer", c.BaseRun.Model, c.HeadRun.Model)
+		if bh.Settings.TokenizerSHA256 != hh.Settings.TokenizerSHA256 {
+			what := "accuracy compares across tokenizers"
+			if c.Test == runfile.TestFresh {
+				what = "bits per byte compares across tokenizers"
+			}
+			note = fmt.Sprintf("Different models (%s vs %s): %s", c.BaseRun.Model, c.HeadRun.Model, what)
 		}
-		note := fmt.Sprintf("Different models (%s vs %s): %s", c.BaseRun.Model, c.HeadRun.Model, what)
 		if expected {
 			note += "; their tokenizer settings differ by design"
 		}
@@ -444,14 +456,16 @@ func (j judge) result(key string, recs []record) (Result, error) {
 		TooFew: len(recs) < j.opts.MinShared,
 	}
 	r.MDE = mde(r.SE, j.opts.Confidence)
-	excludesZero := r.CI[0] > 0 || r.CI[1] < 0
-	r.Significant = !r.TooFew && excludesZero && math.Abs(r.Delta) >= j.minEffect
+	r.Significant = !r.TooFew && excludesZero(r.CI) && math.Abs(r.Delta) >= j.minEffect
 	r.Verdict = NoChange
 	if r.Significant {
 		r.Verdict = direction(j.metric, r.Delta > 0)
 	}
 	if j.metric == MetricAccuracy {
 		r.Flips = flips(recs)
+		if r.Margin, err = j.margin(key, recs, &r); err != nil {
+			return Result{}, err
+		}
 	}
 	return r, nil
 }

@@ -267,6 +267,7 @@ func TestSettings(t *testing.T) {
 			allow: true, mismatch: true, keys: []string{"window", "threads"}},
 		{name: "same model, other tokenizer refused", edit: func(h *runfile.Header) { h.Settings.TokenizerSHA256 = "other" },
 			wantErr: "tokenizer_sha256"},
+		{name: "other model, same tokenizer", edit: func(h *runfile.Header) { h.Model.Name = "org/big" }},
 		{name: "other model, other tokenizer expected", edit: func(h *runfile.Header) {
 			h.Model.Name = "org/big"
 			h.Settings.TokenizerSHA256 = "other"
@@ -320,7 +321,12 @@ func TestSettings(t *testing.T) {
 					}
 				}
 				if len(c.Notes) == 0 || !strings.Contains(c.Notes[0], "Different models") {
-					t.Errorf("notes %q do not say the models differ", c.Notes)
+					t.Fatalf("notes %q do not say the models differ", c.Notes)
+				}
+				// Across tokenizers only when they differ (issue 32).
+				other := base.Header.Settings.TokenizerSHA256 != head.Header.Settings.TokenizerSHA256
+				if got := strings.Contains(c.Notes[0], "compares across tokenizers"); got != other {
+					t.Errorf("note %q; the tokenizers differ: %v", c.Notes[0], other)
 				}
 			}
 		})

@@ -10,6 +10,10 @@ type record struct {
 	bn, bd, hn, hd   float64
 	// Probes: log-prob of the answer minus the best other choice.
 	baseMargin, headMargin float64
+	// Probes: the byte-normalised margin (runfile.NormMargin); hasNorm is
+	// false when either record lacks per-byte scores.
+	baseNorm, headNorm float64
+	hasNorm            bool
 }
 
 // paired holds the shared records in base-run order and what was left out.
@@ -28,7 +32,7 @@ func pairItems(base, head []runfile.Item) paired {
 	return pairByID(base, head, func(it *runfile.Item) string { return it.ID }, func(b, h *runfile.Item) record {
 		return record{id: b.ID, group: b.Type, level: runfile.LevelKey(b.Type, b.Level),
 			bn: b2f(b.Correct), bd: 1, hn: b2f(h.Correct), hd: 1,
-			baseMargin: margin(b), headMargin: margin(h)}
+			baseMargin: margin(b), headMargin: margin(h)}.withNorm(b, h)
 	})
 }
 
@@ -61,19 +65,7 @@ func b2f(b bool) float64 {
 
 // margin is how far the answer's log-prob is above the best wrong choice:
 // positive when the item is answered right (ties aside).
-func margin(it *runfile.Item) float64 {
-	best := 0.0
-	first := true
-	for j, lp := range it.Logprobs {
-		if j == it.Answer {
-			continue
-		}
-		if first || lp > best {
-			best, first = lp, false
-		}
-	}
-	return it.Logprobs[it.Answer] - best
-}
+func margin(it *runfile.Item) float64 { return runfile.MarginOf(it.Logprobs, it.Answer) }
 
 // point is each run's score over a set of records, and its denominators.
 type point struct {

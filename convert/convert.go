@@ -134,7 +134,7 @@ func Convert(fsys fs.FS, out string, opts Options) (Result, error) {
 		return Result{}, fmt.Errorf("%s: %w", cfg.Classes[0], err)
 	}
 
-	conversion := runfile.Conversion{From: w.format, Tool: Tool() + " pre=" + tok.Spec.Pre, Dtype: opts.Dtype, Source: opts.Source}
+	conversion := runfile.Conversion{From: w.format, Tool: Tool() + " pre=" + tok.Spec.Pre, Dtype: opts.Dtype, Source: opts.Source, Warning: strings.Join(tok.Warnings, "; ")}
 	record, err := json.Marshal(conversion)
 	if err != nil {
 		return Result{}, err

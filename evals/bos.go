@@ -6,6 +6,7 @@ package evals
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/udgamlabs/udgam-ci/runner"
 )
@@ -42,4 +43,15 @@ func modelLabel(info runner.Info) string {
 		return info.Name
 	}
 	return "the model"
+}
+
+// CheckSecondBOS refuses text that starts with the BOS token's literal
+// ("<s>", "<|begin_of_text|>") when BOS is put first: the model would then
+// read BOS twice (or BOS and then its text), which silently lowers its
+// scores. Both tests ask it about every text before anything is scored.
+func CheckSecondBOS(addBOS bool, info runner.Info, text string) error {
+	if !addBOS || info.BOSText == "" || !strings.HasPrefix(text, info.BOSText) {
+		return nil
+	}
+	return fmt.Errorf("the text starts with the BOS token %q, and scoring already puts BOS first: it would be read twice, which lowers the score; remove it from the text, or score with --add-bos no", info.BOSText)
 }

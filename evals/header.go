@@ -1,6 +1,7 @@
 package evals
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -56,13 +57,7 @@ func NewHeader(test string, info runner.Info, opt HeaderOptions) (runfile.Header
 	if mode == "" {
 		mode = BOSAuto
 	}
-	name := opt.ModelName
-	if name == "" {
-		name = info.Name
-	}
-	if name == "" && info.Path != "" {
-		name = filepath.Base(info.Path)
-	}
+	name := cmp.Or(opt.ModelName, info.RunName())
 	file := ""
 	if info.Path != "" {
 		file = filepath.Base(info.Path)
@@ -82,16 +77,18 @@ func NewHeader(test string, info runner.Info, opt HeaderOptions) (runfile.Header
 		},
 		Dataset: opt.Dataset,
 		Settings: runfile.Settings{
-			AddBOS:          addBOS,
-			BOSMode:         mode,
-			BOSID:           info.BOS,
-			Window:          opt.Window,
-			Stride:          opt.Stride,
-			Dtype:           info.Dtype,
-			TokenizerSHA256: info.TokenizerSHA256,
-			Engine:          runner.EngineVersion(),
-			Formulation:     opt.Formulation,
-			TextPrep:        opt.TextPrep,
+			AddBOS:             addBOS,
+			BOSMode:            mode,
+			BOSID:              info.BOS,
+			Window:             opt.Window,
+			Stride:             opt.Stride,
+			Dtype:              info.Dtype,
+			TokenizerSHA256:    info.TokenizerSHA256,
+			Engine:             runner.EngineVersion(),
+			Formulation:        opt.Formulation,
+			TextPrep:           opt.TextPrep,
+			Template:           runfile.TemplateNone,
+			ChatTemplateSHA256: info.ChatTemplateSHA256,
 		},
 		Runtime:       opt.Runtime,
 		Git:           opt.Git,

@@ -92,6 +92,11 @@ func StartLoop(h runfile.Header, sel []Pending, opt LoopOptions) (*Loop, []int, 
 	l.tally = Tally{Out: opt.Out, Resumed: out.Resumed, Skipped: len(sel) - len(todo)}
 	l.prog = NewProgress(opt.Progress, len(sel), ProgressOptions{Label: opt.Label, Terminal: opt.Terminal, Now: l.now, TotalWork: total})
 	l.prog.Skip(l.tally.Skipped, 0)
+	if opt.Progress != nil {
+		for _, n := range SelectionNotes(h, opt.Noun) {
+			fmt.Fprintf(opt.Progress, "note: %s\n", n)
+		}
+	}
 	if l.tally.Skipped > 0 && opt.Progress != nil {
 		fmt.Fprintf(opt.Progress, "resuming %s: %d %s already scored, %d to go\n", opt.Out, l.tally.Skipped, opt.Noun, len(todo))
 	}

@@ -72,7 +72,7 @@ func Merge(runs []*runfile.Run) (*runfile.Run, error) {
 			out.Header.StartedAt = r.Header.StartedAt
 		}
 		ids = append(ids, r.Header.ID)
-		for _, id := range recordIDs(r) {
+		for _, id := range r.IDs() {
 			if prev, ok := owner[id]; ok {
 				return nil, fmt.Errorf("merge: record %s is in shard %d/%d and shard %d/%d", id, prev, count, i, count)
 			}
@@ -80,6 +80,7 @@ func Merge(runs []*runfile.Run) (*runfile.Run, error) {
 		}
 		out.Docs = append(out.Docs, r.Docs...)
 		out.Items = append(out.Items, r.Items...)
+		out.Variants = append(out.Variants, r.Variants...)
 	}
 	out.Header.ID = mergedID(ids)
 	return out, nil
@@ -116,17 +117,6 @@ func compact(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
-}
-
-func recordIDs(r *runfile.Run) []string {
-	ids := make([]string, 0, r.Len())
-	for i := range r.Docs {
-		ids = append(ids, r.Docs[i].ID)
-	}
-	for i := range r.Items {
-		ids = append(ids, r.Items[i].ID)
-	}
-	return ids
 }
 
 // mergedID derives the merged run's id from its shards' ids.

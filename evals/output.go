@@ -34,11 +34,8 @@ func OpenOutput(path string, h runfile.Header, resume bool) (*Output, error) {
 		switch {
 		case err == nil:
 			o.w, o.Prior, o.Resumed, o.Header = w, prior, true, prior.Header
-			for i := range prior.Docs {
-				o.done[prior.Docs[i].ID] = true
-			}
-			for i := range prior.Items {
-				o.done[prior.Items[i].ID] = true
+			for _, id := range prior.IDs() {
+				o.done[id] = true
 			}
 			return o, nil
 		case !errors.Is(err, fs.ErrNotExist):

@@ -14,10 +14,10 @@ import (
 // 4 decimals; accuracy and its deltas to 1 (percentage points). Every
 // surface (terminal, comment, job summary, pages) formats through these.
 
-// FormatScore writes a score as people read it: bpb to 4 decimals,
-// accuracy to 1.
+// FormatScore writes a score as people read it: bpb and the margin to 4
+// decimals, accuracy to 1.
 func FormatScore(metric string, v float64) string {
-	if metric == compare.MetricBPB {
+	if metric == compare.MetricBPB || metric == compare.MetricMargin {
 		return strconv.FormatFloat(v, 'f', 4, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 1, 64)
@@ -26,7 +26,7 @@ func FormatScore(metric string, v float64) string {
 // FormatDelta writes a signed difference: bpb to 4 decimals, accuracy
 // points to 1.
 func FormatDelta(metric string, v float64) string {
-	if metric == compare.MetricBPB {
+	if metric == compare.MetricBPB || metric == compare.MetricMargin {
 		return fmtSigned(v, 4)
 	}
 	return fmtSigned(v, 1)

@@ -242,6 +242,8 @@ func (v *view) addTest(c *compare.Comparison, s style) {
 	v.Data = append(v.Data, dataLine(c, s))
 	v.Headline.Rows = append(v.Headline.Rows, testRow(c, "", s))
 	v.Paired = append(v.Paired, pairedLine(c, s))
+	v.addMargin(c, s)
+	v.addVariants(c, s)
 	v.Sections = append(v.Sections, groupSection(c, s))
 	if ms := moverSection(c, s); len(ms.Tables) > 0 {
 		v.Sections = append(v.Sections, ms)
@@ -322,6 +324,7 @@ func legend(tests []*compare.Comparison, s style) string {
 		parts = append(parts, "R"+s.arrow()+"W: items right in base and wrong in head (W"+s.arrow()+"R the reverse)",
 			"constant: the accuracy of always giving the same answer, the floor to beat")
 	}
+	parts = append(parts, marginLegend(tests)...)
 	parts = append(parts, "p: two-sided bootstrap p-value of no change")
 	if tooFew {
 		parts = append(parts, sprintf("too few to judge: fewer than %d shared records, never given a verdict", compare.DefaultMinShared))
@@ -426,6 +429,7 @@ func groupTable(c *compare.Comparison, by string, groups map[string]*compare.Res
 		}
 		t.Rows = append(t.Rows, row)
 	}
+	addMarginColumn(&t, c, groups, s)
 	return t
 }
 

@@ -60,6 +60,9 @@ var fields = []field{
 	{"formulation", true, func(h *Header) string { return h.Settings.Formulation }},
 	{"text_prep", true, func(h *Header) string { return h.Settings.TextPrep.String() }},
 	{"bos_mode", false, func(h *Header) string { return h.Settings.BOSMode }},
+	{"template", false, func(h *Header) string { return h.Settings.TemplateOf() }},
+	// Shown when it differs, not judged: no template is applied.
+	{"chat_template_sha256", false, func(h *Header) string { return h.Settings.ChatTemplateSHA256 }},
 	{"dataset.name", false, func(h *Header) string { return h.Dataset.Name }},
 	{"threads", false, func(h *Header) string { return itoa(h.Runtime.Threads) }},
 	{"batch_size", false, func(h *Header) string { return itoa(h.Runtime.BatchSize) }},

@@ -65,7 +65,11 @@ func Read(r io.Reader, name string) (*Run, error) {
 				return nil, fmt.Errorf("%s line %d: %w", name, line, err)
 			}
 			id = it.ID
-			run.Items = append(run.Items, it)
+			if it.Variant != "" {
+				run.Variants = append(run.Variants, it)
+			} else {
+				run.Items = append(run.Items, it)
+			}
 		}
 		if run.Len() > MaxRecords {
 			return nil, fmt.Errorf("%s line %d: over %d records, the most one run may hold", name, line, MaxRecords)

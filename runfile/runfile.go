@@ -53,6 +53,10 @@ type Conversion struct {
 	Tool   string `json:"tool"`             // converter and version
 	Dtype  string `json:"dtype"`            // requested output type
 	Source string `json:"source,omitempty"` // hub repo or directory
+	// Warning says what the conversion found wrong with the checkpoint
+	// (a tokenizer that adds BOS where its config says not to); "; "
+	// between several.
+	Warning string `json:"warning,omitempty"`
 }
 
 // Dataset identifies the documents or items.
@@ -84,6 +88,26 @@ type Settings struct {
 	// TextPrep says how text was prepared before llama.cpp tokenized it.
 	// Nil in runs made before it was recorded.
 	TextPrep *TextPrep `json:"text_prep,omitempty"`
+	// Template says how text is wrapped before scoring: TemplateNone, raw
+	// text (empty in runs made before it was recorded means the same).
+	Template string `json:"template,omitempty"`
+	// ChatTemplateSHA256 hashes the tokenizer's chat template when the
+	// model has one; recorded so a template edited between revisions
+	// shows, never judged since no template is applied.
+	ChatTemplateSHA256 string `json:"chat_template_sha256,omitempty"`
+}
+
+// TemplateNone: no chat or prompt template is applied; the tests score
+// the documents and prompts as they are.
+const TemplateNone = "none"
+
+// TemplateOf is the run's template setting, TemplateNone for runs made
+// before it was recorded.
+func (s Settings) TemplateOf() string {
+	if s.Template == "" {
+		return TemplateNone
+	}
+	return s.Template
 }
 
 // Text preparations (TextPrep.By).
@@ -231,14 +255,34 @@ type Item struct {
 	Correct  bool      `json:"correct"`
 	Tie      bool      `json:"tie,omitempty"`
 	Tokens   int       `json:"tokens,omitempty"` // continuation tokens over all choices
+	// Variant names the prompt variant the item was scored with; empty
+	// for the published template. A variant's id is "<item id>@<variant>".
+	Variant string `json:"variant,omitempty"`
 }
 
 // Run is a whole run file in memory.
 type Run struct {
 	Header Header
 	Docs   []Doc  // when Header.Test == "fresh"
-	Items  []Item // when Header.Test == "probes"
+	Items  []Item // when Header.Test == "probes": the published template's
+	// Variants are the probes records of prompt variants (Item.Variant
+	// set), kept apart so every score of Items is the published one.
+	Variants []Item
 }
 
 // Len is the number of records.
-func (r *Run) Len() int { return len(r.Docs) + len(r.Items) }
+func (r *Run) Len() int { return len(r.Docs) + len(r.Items) + len(r.Variants) }
+
+// IDs lists every record's id: documents, items, then variant items.
+func (r *Run) IDs() []string {
+	ids := make([]string, 0, r.Len())
+	for i := range r.Docs {
+		ids = append(ids, r.Docs[i].ID)
+	}
+	for _, items := range [][]Item{r.Items, r.Variants} {
+		for i := range items {
+			ids = append(ids, items[i].ID)
+		}
+	}
+	return ids
+}

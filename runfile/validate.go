@@ -114,6 +114,8 @@ func (it *Item) Validate() error {
 		return fmt.Errorf("item %s: correct=%v disagrees with pred %d and answer %d", it.ID, it.Correct, it.Pred, it.Answer)
 	case len(it.Norm) != 0 && len(it.Norm) != len(it.Logprobs):
 		return fmt.Errorf("item %s: %d per-byte scores for %d choices", it.ID, len(it.Norm), len(it.Logprobs))
+	case it.Variant != "" && (it.ItemID() == it.ID || it.ItemID() == ""):
+		return fmt.Errorf("item %s: a record of variant %q must have the id <item id>@%s", it.ID, it.Variant, it.Variant)
 	case it.Tokens < 0 || it.Tokens > MaxCount:
 		return fmt.Errorf("item %s: tokens %d out of range", it.ID, it.Tokens)
 	}

@@ -135,9 +135,11 @@ func Encode(w io.Writer, r *Run) error {
 			return err
 		}
 	}
-	for i := range r.Items {
-		if err := enc.Encode(&r.Items[i]); err != nil {
-			return err
+	for _, items := range [][]Item{r.Items, r.Variants} {
+		for i := range items {
+			if err := enc.Encode(&items[i]); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

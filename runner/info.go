@@ -99,6 +99,8 @@ func infoFromGGUF(kv ggml.KV, tensors []*ggml.Tensor) (Info, error) {
 	tokens := kv.Strings("tokenizer.ggml.tokens")
 	types := kv.Ints("tokenizer.ggml.token_type")
 	info.VocabSize = len(tokens)
+	info.BOSText = TokenText(tokens, info.BOS)
+	info.ChatTemplateSHA256 = ChatTemplateSHA256(kv.String(ChatTemplateKey))
 	info.AddSpacePrefix = AddSpacePrefix(info.TokenizerModel, kv)
 	info.ControlTokens, info.UserTokens = SpecialTokens(tokens, types)
 	spec := kv.String(tokspec.Key)

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"path/filepath"
 
 	"github.com/udgamlabs/udgam-ci/runner/tokspec"
 )
@@ -57,6 +58,12 @@ type Info struct {
 	TokenizerModel  string `json:"tokenizer_model"`
 	TokenizerPre    string `json:"tokenizer_pre,omitempty"` // tokenizer.ggml.pre
 	TokenizerSHA256 string `json:"tokenizer_sha256"`        // covers TokenizerSpec too
+	// ChatTemplateSHA256 hashes tokenizer.chat_template, "" when the GGUF
+	// has none. Recorded in run headers; never applied.
+	ChatTemplateSHA256 string `json:"chat_template_sha256,omitempty"`
+	// BOSText is the BOS token's text (e.g. "<s>"), "" without BOS: text
+	// that starts with it would put a second BOS after the one scoring adds.
+	BOSText string `json:"-"`
 	// AddSpacePrefix says llama.cpp puts a space (SentencePiece's dummy
 	// prefix) before the text it tokenizes, so the first token's piece
 	// starts with a space that is not in the text.
@@ -72,6 +79,15 @@ type Info struct {
 	// UserTokens are the texts of user-defined tokens, which llama.cpp
 	// matches in any text it is given, special tokens parsed or not.
 	UserTokens []string `json:"-"`
+}
+
+// RunName is the model name a run records when none is given: the GGUF's
+// general.name, else its file's name (udgam-ci's converter writes none).
+func (i Info) RunName() string {
+	if i.Name == "" && i.Path != "" {
+		return filepath.Base(i.Path)
+	}
+	return i.Name
 }
 
 // TrainedLength is the longest sequence the model has positions for: its

@@ -66,31 +66,38 @@ func (s *Server) render(c echo.Context, code int, name string, data any) error {
 }
 
 var funcs = template.FuncMap{
-	"score":        fmtScore,
-	"delta":        report.FormatDelta,
-	"interval":     fmtInterval,
-	"ci":           report.FormatCI,
-	"date":         func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") },
-	"short":        shortRev,
-	"runURL":       runPath,
-	"modelURL":     client.ModelPath,
-	"compareURL":   comparePath,
-	"metricName":   metricName,
-	"pvalue":       report.FormatP,
-	"verdictClass": func(v compare.Verdict) string { return strings.ReplaceAll(string(v), " ", "-") },
+	"score":          fmtScore,
+	"delta":          report.FormatDelta,
+	"interval":       fmtInterval,
+	"ci":             report.FormatCI,
+	"date":           func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") },
+	"short":          shortRev,
+	"runURL":         runPath,
+	"modelURL":       client.ModelPath,
+	"compareURL":     comparePath,
+	"metricName":     metricName,
+	"pvalue":         report.FormatP,
+	"verdictClass":   func(v compare.Verdict) string { return strings.ReplaceAll(string(v), " ", "-") },
+	"marginVerdict":  report.MarginVerdict,
+	"marginWarning":  report.MarginDisagreement,
+	"variantWarning": report.VariantWarning,
+	"variantSides":   variantSides,
 }
 
 // fmtScore is report's score with the unit pages show: "34.5%".
 func fmtScore(metric string, v float64) string {
-	if metric == compare.MetricBPB {
+	if metric != compare.MetricAccuracy {
 		return report.FormatScore(metric, v)
 	}
 	return report.FormatScore(metric, v) + "%"
 }
 
 func metricName(metric string) string {
-	if metric == compare.MetricBPB {
+	switch metric {
+	case compare.MetricBPB:
 		return "bits per byte (lower is better)"
+	case compare.MetricMargin:
+		return "probe margin, nats per byte (higher is better)"
 	}
 	return "probe accuracy, % (higher is better)"
 }

@@ -37,6 +37,7 @@ func runAction(e *env, args []string) error {
 		},
 		Scorer: cliScorer{e: e},
 		Scan:   cliScan(e),
+		Audit:  cliAudit(e),
 		Server: func(url, token string) action.Server { return action.NewServer(url, token, nil) },
 	})
 	if err != nil {
@@ -75,7 +76,7 @@ func (s cliScorer) Score(ctx context.Context, req action.ScoreRequest) (*runfile
 	case runfile.TestProbes:
 		o := scoreProbesOptions{Open: openProbesLlama}
 		o.register(defaults)
-		o.Items = req.Data
+		o.Items, o.Variants = req.Data, req.Variants
 		common = &scoreCommon{&o.Model, &o.Out, &o.AddBOS, &o.runFlags}
 		run = func() error {
 			if err := o.validate(&se, nil); err != nil {

@@ -49,7 +49,7 @@ func TestCommandLineChecks(t *testing.T) {
 	}
 }
 
-func TestScoreFlagsClampThreadsAndWarnWithoutRepository(t *testing.T) {
+func TestScoreFlagsClampThreads(t *testing.T) {
 	e, _, stderr := freshTestEnv()
 	e.Getenv = func(string) string { return "" }
 	r := runFlags{Threads: 999}
@@ -59,14 +59,10 @@ func TestScoreFlagsClampThreadsAndWarnWithoutRepository(t *testing.T) {
 	if r.Threads != runtime.NumCPU() || !strings.Contains(stderr.String(), fmt.Sprintf("--threads 999: this machine has %d cores", runtime.NumCPU())) {
 		t.Errorf("threads %d, stderr %q", r.Threads, stderr)
 	}
-	if !strings.Contains(stderr.String(), "add --git-repo OWNER/NAME to push it later") {
-		t.Errorf("no warning about the missing repository: %q", stderr)
-	}
 	e, _, stderr = freshTestEnv()
 	r = runFlags{}
-	r.Git.Repo = "acme/lm"
 	if err := r.check(e, nil, "m.gguf", "o.jsonl"); err != nil || stderr.Len() != 0 {
-		t.Errorf("a run with a repository: %v, %q", err, stderr)
+		t.Errorf("checked flags: %v, %q", err, stderr)
 	}
 }
 

@@ -42,6 +42,9 @@ type contaminationScanOptions struct {
 	Resume      bool
 	Force       bool
 	JSON        bool
+	// AllowMissing scans past records without the text field, and
+	// AllowEmpty writes a report that read no text; both refuse otherwise.
+	AllowMissing, AllowEmpty bool
 	// Fetch turns an hf:// Fresh Text reference into a local file.
 	Fetch func(ref string) (evals.Fetched, error)
 }
@@ -65,6 +68,8 @@ func runContaminationScan(e *env, args []string) error {
 	fs.BoolVar(&o.Resume, "resume", false, "skip the files an interrupted scan with the same --out finished")
 	fs.BoolVar(&o.Force, "force", false, "overwrite OUT if it exists")
 	fs.BoolVar(&o.JSON, "json", false, "print the report's summary as JSON on stdout")
+	fs.BoolVar(&o.AllowMissing, "allow-missing", false, "scan the records that have the text field and count the others (refused otherwise: text under another field is not read)")
+	fs.BoolVar(&o.AllowEmpty, "allow-empty", false, "write the report even when the training data held no text (refused otherwise)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -98,8 +103,8 @@ func contaminationScan(e *env, o contaminationScanOptions) error {
 		si, sn = s.Index, s.Count
 	}
 	state := o.Out + ".state"
-	if _, err := os.Stat(o.Out); err == nil && !o.Force && !o.Resume {
-		return fmt.Errorf("%s exists (use --force to overwrite it)", o.Out)
+	if err := refuseOverwrite(o.Out, o.Force || o.Resume); err != nil {
+		return err
 	}
 	items, tests, err := contaminationTests(e, o.Tests, o.Data, o.Items, o.Fetch)
 	if err != nil {
@@ -145,6 +150,16 @@ func contaminationScan(e *env, o contaminationScanOptions) error {
 			return fmt.Errorf("%w (finished files are kept in %s: rerun with --resume)", err, state)
 		}
 		return err
+	}
+	warnings, err := r.CheckRead(o.AllowMissing, o.AllowEmpty)
+	for _, w := range warnings {
+		fmt.Fprintf(e.Stderr, "warning: %s\n", w)
+	}
+	if err != nil {
+		// The scan is complete but its reading is refused: it must not be
+		// resumed as if it were right, nor its report used.
+		os.Remove(state)
+		return fmt.Errorf("%w (no report written; --text-field names the field that holds the text, --allow-missing and --allow-empty accept this)", err)
 	}
 	return writeContamination(e, o.Out, r, o.JSON, state)
 }
@@ -232,8 +247,8 @@ func runContaminationMerge(e *env, args []string) error {
 }
 
 func contaminationMerge(e *env, o contaminationMergeOptions) error {
-	if _, err := os.Stat(o.Out); err == nil && !o.Force {
-		return fmt.Errorf("%s exists (use --force to overwrite it)", o.Out)
+	if err := refuseOverwrite(o.Out, o.Force); err != nil {
+		return err
 	}
 	var reports []*contamination.Report
 	for _, p := range o.Reports {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -159,5 +161,76 @@ func TestScoreProbesExcludesWhatAScanFound(t *testing.T) {
 	e, _, _ = freshTestEnv()
 	if err := scoreProbes(e, o); err == nil || !strings.Contains(err.Error(), "not the data being scored") {
 		t.Errorf("report for other items: %v", err)
+	}
+}
+
+// A scan that did not read the training text fails, as the binary's exit
+// status says, naming the file and line; told otherwise it goes on (issue
+// 32: text under "content" was reported as 0 of 2,000 found, exit 0).
+func TestContaminationScanRefusesWhatItCouldNotRead(t *testing.T) {
+	t.Parallel()
+	core, err := probes.Core()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	var content bytes.Buffer
+	for _, it := range core.Items {
+		line, _ := json.Marshal(map[string]string{"id": it.ID, "content": it.Prompt + " " + it.Answer})
+		content.Write(append(line, '\n'))
+	}
+	var gz bytes.Buffer
+	z := gzip.NewWriter(&gz)
+	z.Write(bytes.ReplaceAll(content.Bytes(), []byte(`"content"`), []byte(`"text"`)))
+	z.Close()
+	for _, tc := range []struct {
+		name  string
+		file  string
+		flags []string
+		code  int
+		want  []string // on stderr
+	}{
+		{"text under another field", write("content.jsonl", content.Bytes()), nil, 1,
+			[]string{"content.jsonl: 2,000 of 2,000 records have no text in \"text\", first at line 1", "read no text", "no report written"}},
+		{"the field named", "content.jsonl", []string{"--text-field", "content"}, 0, nil},
+		{"empty input", write("empty.jsonl", nil), nil, 1, []string{"read no text: 1 training file, 0 records"}},
+		{"empty input allowed", "empty.jsonl", []string{"--allow-empty"}, 0, nil},
+		{"some records without the field", write("mixed.jsonl", []byte("{\"text\": \"a few words\"}\n{\"body\": \"x\"}\n")), nil, 1,
+			[]string{"mixed.jsonl: 1 of 2 records have no text in \"text\", first at line 2"}},
+		{"some records without the field, allowed", "mixed.jsonl", []string{"--allow-missing"}, 0,
+			[]string{"warning: " + filepath.Join(dir, "mixed.jsonl") + ": 1 of 2 records"}},
+		{"binary file named .txt", write("photo.txt", append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), bytes.Repeat([]byte{0, 1, 2, 255}, 500)...)), nil, 1,
+			[]string{"photo.txt line 3: binary data (a NUL byte), not text"}},
+		{"not UTF-8", write("latin1.txt", []byte("plain words\ncaf\xe9 cr\xe8me\n")), nil, 0,
+			[]string{"latin1.txt: 2 bytes are not UTF-8, first at line 2"}},
+		{"truncated gzip", write("cut.jsonl.gz", gz.Bytes()[:gz.Len()/2]), nil, 1,
+			[]string{"cut.jsonl.gz line ", "truncated gzip stream"}},
+	} {
+		out := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
+		args := append([]string{"contamination", "scan", "--tests", "probes", "--train", filepath.Join(dir, filepath.Base(tc.file)), "--out", out}, tc.flags...)
+		code, _, stderr := runBinary(t, dir, nil, args...)
+		if code != tc.code {
+			t.Errorf("%s: exit %d, want %d; stderr:\n%s", tc.name, code, tc.code, stderr)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%s: stderr does not say %q:\n%s", tc.name, w, stderr)
+			}
+		}
+		if _, err := os.Stat(out); (err == nil) != (tc.code == 0) {
+			t.Errorf("%s: exit %d, report written: %v", tc.name, code, err == nil)
+		}
+		// A scan that read everything leaves no state to resume; one that
+		// stopped at a bad file keeps what it finished.
+		if _, err := os.Stat(out + ".state"); err == nil && (code == 0 || strings.Contains(stderr, "no report written")) {
+			t.Errorf("%s: state file left behind", tc.name)
+		}
 	}
 }

@@ -71,6 +71,10 @@ func checkConvertedScores(t *testing.T, c converttest.Checkpoint, ref func(map[s
 	if code := run(e, []string{"model", "info", gguf}); code != 0 {
 		t.Fatalf("model info: exit %d: %s", code, stderr)
 	}
+	// A converted GGUF has no general.name: info shows the name runs record.
+	if !strings.Contains(stdout.String(), "name              m.gguf (the GGUF has no general.name") {
+		t.Errorf("model info shows no name:\n%s", stdout)
+	}
 	exp := expected{Info: []string{"family            transformer", "layers            2 x attention"}, BPBTol: 1e-6}
 	if len(want) > 0 {
 		if want[0].Info != nil {

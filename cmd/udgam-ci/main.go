@@ -41,6 +41,7 @@ func commands() map[string]command {
 		"score fresh":           {"score a model on Fresh Text (bits per byte)", runScoreFresh},
 		"score probes":          {"score a model on the Probe Suite (accuracy)", runScoreProbes},
 		"compare":               {"compare two runs by paired bootstrap", runCompare},
+		"audit artifact":        {"audit a shipped artifact (a quantized GGUF) against its full-precision reference", runAuditArtifact},
 		"report":                {"print one or more runs' summaries side by side", runReport},
 		"merge":                 {"join shard run files into one run", runMerge},
 		"probes generate":       {"generate Probe Suite items", runProbesGenerate},
@@ -178,6 +179,15 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 		}
 		fmt.Fprintln(w, line)
 	})
+}
+
+// refuseOverwrite refuses to write over an existing file unless force: the
+// one rule of every command that writes a named output.
+func refuseOverwrite(path string, force bool) error {
+	if _, err := os.Stat(path); err == nil && !force {
+		return fmt.Errorf("%s exists (use --force to overwrite it)", path)
+	}
+	return nil
 }
 
 // arguments counts positional arguments for a message: "1 argument".

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/runfile"
@@ -33,8 +32,8 @@ func runMerge(e *env, args []string) error {
 }
 
 func mergeRuns(e *env, o mergeOptions) error {
-	if _, err := os.Stat(o.Out); err == nil && !o.Force {
-		return fmt.Errorf("%s exists (use --force to overwrite it)", o.Out)
+	if err := refuseOverwrite(o.Out, o.Force); err != nil {
+		return err
 	}
 	runs := make([]*runfile.Run, len(o.Runs))
 	for i, p := range o.Runs {

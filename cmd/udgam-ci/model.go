@@ -151,8 +151,7 @@ func (r *runFlags) header(e *env, threads int) evals.HeaderOptions {
 // check refuses what both score commands refuse: stray arguments,
 // a missing --model or --out, and numbers out of range. More threads than
 // cores only slow a run down (ggml's threads spin), so they are clamped
-// with a notice; a run that names no repository is told now that push
-// will refuse it, not after an hour of scoring.
+// with a notice.
 func (r *runFlags) check(e *env, pos []string, model, out string) error {
 	switch {
 	case len(pos) > 0:
@@ -175,10 +174,16 @@ func (r *runFlags) check(e *env, pos []string, model, out string) error {
 		fmt.Fprintf(e.Stderr, "--threads %d: this machine has %d cores; using %d\n", r.Threads, cores, cores)
 		r.Threads = cores
 	}
+	return nil
+}
+
+// noteNoRepo tells a run that names no repository, as its scoring starts
+// (not after an hour of it, and not before an error in its flags, data or
+// model), that push will refuse it.
+func (r *runFlags) noteNoRepo(e *env) {
 	if r.git(e).Repo == "" {
 		fmt.Fprintln(e.Stderr, "note: no --git-repo (and no GITHUB_REPOSITORY): the run file will be complete, but `udgam-ci push` needs the repository; add --git-repo OWNER/NAME to push it later")
 	}
-	return nil
 }
 
 // atLeast refuses a numeric flag below min, naming the flag.

@@ -33,6 +33,13 @@ func TestModelConvertCommand(t *testing.T) {
 		}
 	}
 
+	// An existing GGUF is not overwritten without --force, as every
+	// command that writes a file (issue 32: convert silently replaced it).
+	code, _, errs := runBinary(t, src, nil, "model", "convert", src, "--out", out)
+	if again, _ := runner.ReadInfo(out); code != 1 || !strings.Contains(errs, out+" exists (use --force to overwrite it)") || again.SHA256 != info.SHA256 {
+		t.Errorf("convert over an existing GGUF: exit %d, stderr %q, sha256 %s (was %s)", code, errs, again.SHA256, info.SHA256)
+	}
+
 	// An unknown pre-tokenizer is refused, and converted when allowed.
 	var tj map[string]any
 	b, _ := os.ReadFile(filepath.Join(src, "tokenizer.json"))
@@ -45,11 +52,11 @@ func TestModelConvertCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	e, _, stderr = actionTestEnv(nil)
-	if code := run(e, []string{"model", "convert", src, "--out", out}); code != 1 || !strings.Contains(stderr.String(), "pre-tokenizer Whitespace (model ignore_merges=false) matches none") {
+	if code := run(e, []string{"model", "convert", src, "--out", out, "--force"}); code != 1 || !strings.Contains(stderr.String(), "pre-tokenizer Whitespace (model ignore_merges=false) matches none") {
 		t.Errorf("unknown pre-tokenizer: exit %d, stderr %q", code, stderr)
 	}
 	e, stdout, stderr = actionTestEnv(nil)
-	if code := run(e, []string{"model", "convert", src, "--out", out, "--allow-unverified-tokenizer"}); code != 0 || !strings.Contains(stdout.String(), "UNVERIFIED: pre-tokenizer") {
+	if code := run(e, []string{"model", "convert", src, "--out", out, "--force", "--allow-unverified-tokenizer"}); code != 0 || !strings.Contains(stdout.String(), "UNVERIFIED: pre-tokenizer") {
 		t.Errorf("allowed: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 

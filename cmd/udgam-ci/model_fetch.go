@@ -67,5 +67,8 @@ func modelFetch(e *env, o modelFetchOptions) error {
 		how = "converted from " + c.From + " by " + c.Tool
 	}
 	fmt.Fprintf(e.Stdout, "%s@%s -> %s (%s, sha256 %s; %s)\n", o.Repo, m.Model.Revision, o.Out, m.Model.Dtype, m.Model.SHA256, how)
+	if c := m.Model.Conversion; c != nil && c.Warning != "" {
+		fmt.Fprintf(e.Stderr, "warning: %s\n", c.Warning)
+	}
 	return nil
 }

@@ -50,7 +50,11 @@ func modelInfo(e *env, o modelInfoOptions) error {
 	w := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "file\t%s\n", info.Path)
 	fmt.Fprintf(w, "sha256\t%s\n", info.SHA256)
-	fmt.Fprintf(w, "name\t%s\n", info.Name)
+	if info.Name != "" {
+		fmt.Fprintf(w, "name\t%s\n", info.Name)
+	} else {
+		fmt.Fprintf(w, "name\t%s (the GGUF has no general.name: runs record the file's name unless --model-name)\n", info.RunName())
+	}
 	fmt.Fprintf(w, "architecture\t%s\n", info.Arch)
 	fmt.Fprintf(w, "family\t%s\n", layout.Family)
 	fmt.Fprintf(w, "layers\t%s\n", layout)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/udgamlabs/udgam-ci/evals/probes"
 )
@@ -35,8 +34,8 @@ func probesGenerate(e *env, o probesGenerateOptions) error {
 	if err := atLeast("per", o.Per, 1); err != nil {
 		return err
 	}
-	if _, err := os.Stat(o.Out); err == nil && !o.Force {
-		return fmt.Errorf("%s exists (use --force to overwrite it)", o.Out)
+	if err := refuseOverwrite(o.Out, o.Force); err != nil {
+		return err
 	}
 	items, err := probes.Generate(probes.Options{Types: o.Types, Per: o.Per, Seed: o.Seed})
 	if err != nil {

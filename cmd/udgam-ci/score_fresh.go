@@ -130,6 +130,7 @@ func scoreFresh(e *env, o scoreFreshOptions) error {
 	if c, ok := m.(interface{ Close() error }); ok {
 		defer c.Close()
 	}
+	o.noteNoRepo(e)
 	res, err := fresh.Run(e.Ctx, m, fresh.RunOptions{
 		Data: data, Out: o.Out, Resume: o.Resume, BOSMode: o.AddBOS,
 		Window: o.Window, Stride: o.Stride, BatchTokens: o.BatchTokens,

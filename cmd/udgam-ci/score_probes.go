@@ -18,6 +18,9 @@ type scoreProbesOptions struct {
 	Out    string
 	AddBOS string
 	Batch  int
+	// Variants is --variants as given; variants the parsed names.
+	Variants string
+	variants []string
 	runFlags
 
 	// Open loads the model; tests put a pure-Go reference model here.
@@ -42,6 +45,7 @@ func (o *scoreProbesOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Out, "out", "", "run file to write (JSON Lines)")
 	fs.StringVar(&o.AddBOS, "add-bos", evals.BOSAuto, "BOS before each prompt: auto (when the tokenizer has one), yes or no")
 	fs.IntVar(&o.Batch, "batch", probes.DefaultBatch, "items per engine call (speed only)")
+	fs.StringVar(&o.Variants, "variants", "", "also score the prompt variants: all, or some of reworded,terse (the published template is always scored and stays the headline)")
 	o.runFlags.add(fs, "items", "type and level")
 }
 
@@ -49,6 +53,10 @@ func (o *scoreProbesOptions) register(fs *flag.FlagSet) {
 func (o *scoreProbesOptions) validate(e *env, pos []string) error {
 	if err := o.check(e, pos, o.Model, o.Out); err != nil {
 		return err
+	}
+	var err error
+	if o.variants, err = probes.ParseVariants(o.Variants); err != nil {
+		return usageError{err}
 	}
 	return atLeast("batch", o.Batch, 1)
 }
@@ -88,9 +96,11 @@ func scoreProbes(e *env, o scoreProbesOptions) error {
 	if c, ok := m.(interface{ Close() error }); ok {
 		defer c.Close()
 	}
+	o.noteNoRepo(e)
 	res, err := probes.Run(e.Ctx, m, probes.RunOptions{
 		Data: set, Out: o.Out, Resume: o.Resume, BOSMode: o.AddBOS, Batch: o.Batch,
 		SampleN: o.Sample, SampleSeed: o.Seed, Shard: shard, Limit: o.Limit, Contamination: found, Until: until,
+		Variants: o.variants,
 		Header:   o.header(e, o.Threads),
 		Progress: e.Stderr,
 		Terminal: evals.IsTerminal(e.Stderr),

@@ -171,14 +171,14 @@ func (c *conv) special() error {
 	if hasBOS {
 		addBOS, how = c.postProcessorAddsBOS(bos, tc)
 		if v, set := tc.addBOSToken(); set && v != addBOS {
-			c.logf("note: tokenizer_config.json add_bos_token is %v, but %s; the tokenizer.json post-processor decides", v, how)
+			c.bosMismatch(v, addBOS, how)
 		}
 	}
 	c.spec.AddBOS = addBOS
 	c.kv["tokenizer.ggml.add_bos_token"] = addBOS
 	c.kv["tokenizer.ggml.add_eos_token"] = false
 	c.logf("reference adds BOS with special tokens: %v (%s)", addBOS, how)
-	return nil
+	return c.chatTemplate(tc)
 }
 
 // postProcessorAddsBOS reads tokenizer.json's post-processor: a

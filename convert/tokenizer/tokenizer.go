@@ -41,6 +41,9 @@ type Result struct {
 	Report []string
 	// BOS and EOS are the ids written, -1 when the tokenizer has none.
 	BOS, EOS int
+	// Warnings are what the user must see about the checkpoint (also in
+	// Report): a tokenizer that adds BOS where its config says not to.
+	Warnings []string
 }
 
 // GGUF token types (llama.cpp's llama_token_type).
@@ -78,6 +81,7 @@ type conv struct {
 	spec        tokspec.Spec
 	kv          map[string]any
 	report      []string
+	warnings    []string
 	unverified  []string
 	spacePrefix bool
 }
@@ -165,7 +169,7 @@ func (c *conv) result() (*Result, error) {
 	if v, ok := c.kv["tokenizer.ggml.eos_token_id"].(uint32); ok {
 		eos = int(v)
 	}
-	return &Result{KV: c.kv, Spec: c.spec, Report: c.report, BOS: bos, EOS: eos}, nil
+	return &Result{KV: c.kv, Spec: c.spec, Report: c.report, BOS: bos, EOS: eos, Warnings: c.warnings}, nil
 }
 
 // setVocab fills tokens from an id -> text table that must be dense.

@@ -32,6 +32,11 @@ func TestWords(t *testing.T) {
 		{"日本語のテキスト", []string{"日", "本", "語", "の", "テ", "キ", "ス", "ト"}},
 		{"नमस्ते दुनिया", []string{"नमस्ते", "दुनिया"}},
 		{"don't 👩‍💻 stop", []string{"don", "t", "stop"}},
+		// Thai: each letter a word with the vowel and tone marks after it,
+		// digits one number, punctuation (๏) a separator.
+		{"สวัสดี ๒๕๖๗ ครับ๏ไม่", []string{"ส", "วั", "ส", "ดี", "๒๕๖๗", "ค", "รั", "บ", "ไ", "ม่"}},
+		{"ก๑๒ abc๓ 12ข", []string{"ก", "๑๒", "abc๓", "12", "ข"}},
+		{"ab\xffcd", []string{"ab", "cd"}}, // not UTF-8: a separator
 		{"", nil},
 	} {
 		if got := Words(tc.in); !reflect.DeepEqual(got, tc.want) {
@@ -294,15 +299,21 @@ func bruteForce(items []Item, corpus []string, n int) map[string][]int32 {
 	return out
 }
 
+// randomItems makes k items of 3 to 32 words of vocab.
+func randomItems(rng *rand.Rand, vocab []string, k int) []Item {
+	items := make([]Item, k)
+	for i := range items {
+		items[i] = Item{Test: "fresh", ID: fmt.Sprintf("i%03d", i), Text: randomText(rng, vocab, 3+rng.IntN(30))}
+	}
+	return items
+}
+
 func TestAgreesWithBruteForce(t *testing.T) {
 	// A tiny vocabulary makes chance n-gram matches frequent.
 	rng := rand.New(rand.NewPCG(3, 4))
 	vocab := vocabulary(rng, 6)
 	const n = 6
-	var items []Item
-	for i := range 300 {
-		items = append(items, Item{Test: "fresh", ID: fmt.Sprintf("i%03d", i), Text: randomText(rng, vocab, 3+rng.IntN(30))})
-	}
+	items := randomItems(rng, vocab, 300)
 	var corpus []string
 	size := 0
 	for size < 3<<20 {
@@ -504,16 +515,21 @@ func TestBadInputIsNamed(t *testing.T) {
 	}
 }
 
+// jsonLines are JSON Lines records whose "text" field the fast and the
+// streaming readers must both decode as encoding/json does.
+var jsonLines = []string{
+	`{"text":"plain"}`,
+	`{"id": 3, "meta": {"text": "nested", "a": [1, {"b": "}"}]}, "text": "after \"escapes\" \u00e9\n"}`,
+	`{"text2": "x", "te\u0078t": "escaped key"}`,
+	`{"text": "tab\t nl\n cr\r bs\\ sl\/ q\" b\b f\f \u00e9 \ud83d\ude00 lone \ud800 x \udc00"}`,
+	` { "a" : null , "b" : true , "text" : "" } `,
+	`{"a": "no text"}`,
+	`{"a": 1.5e3, "b": [true, false, null], "textual": "no"}`,
+	`{}`,
+}
+
 func TestJSONFieldAgreesWithEncodingJSON(t *testing.T) {
-	for _, line := range []string{
-		`{"text":"plain"}`,
-		`{"id": 3, "meta": {"text": "nested", "a": [1, {"b": "}"}]}, "text": "after \"escapes\" \u00e9\n"}`,
-		`{"text2": "x", "te\u0078t": "escaped key"}`,
-		`{"text": "tab\t nl\n cr\r bs\\ sl\/ q\" b\b f\f \u00e9 \ud83d\ude00 lone \ud800 x \udc00"}`,
-		` { "a" : null , "b" : true , "text" : "" } `,
-		`{"a": "no text"}`,
-		`{}`,
-	} {
+	for _, line := range jsonLines {
 		var want map[string]any
 		if err := json.Unmarshal([]byte(line), &want); err != nil {
 			t.Fatal(err)

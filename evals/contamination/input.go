@@ -1,8 +1,6 @@
 package contamination
 
 import (
-	"bufio"
-	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -133,7 +131,7 @@ func LocalInputs(args []string) (inputs []Input, skipped []string, err error) {
 	return inputs, skipped, nil
 }
 
-// maxRecord bounds one JSON line or text line.
+// maxRecord bounds one line of a scan's state file.
 const maxRecord = 256 << 20
 
 // reader decompresses an opened file as its Input says.
@@ -153,40 +151,6 @@ func (in *Input) reader(f *os.File) (io.Reader, func(), error) {
 		return z, z.Close, nil
 	}
 	return f, func() {}, nil
-}
-
-// lines calls fn with each line (without its newline) and its number.
-func lines(r io.Reader, name string, fn func(n int, line []byte) error) error {
-	br := bufio.NewReaderSize(r, 1<<20)
-	var long []byte
-	n := 0
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long, chunk...)
-			if len(long) > maxRecord {
-				return fmt.Errorf("%s line %d: longer than %d bytes", name, n+1, maxRecord)
-			}
-			continue
-		}
-		line := chunk
-		if long != nil {
-			line = append(long, chunk...)
-			long = nil
-		}
-		if len(line) > 0 {
-			n++
-			if e := fn(n, bytes.TrimSuffix(line, []byte("\n"))); e != nil {
-				return e
-			}
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s line %d: %w", name, n+1, err)
-		}
-	}
 }
 
 // jsonField extracts the string value of a top-level key from one JSON
@@ -272,43 +236,60 @@ func unescape(out, b []byte) ([]byte, error) {
 		if i >= len(b) {
 			return out, errors.New("malformed JSON: escape at end of string")
 		}
-		switch b[i] {
-		case '"', '\\', '/':
-			out = append(out, b[i])
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := hex4(b[i+1:])
-			if !ok {
-				return out, errors.New(`malformed JSON: bad \u escape`)
-			}
-			i += 4
-			if utf16.IsSurrogate(r) {
-				r2, ok := rune(-1), false
-				if i+2 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
-					r2, ok = hex4(b[i+3:])
-				}
-				if dec := utf16.DecodeRune(r, r2); ok && dec != utf8.RuneError {
-					r = dec
-					i += 6
-				} else {
-					r = utf8.RuneError
-				}
-			}
-			out = utf8.AppendRune(out, r)
-		default:
+		if d, ok := simpleEscape(b[i]); ok {
+			out = append(out, d)
+			continue
+		}
+		if b[i] != 'u' {
 			return out, fmt.Errorf("malformed JSON: bad escape \\%c", b[i])
 		}
+		r, n, ok := unicodeEscape(b[i+1:])
+		if !ok {
+			return out, errors.New(`malformed JSON: bad \u escape`)
+		}
+		i += n
+		out = utf8.AppendRune(out, r)
 	}
 	return out, nil
+}
+
+// simpleEscape is what JSON's one-letter escape \c stands for.
+func simpleEscape(c byte) (byte, bool) {
+	switch c {
+	case '"', '\\', '/':
+		return c, true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	}
+	return 0, false
+}
+
+// unicodeEscape decodes the four hex digits after \u at the start of b,
+// joining the low surrogate \uXXXX that may follow, as encoding/json does
+// (an invalid surrogate becomes U+FFFD); n is how many bytes of b it used.
+func unicodeEscape(b []byte) (r rune, n int, ok bool) {
+	if r, ok = hex4(b); !ok {
+		return 0, 0, false
+	}
+	if !utf16.IsSurrogate(r) {
+		return r, 4, true
+	}
+	r2, ok2 := rune(-1), false
+	if len(b) >= 6 && b[4] == '\\' && b[5] == 'u' {
+		r2, ok2 = hex4(b[6:])
+	}
+	if dec := utf16.DecodeRune(r, r2); ok2 && dec != utf8.RuneError {
+		return dec, 10, true
+	}
+	return utf8.RuneError, 4, true
 }
 
 func hex4(b []byte) (rune, bool) {

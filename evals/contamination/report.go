@@ -20,7 +20,7 @@ import (
 const Schema = "udgam-ci.contamination/v1"
 
 // Normalization says in the report how text was compared.
-const Normalization = "lower case (Unicode simple case mapping); words are runs of letters, digits and marks (Unicode L, N, M), each Han/Kana/Thai/Lao/Khmer/Myanmar letter a word of its own; everything else separates words; n-grams never span two records"
+const Normalization = "lower case (Unicode simple case mapping); words are runs of letters, digits and marks (Unicode L, N, M); each Han/Kana/Thai/Lao/Khmer/Myanmar letter is a word of its own with the marks that follow it, and digits group into numbers; everything else, and bytes that are not UTF-8, separates words; n-grams never span two records"
 
 // Report is the result of a scan: a JSON file that `contamination merge`
 // combines across shards and that `score --exclude` reads.
@@ -35,6 +35,7 @@ type Report struct {
 	Tests       map[string]TestSet `json:"tests"`
 	Shard       string             `json:"shard,omitempty"`
 	MinFraction float64            `json:"min_fraction"`
+	TextField   string             `json:"text_field,omitempty"` // JSON key or Parquet column read
 	Train       []TrainFile        `json:"train"`
 	Words       int64              `json:"words"`
 	Bytes       int64              `json:"bytes"`
@@ -58,9 +59,23 @@ type TrainFile struct {
 	Records int64  `json:"records"`
 	// NoText counts records without the text field (JSON Lines) or with a
 	// null value (Parquet): they are not scanned, and the report says so.
-	NoText int64 `json:"no_text,omitempty"`
-	Words  int64 `json:"words"`
-	Bytes  int64 `json:"bytes"`
+	// NoTextFirst is the first such record's line (or row).
+	NoText      int64 `json:"no_text,omitempty"`
+	NoTextFirst int   `json:"no_text_first,omitempty"`
+	Words       int64 `json:"words"`
+	Bytes       int64 `json:"bytes"`
+	// InvalidUTF8 counts bytes of text that are not UTF-8 (each separates
+	// words); InvalidUTF8First is the first record (line or row) with one.
+	InvalidUTF8      int64 `json:"invalid_utf8,omitempty"`
+	InvalidUTF8First int   `json:"invalid_utf8_first,omitempty"`
+}
+
+// noText counts record n (a line or row) as holding no text.
+func (tf *TrainFile) noText(n int) {
+	if tf.NoText == 0 {
+		tf.NoTextFirst = n
+	}
+	tf.NoText++
 }
 
 // ItemHit is one contaminated item.

@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/udgamlabs/udgam-ci/evals"
 )
@@ -49,7 +48,7 @@ func Scan(ctx context.Context, ix *Index, inputs []Input, opt Options) (*Report,
 		opt.Workers = runtime.NumCPU()
 	}
 	r := &Report{Schema: Schema, N: ix.n, MinWords: ix.minWords, Normalization: Normalization,
-		IndexSHA256: ix.fingerprint(), Tests: opt.Tests, MinFraction: opt.MinFraction}
+		IndexSHA256: ix.fingerprint(), Tests: opt.Tests, MinFraction: opt.MinFraction, TextField: opt.TextField}
 	mine := inputs
 	if opt.ShardCount > 0 {
 		if opt.ShardIndex < 1 || opt.ShardIndex > opt.ShardCount {
@@ -181,11 +180,11 @@ func scanInput(ctx context.Context, m *matcher, in *Input, index int, field stri
 		err = parquetColumn(f, in.Path, field, func(row int, text string, null bool) {
 			tf.Records++
 			if null {
-				tf.NoText++
+				tf.noText(row)
 				return
 			}
 			m.reset()
-			m.scan(src, row, text)
+			m.scan(src, row, text, 0)
 		})
 	} else {
 		var r io.Reader
@@ -194,41 +193,13 @@ func scanInput(ctx context.Context, m *matcher, in *Input, index int, field stri
 			return tf, err
 		}
 		defer closeFn()
-		m.reset()
-		var scratch []byte
-		err = lines(r, in.Path, func(n int, line []byte) error {
-			if n%4096 == 0 && ctx.Err() != nil {
-				return ctx.Err()
-			}
-			tf.Records++
-			if in.Format == "text" {
-				m.scan(src, n, string(line)) // words run on across lines
-				return nil
-			}
-			if len(line) == 0 || (len(line) == 1 && line[0] == '\r') {
-				tf.Records--
-				return nil
-			}
-			text, ok, err := jsonField(line, field, &scratch)
-			if err != nil {
-				return fmt.Errorf("%s line %d: %w", in.Path, n, err)
-			}
-			if !ok {
-				tf.NoText++
-				return nil
-			}
-			// The text is read where it lies, without a copy: a record's
-			// words are looked at only while it is scanned (reset above),
-			// and what a report keeps is cloned (matcher.record).
-			m.reset()
-			m.scan(src, n, unsafe.String(unsafe.SliceData(text), len(text)))
-			return nil
-		})
+		err = scanLines(ctx, m, in, src, field, r, &tf)
 	}
 	if err != nil {
 		return tf, err
 	}
 	tf.Words, tf.Bytes = m.words, m.bytes
+	tf.InvalidUTF8, tf.InvalidUTF8First = m.invalid, m.invalidAt
 	return tf, nil
 }
 
@@ -282,7 +253,7 @@ func Merge(ix *Index, reports []*Report) (*Report, error) {
 	}
 	fp := ix.fingerprint()
 	out := &Report{Schema: Schema, N: ix.n, MinWords: ix.minWords, Normalization: Normalization, IndexSHA256: fp,
-		Tests: reports[0].Tests, MinFraction: reports[0].MinFraction}
+		Tests: reports[0].Tests, MinFraction: reports[0].MinFraction, TextField: reports[0].TextField}
 	hits := map[int32]*hit{}
 	files := map[string]bool{}
 	for i, r := range reports {

@@ -43,13 +43,20 @@ type matcher struct {
 
 	words int64 // training words scanned
 	bytes int64 // training text bytes scanned
+	// invalid counts bytes that are not UTF-8, invalidAt the first record
+	// (line or row) holding one.
+	invalid   int64
+	invalidAt int
+
+	piece int // counts scan calls: which words share the text being scanned
 }
 
 type ringWord struct {
 	word   string // as in the training text, not normalised
 	hash   uint64
 	line   int
-	offset int
+	offset int // in the record's text (or the line's)
+	piece  int // the scan call that saw it
 }
 
 // source says where the text being scanned comes from.
@@ -66,12 +73,14 @@ func newMatcher(ix *Index) *matcher {
 // reset starts a new document: n-grams never span two records.
 func (m *matcher) reset() { m.k, m.h, m.th = 0, 0, 0 }
 
-// scan feeds one record's (or one line's) text. Words continue the current
-// document until reset.
-func (m *matcher) scan(src *source, record int, text string) {
+// scan feeds one record's (or one line's) text, or a piece of it that
+// starts at byte from of the record. Words continue the current document
+// until reset.
+func (m *matcher) scan(src *source, record int, text string, from int) {
 	m.bytes += int64(len(text))
+	m.piece++
 	n, t := m.ix.n, m.ix.minWords
-	eachWord(text, func(s span) {
+	bad := eachWord(text, func(s span) {
 		m.words++
 		if m.k >= n {
 			m.h = roll(m.h, m.ring[m.k%n].hash, s.hash, m.ix.pow)
@@ -83,19 +92,34 @@ func (m *matcher) scan(src *source, record int, text string) {
 		} else {
 			m.th = m.th*base + s.hash
 		}
-		m.ring[m.k%n] = ringWord{word: text[s.start:s.end], hash: s.hash, line: record, offset: s.start}
+		m.ring[m.k%n] = ringWord{word: text[s.start:s.end], hash: s.hash, line: record, offset: from + s.start, piece: m.piece}
 		m.k++
 		if m.k >= n && m.ix.gramBits.has(m.h) {
 			if refs, ok := m.ix.grams[m.h]; ok {
-				m.check(src, refs, text)
+				m.check(src, refs, text, from)
 			}
 		}
 		if m.k >= t && m.ix.tailBits.has(m.th) {
 			if ids, ok := m.ix.tails[m.th]; ok {
-				m.checkShort(src, ids, text)
+				m.checkShort(src, ids, text, from)
 			}
 		}
 	})
+	if bad > 0 {
+		if m.invalid == 0 {
+			m.invalidAt = record
+		}
+		m.invalid += int64(bad)
+	}
+}
+
+// detach copies the words the ring keeps out of the text just scanned, so
+// that a record streamed in pieces holds no more than its last n words of
+// the earlier pieces.
+func (m *matcher) detach() {
+	for i := range m.ring {
+		m.ring[i].word = strings.Clone(m.ring[i].word)
+	}
 }
 
 // window returns the last w words, normalised, and the first of them.
@@ -107,17 +131,17 @@ func (m *matcher) window(w int) ([]string, ringWord) {
 	return ws, m.ring[(m.k-w)%m.ix.n]
 }
 
-func (m *matcher) check(src *source, refs []ref, text string) {
+func (m *matcher) check(src *source, refs []ref, text string, from int) {
 	ws, first := m.window(m.ix.n)
 	for _, r := range refs {
 		d := &m.ix.items[r.item]
 		if d.sameWords(int(r.pos), ws) {
-			m.record(src, r.item, r.pos, first, m.ix.n, text)
+			m.record(src, r.item, r.pos, first, m.ix.n, text, from)
 		}
 	}
 }
 
-func (m *matcher) checkShort(src *source, ids []int32, text string) {
+func (m *matcher) checkShort(src *source, ids []int32, text string, from int) {
 	for _, id := range ids {
 		d := &m.ix.items[id]
 		w := len(d.words)
@@ -126,7 +150,7 @@ func (m *matcher) checkShort(src *source, ids []int32, text string) {
 		}
 		ws, first := m.window(w)
 		if d.sameWords(0, ws) {
-			m.record(src, id, 0, first, w, text)
+			m.record(src, id, 0, first, w, text, from)
 		}
 	}
 }
@@ -134,7 +158,7 @@ func (m *matcher) checkShort(src *source, ids []int32, text string) {
 // maxSnippet bounds the matching text kept in a report.
 const maxSnippet = 400
 
-func (m *matcher) record(src *source, item, pos int32, first ringWord, w int, text string) {
+func (m *matcher) record(src *source, item, pos int32, first ringWord, w int, text string, from int) {
 	loc := Location{File: src.file, Offset: first.offset, Order: [3]int{src.fileIndex, first.line, first.offset}}
 	if src.rows {
 		loc.Row = first.line
@@ -147,9 +171,9 @@ func (m *matcher) record(src *source, item, pos int32, first ringWord, w int, te
 		return
 	}
 	last := m.ring[(m.k-1)%m.ix.n]
-	if first.line == last.line {
-		loc.Text = text[first.offset : last.offset+len(last.word)]
-	} else { // a plain-text match across lines
+	if first.piece == m.piece {
+		loc.Text = text[first.offset-from : last.offset-from+len(last.word)]
+	} else { // a plain-text match across lines, or across pieces of a record
 		ws := make([]string, w)
 		for i := range w {
 			ws[i] = m.ring[(m.k-w+i)%m.ix.n].word

@@ -1,6 +1,8 @@
 package contamination
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -72,4 +74,46 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 			}
 		}
 	}
+}
+
+// CheckRead says what a scan left unread. Records without text (the field
+// absent, or null) are an error unless allowMissing, and a scan that read
+// no words at all is one unless allowEmpty: a corpus read under the wrong
+// field must not pass for a clean one. What is allowed, and bytes that are
+// not UTF-8, come back as warnings.
+func (r *Report) CheckRead(allowMissing, allowEmpty bool) (warnings []string, err error) {
+	field := cmp.Or(r.TextField, "text")
+	var missing, problems []string
+	var records int64
+	for _, tf := range r.Train {
+		records += tf.Records
+		unit, at := "records", "line"
+		if format, _, _ := classify(tf.Path); format == "parquet" {
+			unit, at = "rows", "row"
+		}
+		if tf.NoText > 0 {
+			missing = append(missing, fmt.Sprintf("%s: %s of %s %s have no text in %q, first at %s %d",
+				tf.Path, report.FormatCount(int(tf.NoText)), report.FormatCount(int(tf.Records)), unit, field, at, tf.NoTextFirst))
+		}
+		if tf.InvalidUTF8 > 0 {
+			warnings = append(warnings, fmt.Sprintf("%s: %s bytes are not UTF-8, first at %s %d (each read as a separator between words)",
+				tf.Path, report.FormatCount(int(tf.InvalidUTF8)), at, tf.InvalidUTF8First))
+		}
+	}
+	if allowMissing {
+		warnings = append(missing, warnings...)
+	} else if len(missing) > 0 {
+		problems = append(problems, "records without text: "+strings.Join(missing, "; "))
+	}
+	if r.Words == 0 && !allowEmpty {
+		files := "files"
+		if len(r.Train) == 1 {
+			files = "file"
+		}
+		problems = append(problems, fmt.Sprintf("read no text: %d training %s, %s records, no words", len(r.Train), files, report.FormatCount(int(records))))
+	}
+	if len(problems) > 0 {
+		return warnings, errors.New(strings.Join(problems, "; "))
+	}
+	return warnings, nil
 }

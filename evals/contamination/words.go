@@ -16,11 +16,14 @@ import (
 
 // A word is a maximal run of letters, digits and combining marks (Unicode
 // categories L, N and M), lower-cased rune by rune with Unicode's simple
-// case mapping. Everything else (spaces, punctuation, symbols, emoji)
-// separates words and is dropped. Letters of scripts written without
-// spaces between words (Han, Hiragana, Katakana, Hangul is not one of
-// them, Thai, Lao, Khmer, Myanmar) are each a word of their own, so that a
-// copied Chinese or Japanese sentence still yields n-grams.
+// case mapping. Everything else (spaces, punctuation, symbols, emoji, and
+// bytes that are not UTF-8) separates words and is dropped. Scripts written
+// without spaces between words (Han, Hiragana, Katakana, Thai, Lao, Khmer,
+// Myanmar; Hangul is not one of them) have no word boundaries to find, so
+// each of their letters is a word of its own, with the combining marks
+// (vowel signs, tone marks) that follow it; their digits group into
+// numbers as all digits do, and their punctuation separates. So a copied
+// Chinese, Japanese or Thai sentence still yields n-grams.
 //
 // Numbers split at their commas and points ("10,000" is "10" "000"), the
 // same on both sides.
@@ -49,8 +52,8 @@ func mix(h uint64) uint64 {
 	return h
 }
 
-// isolated reports whether r is a letter of a script written without spaces,
-// each of which is a word on its own.
+// isolated reports whether the letter r belongs to a script written without
+// spaces: each such letter starts a word of its own.
 func isolated(r rune) bool {
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar)
 }
@@ -66,15 +69,17 @@ var asciiClass = func() (c [128]byte) {
 	return c
 }()
 
-// eachWord calls fn for every word of text in order. It is the one place
-// that says what a word is; both the index and the scan use it.
-func eachWord(text string, fn func(span)) {
+// eachWord calls fn for every word of text in order and returns how many
+// bytes of text are not UTF-8 (each separates words, as U+FFFD would). It is
+// the one place that says what a word is; both the index and the scan use it.
+func eachWord(text string, fn func(span)) (invalid int) {
 	start := -1
+	single := false // the word is one isolated letter: only marks may follow
 	var h uint64
 	flush := func(end int) {
 		if start >= 0 {
 			fn(span{start: start, end: end, hash: mix(h)})
-			start = -1
+			start, single = -1, false
 		}
 	}
 	for i := 0; i < len(text); {
@@ -84,6 +89,9 @@ func eachWord(text string, fn func(span)) {
 				flush(i)
 				i++
 				continue
+			}
+			if single {
+				flush(i)
 			}
 			if start < 0 {
 				start, h = i, fnvOffset
@@ -97,12 +105,22 @@ func eachWord(text string, fn func(span)) {
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
 		switch {
-		case isolated(r):
+		case r == utf8.RuneError && size == 1:
+			invalid++
 			flush(i)
-			start, h = i, fnvOffset
+		case unicode.IsMark(r): // attaches to the word before, isolated letters' too
+			if start < 0 {
+				start, h = i, fnvOffset
+			}
 			h = hashRune(h, unicode.ToLower(r))
-			flush(i + size)
-		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsNumber(r) || unicode.IsMark(r):
+		case unicode.IsLetter(r) && isolated(r):
+			flush(i)
+			start, h, single = i, fnvOffset, true
+			h = hashRune(h, unicode.ToLower(r))
+		case unicode.IsLetter(r) || unicode.IsNumber(r):
+			if single {
+				flush(i)
+			}
 			if start < 0 {
 				start, h = i, fnvOffset
 			}
@@ -113,6 +131,7 @@ func eachWord(text string, fn func(span)) {
 		i += size
 	}
 	flush(len(text))
+	return invalid
 }
 
 func hashRune(h uint64, r rune) uint64 {

@@ -96,6 +96,9 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
 	pending := make([]evals.Pending, len(idx))
 	for j, i := range idx {
 		d := &docs[i]
+		if err := evals.CheckSecondBOS(h.Settings.AddBOS, info, d.Text); err != nil {
+			return Result{}, fmt.Errorf("document %s: %w", d.ID, err)
+		}
 		if err := evals.CheckText(m, d.Text); err != nil {
 			return Result{}, fmt.Errorf("document %s: %w", d.ID, err)
 		}

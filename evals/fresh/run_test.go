@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -387,4 +388,95 @@ func TestResumeAfterKill(t *testing.T) {
 		t.Errorf("resume skipped %d documents, want the 5 the child wrote", res.Skipped)
 	}
 	sameDocs(t, res.Run.Docs, whole.Run.Docs)
+}
+
+// interruptedModel scores every window of a call, then hands them over one
+// by one (runner.EachScorer) and is interrupted after the first `after`:
+// one engine call that packs every document, cut part way.
+type interruptedModel struct {
+	*byteModel
+	cancel func()
+	after  int
+}
+
+func (m *interruptedModel) ScoreEach(ctx context.Context, reqs []runner.Request, done func(int, runner.Result) error) error {
+	res, err := m.byteModel.Score(ctx, reqs)
+	if err != nil {
+		return err
+	}
+	for i, r := range res {
+		if i == m.after {
+			m.cancel()
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := done(i, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *interruptedModel) Score(ctx context.Context, reqs []runner.Request) ([]runner.Result, error) {
+	out := make([]runner.Result, len(reqs))
+	if err := m.ScoreEach(ctx, reqs, func(i int, r runner.Result) error { out[i] = r; return nil }); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// A run interrupted inside its first engine call keeps the documents that
+// call finished, and its progress counted them as they finished (issue 32:
+// Fresh Text stopped in its first batch saved 0 of 30 documents).
+func TestInterruptedCallKeepsFinishedDocuments(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	data := genData(30)
+	whole, err := Run(context.Background(), newByteModel(3), runOptions(data, filepath.Join(dir, "whole.jsonl")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m := &interruptedModel{byteModel: newByteModel(3), cancel: cancel}
+	opt := runOptions(data, filepath.Join(dir, "cut.jsonl"))
+	opt.BatchTokens = 1 << 30 // every document in one call
+	var calls, windows int
+	opt.Progress = io.Discard
+	probe := &countingModel{Model: newByteModel(3), calls: &calls, reqs: &windows}
+	popt := runOptions(data, filepath.Join(dir, "count.jsonl"))
+	popt.BatchTokens = opt.BatchTokens
+	if _, err := Run(context.Background(), probe, popt); err != nil || calls != 1 {
+		t.Fatalf("the run takes %d engine calls (%v); the test needs one", calls, err)
+	}
+	m.after = windows / 2
+	var progress strings.Builder
+	opt.Progress = &progress
+	if _, err := Run(ctx, m, opt); err == nil || !strings.Contains(err.Error(), "--resume") {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	cut, err := runfile.ReadFile(opt.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(cut.Docs); n < 5 || n >= 30 {
+		t.Fatalf("the interrupted call saved %d of 30 documents; want those it finished", n)
+	}
+	sameDocs(t, cut.Docs, whole.Run.Docs[:len(cut.Docs)])
+	if !strings.Contains(progress.String(), fmt.Sprintf("%d/30", len(cut.Docs))) {
+		t.Errorf("progress never counted the %d finished documents:\n%s", len(cut.Docs), progress.String())
+	}
+}
+
+// countingModel counts engine calls and the requests they carry.
+type countingModel struct {
+	runner.Model
+	calls, reqs *int
+}
+
+func (m *countingModel) Score(ctx context.Context, reqs []runner.Request) ([]runner.Result, error) {
+	*m.calls++
+	*m.reqs += len(reqs)
+	return m.Model.Score(ctx, reqs)
 }

@@ -194,19 +194,15 @@ func positions(sp span) []int {
 	return ps
 }
 
-// flush sends the waiting windows to the engine and files the results.
+// flush sends the waiting windows to the engine and files each result as
+// the engine completes it (runner.ScoreEach), emitting every document
+// whose windows are all done: a long call saves documents as it goes.
 func (s *scorer) flush(ctx context.Context) error {
 	if len(s.reqs) == 0 {
 		return nil
 	}
-	res, err := s.m.Score(ctx, s.reqs)
-	if err != nil {
-		return fmt.Errorf("score %d windows (document %s first): %w", len(s.reqs), s.owner[0].job.doc.ID, err)
-	}
-	if len(res) != len(s.reqs) {
-		return fmt.Errorf("engine returned %d results for %d windows", len(res), len(s.reqs))
-	}
-	for i, r := range res {
+	var emitErr error
+	err := runner.ScoreEach(ctx, s.m, s.reqs, func(i int, r runner.Result) error {
 		o := s.owner[i]
 		want := len(s.reqs[i].Branches[0].Positions)
 		if len(r) != 1 || len(r[0]) != want {
@@ -214,6 +210,14 @@ func (s *scorer) flush(ctx context.Context) error {
 		}
 		o.job.logp[o.span] = r[0]
 		o.job.left--
+		emitErr = s.emitDone()
+		return emitErr
+	})
+	if emitErr != nil {
+		return emitErr
+	}
+	if err != nil {
+		return fmt.Errorf("score %d windows (document %s first): %w", len(s.reqs), s.owner[0].job.doc.ID, err)
 	}
 	s.reqs, s.owner, s.size = s.reqs[:0], s.owner[:0], 0
 	return nil

@@ -340,7 +340,7 @@ func TestScoreRejectsBrokenEngines(t *testing.T) {
 	docs := []Document{{ID: "a", Text: "some text"}, {ID: "b", Text: "more text"}}
 	for mode, want := range map[string]string{
 		"error":    "engine failed",
-		"short":    "3 results for 4 windows",
+		"short":    "3 results for 4 requests",
 		"nan":      "document a: token 1 has log-probability NaN",
 		"positive": "log-probability 0.5",
 		"shape":    "document a window 0: engine returned the wrong shape",

@@ -7,7 +7,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/udgamlabs/udgam-ci/evals"
-
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -97,6 +96,9 @@ func WriteText(w io.Writer, r Result) error {
 	fmt.Fprintf(tw, "settings\twindow %d, stride %d, %s (--add-bos %s)\n", h.Settings.Window, h.Settings.Stride, bos, h.Settings.BOSMode)
 	if h.Sample != nil {
 		fmt.Fprintf(tw, "sample\t%d documents, seed %d\n", len(h.Sample.IDs), h.Sample.Seed)
+	}
+	for _, n := range evals.SelectionNotes(h, "documents") {
+		fmt.Fprintf(tw, "note\t%s\n", n)
 	}
 	if h.Shard != nil {
 		fmt.Fprintf(tw, "shard\t%d/%d (join the shards with `udgam-ci merge`)\n", h.Shard.Index, h.Shard.Count)

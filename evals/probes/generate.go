@@ -19,6 +19,9 @@ type Item struct {
 	Prompt  string   `json:"prompt"`
 	Answer  string   `json:"answer"`
 	Choices []string `json:"choices"`
+	// Variant names the prompt variant (VariantItems); empty for the
+	// published template, so published items encode as they always have.
+	Variant string `json:"variant,omitempty"`
 }
 
 // AnswerIndex is the position of the answer among the choices, or -1.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
@@ -28,6 +29,9 @@ type RunOptions struct {
 	// Until makes the run sequential: the set in a seeded random order,
 	// stopping once the comparison with a baseline decides.
 	Until *evals.Until
+	// Variants are the prompt variants scored besides the published
+	// template (ParseVariants), for each selected item.
+	Variants []string
 
 	Header evals.HeaderOptions // model name/revision, git, runtime, clock; the rest is filled here
 
@@ -73,9 +77,21 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
 	}
 	// Text the tokenizer is known to get wrong fails here, before the run
 	// file is written or anything scored.
-	pending := make([]evals.Pending, len(idx))
+	chosen := make([]Item, len(idx))
 	for j, i := range idx {
-		it := &items[i]
+		chosen[j] = items[i]
+	}
+	variants, err := VariantItems(chosen, opt.Variants)
+	if err != nil {
+		return Result{}, err
+	}
+	all := append(chosen, variants...)
+	pending := make([]evals.Pending, len(all))
+	for j := range all {
+		it := &all[j]
+		if err := evals.CheckSecondBOS(h.Settings.AddBOS, info, it.Prompt); err != nil {
+			return Result{}, fmt.Errorf("item %s: %w", it.ID, err)
+		}
 		for _, text := range append([]string{it.Prompt}, ChoiceTexts(it)...) {
 			if err := evals.CheckText(m, text); err != nil {
 				return Result{}, fmt.Errorf("item %s: %w", it.ID, err)
@@ -88,17 +104,31 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	todo := make([]Item, len(left))
-	for j, k := range left {
-		todo[j] = items[idx[k]]
+	// The published items are scored first and on their own, in the
+	// batches a run without variants makes, so their scores are the same.
+	var todo, todoVariants []Item
+	for _, k := range left {
+		if all[k].Variant == "" {
+			todo = append(todo, all[k])
+		} else {
+			todoVariants = append(todoVariants, all[k])
+		}
 	}
 	so := ScoreOptions{AddBOS: h.Settings.AddBOS, BOS: h.Settings.BOSID, Batch: opt.Batch}
-	err = Score(ctx, m, todo, so, func(rec runfile.Item) error { return loop.Add(rec.ID, rec, rec.Tokens) })
+	emit := func(rec runfile.Item) error { return loop.Add(rec.ID, rec, rec.Tokens) }
+	err = Score(ctx, m, todo, so, emit)
+	if err == nil {
+		err = Score(ctx, m, todoVariants, so, emit)
+	}
 	tally, err := loop.Finish(err)
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Tally: tally, Summary: Summarize(tally.Run.Header, tally.Run.Items, tally.Seconds)}, nil
+	sum := Summarize(tally.Run.Header, tally.Run.Items, tally.Seconds)
+	if sum.Variants, err = compare.RunSpread(tally.Run, compare.Options{}); err != nil {
+		return Result{}, err
+	}
+	return Result{Tally: tally, Summary: sum}, nil
 }
 
 // Keys are the items as --sample and --shard select them: stratified by

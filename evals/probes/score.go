@@ -140,6 +140,7 @@ func record(it *Item, r request, res runner.Result) (runfile.Item, error) {
 		Norm:     make([]float64, len(res)),
 		Answer:   it.AnswerIndex(),
 		Tokens:   r.tokens,
+		Variant:  it.Variant,
 	}
 	for b, lps := range res {
 		if len(lps) != len(r.req.Branches[b].Positions) {

@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/evals"
-
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -14,13 +14,19 @@ import (
 // --json output of `score probes`: accuracy by type, with ties, chance,
 // acc_norm and by_level beside it.
 type Summary struct {
-	Test     string                         `json:"test"`
-	Accuracy float64                        `json:"accuracy"` // percent
-	Correct  int                            `json:"correct"`
-	Items    int                            `json:"items"`
-	Ties     int                            `json:"ties"`
-	Chance   float64                        `json:"chance"`   // percent
-	AccNorm  float64                        `json:"acc_norm"` // percent, by log-probability per byte
+	Test     string  `json:"test"`
+	Accuracy float64 `json:"accuracy"` // percent
+	Correct  int     `json:"correct"`
+	Items    int     `json:"items"`
+	Ties     int     `json:"ties"`
+	Chance   float64 `json:"chance"`   // percent
+	AccNorm  float64 `json:"acc_norm"` // percent, by log-probability per byte
+	// Margin is the mean byte-normalised margin (runfile.NormMargin) in
+	// nats per byte, overall and by type; absent without per-byte scores.
+	Margin       *float64           `json:"margin,omitempty"`
+	MarginByType map[string]float64 `json:"margin_by_type,omitempty"`
+	// Variants is the spread across prompt variants (--variants).
+	Variants *compare.Spread                `json:"variants,omitempty"`
 	ByType   map[string]*runfile.ProbeGroup `json:"by_type"`
 	ByLevel  map[string]*runfile.ProbeGroup `json:"by_level"` // key "type/level"
 	Run      string                         `json:"run"`
@@ -30,6 +36,8 @@ type Summary struct {
 	Seconds  float64                        `json:"seconds"`
 	// Sequential is the run's --until decided record, where it stopped.
 	Sequential *runfile.Sequential `json:"sequential,omitempty"`
+	// Notes say why the run scored other than asked (evals.SelectionNotes).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Summarize recomputes the scores from the records.
@@ -50,10 +58,29 @@ func Summarize(h runfile.Header, items []runfile.Item, seconds float64) Summary 
 		Dataset:  h.Dataset,
 		Settings: h.Settings,
 		Seconds:  seconds,
+		Notes:    evals.SelectionNotes(h, "items"),
 
 		Sequential: h.Sequential,
 	}
+	s.Margin, s.MarginByType = margins(items)
 	return s
+}
+
+// margins are the mean byte-normalised margin overall and by type.
+func margins(items []runfile.Item) (*float64, map[string]float64) {
+	all, ok := runfile.MeanNormMargin(items)
+	if !ok {
+		return nil, nil
+	}
+	byType := map[string][]runfile.Item{}
+	for _, it := range items {
+		byType[it.Type] = append(byType[it.Type], it)
+	}
+	out := map[string]float64{}
+	for k, its := range byType {
+		out[k], _ = runfile.MeanNormMargin(its)
+	}
+	return &all, out
 }
 
 // AccNorm is the accuracy in percent when each choice is ranked by its
@@ -85,6 +112,9 @@ func (s Summary) WriteText(w io.Writer) error {
 	}
 	p("probes: accuracy %.1f%% (%d/%d items, chance %.1f%%, ties %d), acc_norm %.1f%%\n",
 		s.Accuracy, s.Correct, s.Items, s.Chance, s.Ties, s.AccNorm)
+	if s.Margin != nil {
+		p("margin %.4f nats per byte (answer minus best wrong choice, per UTF-8 byte of \" \"+choice)\n", *s.Margin)
+	}
 	p("%-16s %9s %8s %9s %7s %5s\n", "group", "accuracy", "chance", "constant", "items", "ties")
 	for _, k := range runfile.SortedKeys(s.ByType) {
 		g := s.ByType[k]
@@ -102,11 +132,25 @@ func (s Summary) WriteText(w io.Writer) error {
 			}
 		}
 	}
+	if v := s.Variants; v != nil {
+		p("prompt variants, on the %d items each scored (the headline is the published template's):\n", v.Items)
+		for i, x := range v.Variants {
+			p("  %-10s %6.1f%%", x.Variant, x.Accuracy)
+			if i > 0 {
+				p("  %+.1f points [%+.1f, %+.1f] vs published", x.Delta, x.CI[0], x.CI[1])
+			}
+			p("\n")
+		}
+		p("  spread: range (max - min) %.1f points, standard deviation %.1f\n", v.Range, v.SD)
+	}
 	if len(s.Dataset.Constant) > 0 {
 		p("constant: the best accuracy of always giving the same answer (text or position); ! marks a type this model does not beat\n")
 	}
 	if line := evals.StopLine(s.Sequential, "items"); line != "" {
 		p("%s\n", line)
+	}
+	for _, n := range s.Notes {
+		p("note: %s\n", n)
 	}
 	p("run %s, %.1fs\n", s.Run, s.Seconds)
 	return err

@@ -272,6 +272,10 @@ func Load(path string, opts Options) (*Model, error) {
 	return m, nil
 }
 
+// clearError forgets llama.cpp's earlier errors, for calls made from the
+// package's other files.
+func clearError() { C.udgam_err_clear() }
+
 func lastError(fallback string) string {
 	s := strings.TrimSpace(C.GoString(C.udgam_err()))
 	if s == "" {
@@ -379,46 +383,36 @@ func (m *Model) Detokenize(ids []int32) (string, error) {
 // Score evaluates the requests and returns the log-probabilities they ask
 // for. Requests are packed several to a decode; see runner.Planner.
 func (m *Model) Score(ctx context.Context, reqs []runner.Request) ([]runner.Result, error) {
+	return m.score(ctx, reqs, nil)
+}
+
+// ScoreEach implements runner.EachScorer: each request's results go to
+// done after the decode that completes them.
+func (m *Model) ScoreEach(ctx context.Context, reqs []runner.Request, done func(int, runner.Result) error) error {
+	_, err := m.score(ctx, reqs, done)
+	return err
+}
+
+// score is Score, handing each request to done (when not nil) once done.
+func (m *Model) score(ctx context.Context, reqs []runner.Request, done func(int, runner.Result) error) ([]runner.Result, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.ctx == nil {
-		return nil, errors.New("score: model is closed")
+	planned, unshare, err := m.plan(reqs)
+	if err != nil {
+		return nil, fmt.Errorf("score: %w", err)
 	}
 	lim := m.Limits()
-	if err := runner.CheckTrainingContext(reqs, m.info.TrainedLength()); err != nil {
-		return nil, fmt.Errorf("score: %w", err)
-	}
-	// Recurrent state cannot be shared the way KV cells are, nor can
-	// separate caches share a prompt: give every branch its own copy.
-	planned := reqs
-	unshare := m.recurrent || m.opts.SeparateCaches
-	if unshare {
-		shared := lim
-		shared.Separate = false
-		if err := runner.Validate(reqs, shared, m.nVocab); err != nil {
-			return nil, fmt.Errorf("score: %w", err)
-		}
-		planned = runner.Unshare(reqs)
-	}
-	if err := runner.Validate(planned, lim, m.nVocab); err != nil {
-		return nil, fmt.Errorf("score: %w", err)
-	}
 	res := runner.NewResults(planned)
 	// Whatever happens, leave an empty cache for the next call.
 	defer C.llama_memory_clear(m.mem, false)
 
-	// Cancelling ctx stops llama.cpp between graph nodes. The callback may
-	// still be running when Score returns; wait for it so it never writes
-	// to a flag that Close has freed.
-	*m.abort = 0
-	flag, fired := m.abort, make(chan struct{})
-	stop := context.AfterFunc(ctx, func() { *flag = 1; close(fired) })
-	defer func() {
-		if !stop() {
-			<-fired
-		}
-	}()
+	defer m.abortOn(ctx)()
 
+	// Unshared requests complete only once Reshare has joined them.
+	var track *runner.Completion
+	if done != nil && !unshare {
+		track = runner.NewCompletion(planned, res, done)
+	}
 	p := runner.NewPlanner(planned, lim)
 	for {
 		st, ok := p.Next()
@@ -434,61 +428,75 @@ func (m *Model) Score(ctx context.Context, reqs []runner.Request) ([]runner.Resu
 			}
 			return nil, fmt.Errorf("score: %w", err)
 		}
+		if track != nil {
+			if err := track.Step(st); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if unshare {
 		res = runner.Reshare(reqs, res)
 	}
+	if done != nil {
+		if track == nil {
+			track = runner.NewCompletion(reqs, res, done)
+		}
+		if err := track.Finish(); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
+}
+
+// plan checks requests against the model and its context and returns the
+// requests to feed: each branch on its own (unshare) where the model's
+// sequences cannot share a prompt.
+func (m *Model) plan(reqs []runner.Request) (planned []runner.Request, unshare bool, err error) {
+	if m.ctx == nil {
+		return nil, false, errors.New("model is closed")
+	}
+	lim := m.Limits()
+	if err := runner.CheckTrainingContext(reqs, m.info.TrainedLength()); err != nil {
+		return nil, false, err
+	}
+	// Recurrent state cannot be shared the way KV cells are, nor can
+	// separate caches share a prompt: give every branch its own copy.
+	planned = reqs
+	unshare = m.recurrent || m.opts.SeparateCaches
+	if unshare {
+		shared := lim
+		shared.Separate = false
+		if err := runner.Validate(reqs, shared, m.nVocab); err != nil {
+			return nil, false, err
+		}
+		planned = runner.Unshare(reqs)
+	}
+	if err := runner.Validate(planned, lim, m.nVocab); err != nil {
+		return nil, false, err
+	}
+	return planned, unshare, nil
+}
+
+// abortOn makes cancelling ctx stop llama.cpp between graph nodes, until
+// the function it returns is called. The callback may still be running
+// when the call ends; that function waits for it, so it never writes to a
+// flag that Close has freed.
+func (m *Model) abortOn(ctx context.Context) func() {
+	*m.abort = 0
+	flag, fired := m.abort, make(chan struct{})
+	stop := context.AfterFunc(ctx, func() { *flag = 1; close(fired) })
+	return func() {
+		if !stop() {
+			<-fired
+		}
+	}
 }
 
 // decode runs one step and reads its log-probabilities into res.
 func (m *Model) decode(st runner.Step, res []runner.Result) error {
-	if len(st.Entries) == 0 || len(st.Entries) > m.opts.Batch {
-		return fmt.Errorf("internal: step of %d tokens for a batch of %d", len(st.Entries), m.opts.Batch)
-	}
-	// llama.cpp asserts (aborting the process) where a recurrent state cell
-	// it must copy is missing: each token of a recurrent or hybrid model
-	// belongs to one sequence, and every sequence id has a state slot.
-	for _, e := range st.Entries {
-		if m.recurrent && len(e.Seqs) != 1 {
-			return fmt.Errorf("internal: a token of recurrent model %s in %d sequences; its state is one sequence's", m.info.Path, len(e.Seqs))
-		}
-		for _, id := range e.Seqs {
-			if id < 0 || int(id) >= m.opts.Parallel {
-				return fmt.Errorf("internal: sequence id %d outside the %d parallel sequences", id, m.opts.Parallel)
-			}
-		}
-	}
-	seqs := make([]C.llama_seq_id, m.opts.Parallel)
-	for i, e := range st.Entries {
-		for s, id := range e.Seqs {
-			seqs[s] = C.llama_seq_id(id)
-		}
-		var out C.int8_t
-		if len(e.Reads) > 0 {
-			out = 1
-		}
-		C.udgam_batch_set(&m.batch, C.int(i), C.llama_token(e.Token), C.llama_pos(e.Pos), &seqs[0], C.int(len(e.Seqs)), out)
-	}
-	m.batch.n_tokens = C.int32_t(len(st.Entries))
-	C.udgam_err_clear()
-	if rc := C.llama_decode(m.ctx, m.batch); rc != 0 {
-		return fmt.Errorf("llama_decode returned %d: %s", int(rc), lastError("no message"))
-	}
-	if err := m.inexact.check(m.info.Path, m.info.Arch); err != nil {
+	outs, rows, err := m.feed(st)
+	if err != nil {
 		return err
-	}
-	var outs []int // batch indices whose log-probabilities are read
-	for i, e := range st.Entries {
-		if len(e.Reads) > 0 {
-			outs = append(outs, i)
-		}
-	}
-	rows := make([]*C.float, len(outs))
-	for k, i := range outs {
-		if rows[k] = C.llama_get_logits_ith(m.ctx, C.int32_t(i)); rows[k] == nil {
-			return fmt.Errorf("internal: no logits for batch token %d", i)
-		}
 	}
 	// The log-softmax over a 49,152-token vocabulary is about 5% of a
 	// decode, so it runs on the threads llama.cpp has just released.
@@ -506,10 +514,69 @@ func (m *Model) decode(st runner.Step, res []runner.Result) error {
 			res[r.Req][r.Branch][r.Index] = float64(logits[r.Next]) - lse[k]
 		}
 	}
+	m.release(st)
+	return nil
+}
+
+// release frees the cache cells of the sequences a step finished.
+func (m *Model) release(st runner.Step) {
 	for _, s := range st.Release {
 		C.llama_memory_seq_rm(m.mem, C.llama_seq_id(s), -1, -1)
 	}
-	return nil
+}
+
+// feed decodes one step and returns the batch indices whose next-token
+// distributions the step reads, with their rows of logits (valid until
+// the next decode).
+func (m *Model) feed(st runner.Step) ([]int, []*C.float, error) {
+	if len(st.Entries) == 0 || len(st.Entries) > m.opts.Batch {
+		return nil, nil, fmt.Errorf("internal: step of %d tokens for a batch of %d", len(st.Entries), m.opts.Batch)
+	}
+	// llama.cpp asserts (aborting the process) where a recurrent state cell
+	// it must copy is missing: each token of a recurrent or hybrid model
+	// belongs to one sequence, and every sequence id has a state slot.
+	for _, e := range st.Entries {
+		if m.recurrent && len(e.Seqs) != 1 {
+			return nil, nil, fmt.Errorf("internal: a token of recurrent model %s in %d sequences; its state is one sequence's", m.info.Path, len(e.Seqs))
+		}
+		for _, id := range e.Seqs {
+			if id < 0 || int(id) >= m.opts.Parallel {
+				return nil, nil, fmt.Errorf("internal: sequence id %d outside the %d parallel sequences", id, m.opts.Parallel)
+			}
+		}
+	}
+	seqs := make([]C.llama_seq_id, m.opts.Parallel)
+	for i, e := range st.Entries {
+		for s, id := range e.Seqs {
+			seqs[s] = C.llama_seq_id(id)
+		}
+		var out C.int8_t
+		if len(e.Reads) > 0 {
+			out = 1
+		}
+		C.udgam_batch_set(&m.batch, C.int(i), C.llama_token(e.Token), C.llama_pos(e.Pos), &seqs[0], C.int(len(e.Seqs)), out)
+	}
+	m.batch.n_tokens = C.int32_t(len(st.Entries))
+	C.udgam_err_clear()
+	if rc := C.llama_decode(m.ctx, m.batch); rc != 0 {
+		return nil, nil, fmt.Errorf("llama_decode returned %d: %s", int(rc), lastError("no message"))
+	}
+	if err := m.inexact.check(m.info.Path, m.info.Arch); err != nil {
+		return nil, nil, err
+	}
+	var outs []int // batch indices whose log-probabilities are read
+	for i, e := range st.Entries {
+		if len(e.Reads) > 0 {
+			outs = append(outs, i)
+		}
+	}
+	rows := make([]*C.float, len(outs))
+	for k, i := range outs {
+		if rows[k] = C.llama_get_logits_ith(m.ctx, C.int32_t(i)); rows[k] == nil {
+			return nil, nil, fmt.Errorf("internal: no logits for batch token %d", i)
+		}
+	}
+	return outs, rows, nil
 }
 
 // forEachParallel calls f(0) ... f(n-1) on up to workers goroutines and

@@ -41,7 +41,13 @@ func WriteBigramGGUF(path string, b *Bigram, opts ...WriteOption) error {
 }
 
 func bigramLayout(b *Bigram) *ggufLayout {
-	s := bigramShape()
+	return bigramLayoutOf(b, bigramShape(), func(tok int) int { return tok }, nil)
+}
+
+// bigramLayoutOf lays b out in shape s with token t's one-hot dimension at
+// dim(t); plant, when not nil, may then change output row j (the logits of
+// next token j over every dimension).
+func bigramLayoutOf(b *Bigram, s Shape, dim func(tok int) int, plant func(j int, dst []float32)) *ggufLayout {
 	kv := llamaShapeKV(s, bigramEps, bigramRopeBase)
 	kv["general.name"] = "bigram"
 	tokenizerKV(kv, s.Vocab)
@@ -62,12 +68,18 @@ func bigramLayout(b *Bigram) *ggufLayout {
 	}
 	oneHot := func(r int, dst []float32) {
 		clear(dst)
-		dst[r] = 1
+		dst[dim(r)] = 1
 	}
 	output := func(j int, dst []float32) {
 		clear(dst)
+		if j >= ByteVocab {
+			return
+		}
 		for i := range ByteVocab {
-			dst[i] = float32(b.logProb[i*ByteVocab+j] / f)
+			dst[dim(i)] = float32(b.logProb[i*ByteVocab+j] / f)
+		}
+		if plant != nil {
+			plant(j, dst)
 		}
 	}
 

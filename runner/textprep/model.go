@@ -1,6 +1,7 @@
 package textprep
 
 import (
+	"context"
 	"errors"
 
 	"github.com/udgamlabs/udgam-ci/runfile"
@@ -37,6 +38,12 @@ func WrapModel(m runner.Model) (*Model, error) {
 
 // Tokenize implements runner.Tokenizer with the text preparation.
 func (m *Model) Tokenize(text string) ([]int32, error) { return m.tok.Tokenize(text) }
+
+// ScoreEach is the inner model's (runner.ScoreEach): the wrapper changes
+// how text is tokenized, not how it is scored.
+func (m *Model) ScoreEach(ctx context.Context, reqs []runner.Request, done func(int, runner.Result) error) error {
+	return runner.ScoreEach(ctx, m.Model, reqs, done)
+}
 
 // TokenBytes is the inner model's piece of a token.
 func (m *Model) TokenBytes(id int32) ([]byte, error) {

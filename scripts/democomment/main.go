@@ -68,7 +68,7 @@ func run(model, out string, files []string) error {
 		}
 		c.Tests = append(c.Tests, cmp)
 	}
-	c.Verdict = action.Verdict(action.FailOnRegression, model, c.Tests) // the Action's default fail-on
+	_, c.Verdict = action.Gate(action.InputDefault("fail-on"), model, c.Tests) // the Action's default fail-on
 	var body bytes.Buffer
 	if err := report.RenderComment(&body, c); err != nil {
 		return err

@@ -114,9 +114,11 @@ func encode(r *runfile.Run) (*encoded, error) {
 			return nil, err
 		}
 	}
-	for i := range r.Items {
-		if err := add(r.Items[i].ID, &r.Items[i]); err != nil {
-			return nil, err
+	for _, items := range [][]runfile.Item{r.Items, r.Variants} {
+		for i := range items {
+			if err := add(items[i].ID, &items[i]); err != nil {
+				return nil, err
+			}
 		}
 	}
 	e.sum = hex.EncodeToString(h.Sum(nil))

@@ -1,0 +1,75 @@
+package action
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/udgamlabs/udgam-ci/evals/audit"
+)
+
+// AuditRequest asks for the audit of an artifact against the GGUF the
+// action scored, with the action's test settings.
+type AuditRequest struct {
+	Reference  string // GGUF path
+	Artifact   string // the input: a path, an hf:// GGUF, a quantization type
+	FreshData  string
+	ProbeItems string
+	AddBOS     string
+	Window     int
+	Stride     int
+	Threads    int
+	GPU        string
+	ModelName  string
+	Limits     audit.Limits
+	Resamples  int
+	Dir        string // run files and a made artifact
+}
+
+// audit runs the artifact audit when the artifact input asks for one.
+func (r *actionRun) audit(ctx context.Context) error {
+	in := r.in
+	if in.Artifact == "" {
+		return nil
+	}
+	if r.d.Audit == nil {
+		return errors.New("input artifact: this build cannot audit artifacts")
+	}
+	r.a.Group("Audit artifact " + in.Artifact)
+	rep, err := r.d.Audit(ctx, AuditRequest{Reference: r.headPath, Artifact: in.Artifact,
+		FreshData: in.FreshData, ProbeItems: in.ProbeItems, AddBOS: in.AddBOS, Window: in.Window, Stride: in.Stride,
+		Threads: in.Threads, GPU: in.GPU, ModelName: in.ModelName, Limits: in.MaxDegradation, Resamples: in.Resamples,
+		Dir: filepath.Join(in.WorkDir, "audit")})
+	r.a.EndGroup()
+	if err != nil {
+		return fmt.Errorf("audit artifact %s: %w", in.Artifact, err)
+	}
+	r.auditReport = rep
+	return nil
+}
+
+// auditSection is the audit's Markdown section for the comment and the
+// job summary; "" without an audit.
+func (r *actionRun) auditSection() string {
+	if r.auditReport == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n\n")
+	if err := audit.RenderMarkdown(&b, r.auditReport); err != nil {
+		return ""
+	}
+	return b.String()
+}
+
+// auditFinding is a failed audit as the gate sees it.
+func (r *actionRun) auditFinding() []finding {
+	if r.auditReport == nil || r.auditReport.Verdict != audit.Fail {
+		return nil
+	}
+	return []finding{{title: "udgam-ci: artifact audit failed",
+		msg:   "artifact " + r.in.Artifact + ": " + strings.Join(r.auditReport.Reasons, "; "),
+		fails: r.in.FailOn != FailOnNever}}
+}

@@ -1,0 +1,78 @@
+package action_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/udgamlabs/udgam-ci/action"
+	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/compare/comparetest"
+	"github.com/udgamlabs/udgam-ci/evals/audit"
+	"github.com/udgamlabs/udgam-ci/runfile"
+)
+
+// failedAudit is an audit whose artifact lost twelve points of accuracy.
+func failedAudit(t *testing.T) *audit.Report {
+	t.Helper()
+	docs := comparetest.SynthDocs(30, 1, 0.9, 0.1)
+	ref, art := comparetest.PairedItems(700, 3, 0.6, 0.48)
+	q := func(r *runfile.Run) *runfile.Run { r.Header.Settings.Dtype = "q4_0"; return r }
+	rep, err := audit.Judge(comparetest.FreshRun("rf", "m", docs), q(comparetest.FreshRun("af", "m", docs)),
+		comparetest.ProbeRun("rp", "m", ref), q(comparetest.ProbeRun("ap", "m", art)),
+		audit.KL{Tokens: 1000, Mean: 0.02, P99: 0.3, Max: 1, SameTop: 0.97},
+		audit.Options{Compare: compare.Options{Resamples: 500}, Limits: audit.Limits{BPB: 0.05, Accuracy: 3}, Quantized: "q4_0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != audit.Fail {
+		t.Fatalf("fixture verdict %s", rep.Verdict)
+	}
+	return rep
+}
+
+// The artifact input audits the scored GGUF: the request carries it and
+// the parsed limits, the comment and the job summary carry the audit's
+// section, and a failed audit fails the job under fail-on regression.
+func TestActionAuditsArtifact(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.scorer.scores[headSHA] = w.scorer.scores[baseSHA] // no regression: only the audit fails
+	rep := failedAudit(t)
+	var got action.AuditRequest
+	w.audit = func(ctx context.Context, req action.AuditRequest) (*audit.Report, error) {
+		got = req
+		return rep, nil
+	}
+	o := w.run("pull_request", prPayload(12), map[string]string{"model": model, "revision": headSHA,
+		"baseline": "revision:" + baseSHA, "artifact": "Q4_0", "max-degradation": "bpb=0.05,accuracy=3"})
+	if o.err != nil {
+		t.Fatalf("%v\n%s", o.err, o.log)
+	}
+	if _, err := os.Stat(got.Reference); err != nil || got.Artifact != "Q4_0" || got.Limits != (audit.Limits{BPB: 0.05, Accuracy: 3}) {
+		t.Errorf("audit request %+v (%v)", got, err)
+	}
+	if o.res.ExitCode != 1 || !strings.Contains(o.log, "::error title=udgam-ci%3A artifact audit failed::artifact Q4_0: accuracy changed by") {
+		t.Errorf("exit %d, log:\n%s", o.res.ExitCode, o.log)
+	}
+	var md strings.Builder
+	if err := audit.RenderMarkdown(&md, rep); err != nil {
+		t.Fatal(err)
+	}
+	cs := ourComments(w.gh, 12)
+	if len(cs) != 1 || !strings.Contains(cs[0].Body, md.String()) || !strings.Contains(o.summary, md.String()) {
+		t.Errorf("the comment or summary lacks the audit section:\n%v\n%s", cs, o.summary)
+	}
+}
+
+func TestActionArtifactInputChecked(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	o := w.run("pull_request", prPayload(1), map[string]string{"model": model, "revision": headSHA,
+		"artifact": "q3_K", "max-degradation": "kl=1"})
+	if o.err == nil || !strings.Contains(o.log, "input artifact: artifact \"q3_K\": not a quantization type") ||
+		!strings.Contains(o.log, "input max-degradation:") {
+		t.Errorf("err %v, log:\n%s", o.err, o.log)
+	}
+}

@@ -1,0 +1,191 @@
+package llama
+
+/*
+#include <math.h>
+#include "llama.h"
+
+// udgam_pair compares two rows of n logits: each row's log-sum-exp, the
+// KL divergence of the second's softmax from the first's, and each row's
+// argmax (the lowest index wins a tie), all accumulated in double. It
+// returns -1 if any logit is not finite, else 0.
+static int udgam_pair(const float *a, const float *b, int n, double *lse_a, double *lse_b,
+		double *kl, int *top_a, int *top_b) {
+	float ma = a[0], mb = b[0];
+	int ta = 0, tb = 0;
+	for (int i = 0; i < n; i++) {
+		if (!isfinite(a[i]) || !isfinite(b[i])) {
+			return -1;
+		}
+		if (a[i] > ma) { ma = a[i]; ta = i; }
+		if (b[i] > mb) { mb = b[i]; tb = i; }
+	}
+	// KL = sum p_i ((a_i - la) - (b_i - lb)) = sum e_i (a_i - b_i) / sa - la + lb
+	// with e_i = exp(a_i - ma): one pass, two exponentials per token.
+	double sa = 0, sb = 0, sab = 0;
+	for (int i = 0; i < n; i++) {
+		double e = exp((double)a[i] - ma);
+		sa += e;
+		sab += e * ((double)a[i] - (double)b[i]);
+		sb += exp((double)b[i] - mb);
+	}
+	double la = ma + log(sa), lb = mb + log(sb);
+	double k = sab / sa - la + lb;
+	*lse_a = la;
+	*lse_b = lb;
+	*kl = k;
+	*top_a = ta;
+	*top_b = tb;
+	return 0;
+}
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/udgamlabs/udgam-ci/runner"
+)
+
+// Pair scores requests on a reference model and an artifact made from it
+// in lockstep: both decode the same planned step, and each read position's
+// two rows of logits are compared before the next decode overwrites them,
+// so no distribution is kept (memory is that of two ordinary scorers).
+type Pair struct {
+	Ref, Art *Model
+}
+
+var _ runner.PairScorer = (*Pair)(nil)
+
+// NewPair checks that two loaded models can be compared token for token:
+// the same vocabulary and the same packing limits, so one plan serves both.
+func NewPair(ref, art *Model) (*Pair, error) {
+	switch {
+	case ref == nil || art == nil:
+		return nil, errors.New("pair: both models are needed")
+	case ref == art:
+		return nil, fmt.Errorf("pair: %s is the same loaded model twice; load the artifact on its own", ref.info.Path)
+	case ref.nVocab != art.nVocab:
+		return nil, fmt.Errorf("pair: reference %s has %d tokens, artifact %s has %d", ref.info.Path, ref.nVocab, art.info.Path, art.nVocab)
+	case ref.Limits() != art.Limits():
+		return nil, fmt.Errorf("pair: reference %s and artifact %s pack differently (%+v, %+v); load both with the same options", ref.info.Path, art.info.Path, ref.Limits(), art.Limits())
+	}
+	return &Pair{Ref: ref, Art: art}, nil
+}
+
+// ScorePair implements runner.PairScorer. It holds both models for the
+// call, the reference first: two pairs of the same models in opposite
+// roles must not score at the same time.
+func (p *Pair) ScorePair(ctx context.Context, reqs []runner.Request) ([]runner.PairResult, error) {
+	ref, art := p.Ref, p.Art
+	ref.mu.Lock()
+	defer ref.mu.Unlock()
+	art.mu.Lock()
+	defer art.mu.Unlock()
+	planned, unshare, err := ref.plan(reqs)
+	if err != nil {
+		return nil, fmt.Errorf("score pair: reference: %w", err)
+	}
+	if _, _, err := art.plan(reqs); err != nil {
+		return nil, fmt.Errorf("score pair: artifact: %w", err)
+	}
+	res := [4][]runner.Result{}
+	for i := range res {
+		res[i] = runner.NewResults(planned)
+	}
+	defer C.llama_memory_clear(ref.mem, false)
+	defer C.llama_memory_clear(art.mem, false)
+	defer ref.abortOn(ctx)()
+	defer art.abortOn(ctx)()
+
+	if err := drive(ctx, planned, ref.Limits(), "score pair", func(st runner.Step) error { return p.step(st, res) }); err != nil {
+		return nil, err
+	}
+	if unshare {
+		for i := range res {
+			res[i] = runner.Reshare(reqs, res[i])
+		}
+	}
+	out := make([]runner.PairResult, len(reqs))
+	for i := range out {
+		out[i] = runner.PairResult{Ref: res[0][i], Art: res[1][i], KL: res[2][i], SameTop: res[3][i]}
+	}
+	return out, nil
+}
+
+// rowPair is what udgam_pair gives for one read position.
+type rowPair struct {
+	lseRef, lseArt, kl float64
+	topRef, topArt     int
+	bad                bool
+}
+
+// step decodes one planned step on both models and files the reads: the
+// reference's and the artifact's log-probabilities, KL and top agreement.
+func (p *Pair) step(st runner.Step, res [4][]runner.Result) error {
+	outs, refRows, err := p.Ref.feed(st)
+	if err != nil {
+		return fmt.Errorf("reference: %w", err)
+	}
+	artOuts, artRows, err := p.Art.feed(st)
+	if err != nil {
+		return fmt.Errorf("artifact: %w", err)
+	}
+	if len(outs) != len(artOuts) {
+		return fmt.Errorf("internal: the two models read %d and %d positions of one step", len(outs), len(artOuts))
+	}
+	n := p.Ref.nVocab
+	rows := make([]rowPair, len(outs))
+	forEachParallel(len(outs), p.Ref.opts.Threads, func(k int) {
+		var la, lb, kl C.double
+		var ta, tb C.int
+		r := &rows[k]
+		r.bad = C.udgam_pair(refRows[k], artRows[k], C.int(n), &la, &lb, &kl, &ta, &tb) != 0
+		r.lseRef, r.lseArt, r.kl = float64(la), float64(lb), float64(kl)
+		r.topRef, r.topArt = int(ta), int(tb)
+	})
+	for k, i := range outs {
+		e, r := st.Entries[i], rows[k]
+		if r.bad {
+			return fmt.Errorf("a model produced a non-finite logit (at position %d)", e.Pos)
+		}
+		a := unsafe.Slice((*float32)(unsafe.Pointer(refRows[k])), n)
+		b := unsafe.Slice((*float32)(unsafe.Pointer(artRows[k])), n)
+		same := 0.0
+		if r.topRef == r.topArt {
+			same = 1
+		}
+		for _, rd := range e.Reads {
+			res[0][rd.Req][rd.Branch][rd.Index] = float64(a[rd.Next]) - r.lseRef
+			res[1][rd.Req][rd.Branch][rd.Index] = float64(b[rd.Next]) - r.lseArt
+			res[2][rd.Req][rd.Branch][rd.Index] = r.kl
+			res[3][rd.Req][rd.Branch][rd.Index] = same
+		}
+	}
+	p.Ref.release(st)
+	p.Art.release(st)
+	return nil
+}
+
+// drive plans the requests into steps and runs each: a cancelled ctx's
+// error as it is, any other failure wrapped with what.
+func drive(ctx context.Context, planned []runner.Request, lim runner.Limits, what string, step func(runner.Step) error) error {
+	p := runner.NewPlanner(planned, lim)
+	for {
+		st, ok := p.Next()
+		if !ok {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := step(st); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("%s: %w", what, err)
+		}
+	}
+}

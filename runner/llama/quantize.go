@@ -1,0 +1,69 @@
+package llama
+
+/*
+#include <stdlib.h>
+#include "llama.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"unsafe"
+
+	"github.com/udgamlabs/udgam-ci/runner"
+)
+
+// ftypes maps runner.QuantTypes to llama.cpp's file types.
+var ftypes = map[string]C.enum_llama_ftype{
+	"q8_0":   C.LLAMA_FTYPE_MOSTLY_Q8_0,
+	"q6_K":   C.LLAMA_FTYPE_MOSTLY_Q6_K,
+	"q5_K_M": C.LLAMA_FTYPE_MOSTLY_Q5_K_M,
+	"q4_K_M": C.LLAMA_FTYPE_MOSTLY_Q4_K_M,
+	"q4_0":   C.LLAMA_FTYPE_MOSTLY_Q4_0,
+}
+
+// Quantize writes the GGUF at in, quantized to typ (one of
+// runner.QuantTypes) by llama.cpp's own quantizer with its default rules
+// (which tensors keep more bits, fallbacks for widths a type cannot hold),
+// to out. The input is checked in Go first; threads <= 0 means all cores.
+func Quantize(in, out, typ string, threads int) error {
+	name, err := runner.QuantType(typ)
+	if err != nil {
+		return err
+	}
+	ft, ok := ftypes[name]
+	if !ok {
+		return fmt.Errorf("internal: quantization type %s has no llama.cpp file type", name)
+	}
+	if _, err := runner.ReadInfo(in); err != nil {
+		return err
+	}
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	if err := checkCPU(); err != nil {
+		return fmt.Errorf("quantize %s: %w", in, err)
+	}
+	backendInit(false)
+	p := C.llama_model_quantize_default_params()
+	p.ftype = ft
+	p.nthread = C.int32_t(threads)
+	// llama.cpp writes the file itself: it writes a temporary name that
+	// becomes out only when whole.
+	tmp := out + ".part"
+	cin, ctmp := C.CString(in), C.CString(tmp)
+	defer C.free(unsafe.Pointer(cin))
+	defer C.free(unsafe.Pointer(ctmp))
+	clearError()
+	if rc := C.llama_model_quantize(cin, ctmp, &p); rc != 0 {
+		os.Remove(tmp)
+		return fmt.Errorf("quantize %s to %s: llama.cpp failed: %s", in, name, lastError("no message"))
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("quantize %s to %s: %w", in, name, err)
+	}
+	return nil
+}
