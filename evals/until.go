@@ -68,10 +68,10 @@ func (u *Until) Order(keys []Keyed, idx []int, shard *runfile.Shard) ([]int, err
 	return out, nil
 }
 
-// CheckSelection refuses what a sequential run cannot be: a subset of the
+// checkSelection refuses what a sequential run cannot be: a subset of the
 // set (--sample, --limit, --exclude), whose full-set delta the sequence
 // would not be about.
-func CheckSelection(u *Until, sampleN, limit int, c *runfile.Contamination) error {
+func checkSelection(u *Until, sampleN, limit int, c *runfile.Contamination) error {
 	switch {
 	case u == nil:
 		return nil
@@ -151,7 +151,7 @@ func SelectUntil(keys []Keyed, sampleN int, seed int64, shard *runfile.Shard, li
 	if u == nil {
 		return Select(keys, sampleN, seed, shard, limit, c)
 	}
-	if err := CheckSelection(u, sampleN, limit, c); err != nil {
+	if err := checkSelection(u, sampleN, limit, c); err != nil {
 		return Selection{}, nil, err
 	}
 	sel, idx, err := Select(keys, 0, 0, nil, 0, c)

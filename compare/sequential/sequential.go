@@ -118,9 +118,6 @@ func New(cfg Config) (*Sequence, error) {
 	return &Sequence{cfg: cfg, rho2: (l + math.Log(l+1)) / tStar}, nil
 }
 
-// Config returns the sequence's parameters (defaults filled in).
-func (s *Sequence) Config() Config { return s.cfg }
-
 // Add takes the next record in the order: its difference and weight.
 func (s *Sequence) Add(d, w float64) error {
 	if s.t >= s.cfg.N {
