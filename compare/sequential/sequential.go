@@ -27,9 +27,12 @@
 // asymptotic: the normal approximation of the residuals' sum must hold
 // from the first look on. That is why no decision is taken before
 // MinRecords records and why σ̂ carries one pseudo-observation as large as
-// the largest residual seen (or the known bound of a bounded difference):
-// heavy-tailed documents would otherwise make early intervals too narrow.
-// The simulation tests measure the miss rate on sets shaped like real ones.
+// the largest residual seen (or the known bound of a bounded difference),
+// and why σ̂² is at least the residual variance per squared byte times the
+// mean squared bytes of the whole set and of the documents not yet scored
+// (all known up front): heavy-tailed documents would otherwise make
+// intervals too narrow while the longest ones are unseen. The simulation
+// tests measure the miss rate on sets shaped like real ones.
 package sequential
 
 import (
