@@ -205,7 +205,7 @@ func (s *Store) PutRun(ctx context.Context, r *runfile.Run, opt PutOptions) (Put
 		if errors.Is(err, ErrConflict) || errors.As(err, &bb) || errors.As(err, &inv) {
 			return PutResult{}, err
 		}
-		return PutResult{}, fmt.Errorf("store run %s: %w", h.ID, err)
+		return PutResult{}, fmt.Errorf("store run %s: %w", h.ID, asFull(err))
 	}
 	return res, nil
 }
