@@ -39,10 +39,7 @@ type compareKey struct {
 // resamples than the default (compare's, or the server's if larger):
 // anyone could otherwise make the server work 5 times as hard a request.
 func (s *Server) compareOptions(c echo.Context) (resamples int, seed uint64, custom bool, err error) {
-	def := s.cfg.CompareResamples
-	if def == 0 {
-		def = compare.DefaultResamples
-	}
+	def := s.defaultResamples()
 	resamples, seed = def, compare.DefaultSeed
 	if v := c.QueryParam("resamples"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -135,9 +132,7 @@ func (s *Server) compare(c echo.Context, baseID, headID string) (*compare.Compar
 			return nil, nil, nil, err
 		}
 	}
-	cmp, err := compare.RunsContext(ctx, runs[0], runs[1], compare.Options{
-		Resamples: resamples, Seed: seed, AllowSettingsMismatch: true, ByLevel: true,
-	})
+	cmp, err := compareRuns(ctx, runs[0], runs[1], resamples, seed)
 	if ctx.Err() != nil {
 		return nil, nil, nil, s.compareStopped(ctx, baseID, headID)
 	}
@@ -146,6 +141,48 @@ func (s *Server) compare(c echo.Context, baseID, headID string) (*compare.Compar
 	}
 	s.compares.put(key, cmp)
 	return cmp, meta[0], meta[1], nil
+}
+
+// compareRuns is the server's one comparison of two runs: the compare
+// page's, its API's and the history page's interval of each change.
+func compareRuns(ctx context.Context, base, head *runfile.Run, resamples int, seed uint64) (*compare.Comparison, error) {
+	return compare.RunsContext(ctx, base, head, compare.Options{
+		Resamples: resamples, Seed: seed, AllowSettingsMismatch: true, ByLevel: true,
+	})
+}
+
+// defaultResamples is the bootstrap size of a comparison that asks for none.
+func (s *Server) defaultResamples() int {
+	if s.cfg.CompareResamples != 0 {
+		return s.cfg.CompareResamples
+	}
+	return compare.DefaultResamples
+}
+
+// uploadDelta is the comparison an upload stores with its run (the
+// change from its baseline), as the compare page would give it; the
+// answer is kept in the comparisons' cache for that page.
+func (s *Server) uploadDelta(ctx context.Context, base, head *runfile.Run) (float64, float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.CompareTimeout)
+	defer cancel()
+	select {
+	case s.compareSlots <- struct{}{}:
+		defer func() { <-s.compareSlots }()
+	case <-ctx.Done():
+		return 0, 0, ctx.Err()
+	}
+	resamples := s.defaultResamples()
+	cmp, err := compareRuns(ctx, base, head, resamples, compare.DefaultSeed)
+	if err != nil {
+		return 0, 0, err
+	}
+	if cmp.OnlyBase > 0 || cmp.OnlyHead > 0 {
+		// The history's change is of the whole scores: an interval over
+		// the shared records only would not be its interval.
+		return 0, 0, fmt.Errorf("compare %s with %s: not every record is paired", base.Header.ID, head.Header.ID)
+	}
+	s.compares.put(compareKey{base: base.Header.ID, head: head.Header.ID, resamples: resamples, seed: compare.DefaultSeed}, cmp)
+	return cmp.CI[0], cmp.CI[1], nil
 }
 
 // compareStopped is the answer to a comparison whose time ran out or whose

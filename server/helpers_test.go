@@ -148,7 +148,7 @@ func (ts *testServer) state() string {
 	if err != nil {
 		ts.t.Fatal(err)
 	}
-	ms, err := ts.st.Models(context.Background(), "", "main", 0)
+	ms, err := ts.st.Models(context.Background(), "", "main", 0, false)
 	if err != nil {
 		ts.t.Fatal(err)
 	}

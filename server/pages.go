@@ -77,6 +77,7 @@ var funcs = template.FuncMap{
 	"compareURL":   comparePath,
 	"metricName":   metricName,
 	"pvalue":       report.FormatP,
+	"count":        report.FormatCount,
 	"verdictClass": func(v compare.Verdict) string { return strings.ReplaceAll(string(v), " ", "-") },
 }
 
@@ -115,23 +116,36 @@ type errorPage struct {
 
 type indexRow struct {
 	store.ModelTest
-	Trend template.HTML
+	Trend     template.HTML
+	TrendNote string // why there is no trend line
 }
 
 func (s *Server) indexPage(c echo.Context) error {
-	ms, err := s.store.Models(c.Request().Context(), s.scope(c), s.cfg.BaseRef, 30)
+	ms, err := s.store.Models(c.Request().Context(), s.scope(c), s.cfg.BaseRef, 30, true)
 	if err != nil {
 		return err
 	}
 	rows := make([]indexRow, len(ms))
 	for i, m := range ms {
-		vals := make([]float64, len(m.Recent))
-		for j, r := range m.Recent {
-			vals[j] = r.Score.Value
-		}
+		vals := m.Recent
 		rows[i] = indexRow{ModelTest: m, Trend: sparkline(vals, fmt.Sprintf("%s (%s) %s on %s: last %d runs", m.Model, m.Repo, m.Test, s.cfg.BaseRef, len(vals)))}
+		if rows[i].Trend == "" {
+			rows[i].TrendNote = trendNote(len(vals), s.cfg.BaseRef)
+		}
 	}
 	return s.render(c, http.StatusOK, "index", map[string]any{"Rows": rows, "BaseRef": s.cfg.BaseRef})
+}
+
+// trendNote says why a row has no trend line: it needs two scored runs
+// on the base branch.
+func trendNote(runs int, baseRef string) string {
+	switch runs {
+	case 0:
+		return "no runs on " + baseRef + " yet"
+	case 1:
+		return "1 run on " + baseRef + ": a trend needs 2"
+	}
+	return "no finite scores on " + baseRef
 }
 
 // ---- model history ----
@@ -142,6 +156,7 @@ type historyRow struct {
 	store.Run
 	Base       bool
 	Delta      string // to the previous base-branch run, "" if none
+	DeltaCI    string // its 95% interval, "" if not computed at upload
 	CompareURL string // with that run, "" if none
 	ScoreText  string
 	CIText     string
@@ -231,6 +246,9 @@ func (s *Server) historySection(model, test string, runs []store.Run, ref string
 		if prev != nil {
 			row.Delta = report.FormatDelta(r.Score.Metric, r.Score.Value-prev.Score.Value)
 			row.CompareURL = comparePath(prev.ID, r.ID)
+			if r.DeltaBase == prev.ID {
+				row.DeltaCI = report.FormatCI(r.Score.Metric, [2]float64{r.DeltaLo, r.DeltaHi})
+			}
 		}
 		if row.Base {
 			prev = r
@@ -365,6 +383,9 @@ func (s *Server) runPage(c echo.Context) error {
 type compareGroup struct {
 	Name string
 	*compare.Result
+	// Probe types: the floors a score must beat, as the comment shows them.
+	Chance, Constant string
+	Below            bool // the head does not beat the constant answer
 }
 
 type comparePage struct {
@@ -379,6 +400,13 @@ type comparePage struct {
 	Movers                         []moverRow
 	MoverBase, MoverHead, MoverChg string
 	MoverNote                      string
+	// What was measured, and the warnings the comment gives with it.
+	DataLine        string
+	Smoke           string // which run scored the smoke sample, "" if neither
+	SmokeWarning    string
+	ConstantWarning string
+	Floors          bool // the by-type table has chance and constant columns
+	Flips           bool // the group tables have flip columns (probes)
 }
 
 type moverRow struct {
@@ -390,9 +418,23 @@ func (s *Server) comparePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := comparePage{C: cmp, Base: base, Head: head}
+	p := comparePage{C: cmp, Base: base, Head: head, DataLine: report.DataLine(cmp), SmokeWarning: report.SmokeWarning,
+		ConstantWarning: report.ConstantWarning(cmp), Flips: cmp.Flips != nil}
+	switch {
+	case cmp.BaseRun.Smoke && cmp.HeadRun.Smoke:
+		p.Smoke = "Both runs"
+	case cmp.BaseRun.Smoke:
+		p.Smoke = "The base run"
+	case cmp.HeadRun.Smoke:
+		p.Smoke = "The head run"
+	}
 	for _, k := range runfile.SortedKeys(cmp.ByGroup) {
-		p.Groups = append(p.Groups, compareGroup{Name: k, Result: cmp.ByGroup[k]})
+		g := compareGroup{Name: k, Result: cmp.ByGroup[k]}
+		if cmp.Test == runfile.TestProbes {
+			g.Chance, g.Constant, g.Below = report.Floors(cmp, k)
+			p.Floors = p.Floors || g.Constant != ""
+		}
+		p.Groups = append(p.Groups, g)
 	}
 	for _, k := range runfile.SortedKeys(cmp.ByLevel) {
 		p.Levels = append(p.Levels, compareGroup{Name: k, Result: cmp.ByLevel[k]})

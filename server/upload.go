@@ -53,7 +53,8 @@ func (s *Server) upload(c echo.Context) error {
 	if run.Header.Git.Repo != tok.Repo {
 		return echo.NewHTTPError(http.StatusForbidden, fmt.Sprintf("this token uploads runs of %s only; run %s is from %s", tok.Repo, run.Header.ID, run.Header.Git.Repo))
 	}
-	opt := store.PutOptions{BaseRef: c.QueryParam("base_ref"), BaselineID: c.QueryParam("baseline")}
+	opt := store.PutOptions{BaseRef: c.QueryParam("base_ref"), BaselineID: c.QueryParam("baseline"),
+		Delta: s.uploadDelta, DeltaMaxRecords: s.cfg.MaxRecords}
 	if opt.BaseRef == "" {
 		opt.BaseRef = s.cfg.BaseRef
 	} else if err := store.ValidRef(opt.BaseRef); err != nil {
