@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/report"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
@@ -284,5 +287,55 @@ func TestAnonymousComparesAreBounded(t *testing.T) {
 	}
 	if code, body := ts.get("/api/v1/compare?base=a&head=b&seed=12345"); code != http.StatusServiceUnavailable {
 		t.Errorf("a new seed with its slot taken: %d %s, want 503 when the wait runs out", code, body)
+	}
+}
+
+// TestPagesSayWhatTheCommentSays: the compare page names its data, warns
+// of the smoke sample, and for probes shows the flips and the floors of
+// chance and a constant answer, as the comment does; the index says why a
+// trend is missing; the history page gives each change its interval, the
+// one the compare page gives (issue 32).
+func TestPagesSayWhatTheCommentSays(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, server.Config{CompareResamples: 200})
+	floors := func(h *runfile.Header) {
+		h.Dataset.Smoke = true
+		h.Dataset.Constant = map[string]float64{"add": 99, "mul": 20}
+	}
+	for _, b := range [][]byte{
+		withHeader(servertest.Spec{ID: "p1", Seed: 1, Records: 140, Started: day(1)}, floors),
+		withHeader(servertest.Spec{ID: "p2", Seed: 2, Records: 140, Started: day(2)}, floors),
+		servertest.Spec{ID: "f1", Test: runfile.TestFresh, Model: "org/lonely", Seed: 3, Records: 30, Started: day(3)}.Body(),
+	} {
+		if code, _, body := ts.upload(b, ""); code != 201 {
+			t.Fatalf("upload: %d %s", code, body)
+		}
+	}
+	_, page := ts.get("/compare?base=p1&head=p2")
+	for _, want := range []string{
+		`id="smoke"`, "smoke sample — not the benchmark", "Both runs scored the embedded smoke sample",
+		`id="data"`, "Probe Suite data: udgam-probes at 2026-11",
+		"R→W", "W→R", "flips: ", `id="constant"`, "does not beat always giving the same answer on add",
+		">99.0 ⚑<", ">20.0<",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the compare page lacks %q", want)
+		}
+	}
+	_, index := ts.get("/")
+	if !strings.Contains(index, "1 run on main: a trend needs 2") {
+		t.Errorf("the index gives no reason for a missing trend")
+	}
+	_, api := ts.get("/api/v1/compare?base=p1&head=p2")
+	var cmp struct {
+		CI [2]float64 `json:"ci"`
+	}
+	if err := json.Unmarshal([]byte(api), &cmp); err != nil {
+		t.Fatal(err)
+	}
+	_, history := ts.get("/models/" + model)
+	want := strings.ReplaceAll(report.FormatCI(compare.MetricAccuracy, cmp.CI), "+", "&#43;") // as html/template writes it
+	if !strings.Contains(history, "[95% interval]") || !strings.Contains(history, `<span class="muted">`+want+`</span>`) {
+		t.Errorf("the history page lacks the change's interval %s", want)
 	}
 }
