@@ -49,6 +49,11 @@ func loadPages() (*pages, error) {
 	if !ok || !ok2 || strings.Contains(style, "{{") {
 		return nil, errors.New("layout template: want one <style> element without template actions (its hash is the page's CSP)")
 	}
+	if strings.Contains(style, "/*") {
+		// html/template drops CSS comments: the style served would not be
+		// the one hashed, and browsers would refuse it.
+		return nil, errors.New("layout template: no comments inside <style> (html/template strips them, so the CSP hash would not match)")
+	}
 	sum := sha256.Sum256([]byte(style))
 	p.styleHash = "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
 	return p, nil
