@@ -80,7 +80,7 @@ func TestUploadRefusesHostileHeaders(t *testing.T) {
 // answered with Retry-After when its wait runs out (issue 32).
 func TestUploadBounds(t *testing.T) {
 	t.Parallel()
-	ts := startServer(t, server.Config{MaxRecords: 100, MaxUploads: 2, MaxUploadsPerToken: 1, UploadWait: 300 * time.Millisecond})
+	ts := startServer(t, server.Config{MaxRecords: 100, MaxUploads: 2, MaxUploadsPerToken: 1, UploadWait: 1500 * time.Millisecond})
 	big := servertest.Spec{ID: "big", Seed: 1, Records: 101, Started: day(1)}
 	before := ts.state()
 	code, body, _ := ts.do(http.MethodPost, "/api/v1/runs", ts.token, bytes.NewReader(big.Body()))
@@ -91,26 +91,8 @@ func TestUploadBounds(t *testing.T) {
 		t.Fatalf("database changed: %s -> %s", before, after)
 	}
 
-	// An upload whose body is still arriving holds its token's place: the
-	// pipe's first write returns only once the server reads the body,
-	// which it does only after taking a place.
-	slow := servertest.Spec{ID: "slow", Seed: 2, Records: 50, Started: day(2)}.Body()
-	pr, pw := io.Pipe()
-	done := make(chan int, 1)
-	go func() {
-		req, _ := http.NewRequest(http.MethodPost, ts.url+"/api/v1/runs", pr)
-		req.Header.Set("Authorization", "Bearer "+ts.token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			done <- 0
-			return
-		}
-		resp.Body.Close()
-		done <- resp.StatusCode
-	}()
-	if _, err := pw.Write(slow[:100]); err != nil {
-		t.Fatal(err)
-	}
+	// An upload whose body is still arriving holds its token's place.
+	finishSlow := ts.heldUpload(ts.token, servertest.Spec{ID: "slow", Seed: 2, Records: 50, Started: day(2)}.Body())
 	ok := servertest.Spec{ID: "ok", Seed: 3, Records: 20, Started: day(3)}.Body()
 	code, body, hdr := ts.do(http.MethodPost, "/api/v1/runs", ts.token, bytes.NewReader(ok))
 	if code != http.StatusTooManyRequests || hdr.Get("Retry-After") == "" || !strings.Contains(string(body), "kept this one waiting") {
@@ -126,69 +108,58 @@ func TestUploadBounds(t *testing.T) {
 		}
 		tokens = append(tokens, tok)
 	}
-	pr2, pw2 := io.Pipe()
-	done2 := make(chan int, 1)
-	go func() {
-		req, _ := http.NewRequest(http.MethodPost, ts.url+"/api/v1/runs", pr2)
-		req.Header.Set("Authorization", "Bearer "+tokens[0])
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			done2 <- 0
-			return
-		}
-		resp.Body.Close()
-		done2 <- resp.StatusCode
-	}()
-	ok2 := servertest.Spec{ID: "ok2", Seed: 4, Records: 20, Started: day(4)}.Body()
-	if _, err := pw2.Write(ok2[:100]); err != nil {
-		t.Fatal(err)
-	}
+	finishOther := ts.heldUpload(tokens[0], servertest.Spec{ID: "ok2", Seed: 4, Records: 20, Started: day(4)}.Body())
 	code, body, hdr = ts.do(http.MethodPost, "/api/v1/runs", tokens[1], bytes.NewReader(ok))
 	if code != http.StatusServiceUnavailable || hdr.Get("Retry-After") == "" || !strings.Contains(string(body), "the most it takes at once, and this one waited") {
 		t.Errorf("third upload with the server full: %d %s", code, body)
 	}
-	for _, w := range []struct {
-		pw   *io.PipeWriter
-		rest []byte
-		done chan int
-	}{{pw, slow[100:], done}, {pw2, ok2[100:], done2}} {
-		w.pw.Write(w.rest)
-		w.pw.Close()
-		if c := <-w.done; c != 201 {
-			t.Fatalf("the held upload: %d", c)
-		}
+	if a, b := finishSlow(), finishOther(); a != 201 || b != 201 {
+		t.Fatalf("the held uploads: %d and %d, want 201", a, b)
 	}
 	// The places are free again; one that waits for its token's place
 	// lands once the upload ahead of it ends.
 	if code, _, body := ts.upload(ok, ""); code != 201 {
 		t.Fatalf("upload after the others ended: %d %s", code, body)
 	}
-	pr3, pw3 := io.Pipe()
-	done3 := make(chan int, 1)
-	go func() {
-		req, _ := http.NewRequest(http.MethodPost, ts.url+"/api/v1/runs", pr3)
-		req.Header.Set("Authorization", "Bearer "+ts.token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			done3 <- 0
-			return
-		}
-		resp.Body.Close()
-		done3 <- resp.StatusCode
-	}()
-	late := servertest.Spec{ID: "late", Seed: 5, Records: 20, Started: day(5)}.Body()
-	if _, err := pw3.Write(late[:100]); err != nil {
-		t.Fatal(err)
-	}
+	finishLate := ts.heldUpload(ts.token, servertest.Spec{ID: "late", Seed: 5, Records: 20, Started: day(5)}.Body())
 	queued := make(chan int, 1)
 	go func() {
 		code, _, _ := ts.do(http.MethodPost, "/api/v1/runs", ts.token, bytes.NewReader(servertest.Spec{ID: "queued", Seed: 6, Records: 20, Started: day(6)}.Body()))
 		queued <- code
 	}()
-	pw3.Write(late[100:])
-	pw3.Close()
-	if a, b := <-done3, <-queued; a != 201 || b != 201 {
+	for ts.srv.UploadsOf(ts.token) < 2 { // until the second one waits
+		time.Sleep(5 * time.Millisecond)
+	}
+	if a, b := finishLate(), <-queued; a != 201 || b != 201 {
 		t.Fatalf("held upload %d, queued upload %d: want both 201", a, b)
+	}
+}
+
+// heldUpload starts an upload and sends the start of its body: once that
+// write returns the server is reading the body, which it does only after
+// taking a place. finish sends the rest and returns the status.
+func (ts *testServer) heldUpload(token string, body []byte) (finish func() int) {
+	ts.t.Helper()
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, ts.url+"/api/v1/runs", pr)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- 0
+			return
+		}
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}()
+	if _, err := pw.Write(body[:100]); err != nil {
+		ts.t.Fatal(err)
+	}
+	return func() int {
+		pw.Write(body[100:])
+		pw.Close()
+		return <-done
 	}
 }
 
