@@ -132,7 +132,7 @@ func (s *Server) compare(c echo.Context, baseID, headID string) (*compare.Compar
 			return nil, nil, nil, err
 		}
 	}
-	cmp, err := compareRuns(ctx, runs[0], runs[1], resamples, seed)
+	cmp, err := compare.RunsContext(ctx, runs[0], runs[1], compareOpts(resamples, seed, false))
 	if ctx.Err() != nil {
 		return nil, nil, nil, s.compareStopped(ctx, baseID, headID)
 	}
@@ -143,12 +143,12 @@ func (s *Server) compare(c echo.Context, baseID, headID string) (*compare.Compar
 	return cmp, meta[0], meta[1], nil
 }
 
-// compareRuns is the server's one comparison of two runs: the compare
-// page's, its API's and the history page's interval of each change.
-func compareRuns(ctx context.Context, base, head *runfile.Run, resamples int, seed uint64) (*compare.Comparison, error) {
-	return compare.RunsContext(ctx, base, head, compare.Options{
-		Resamples: resamples, Seed: seed, AllowSettingsMismatch: true, ByLevel: true,
-	})
+// compareOpts is the server's one set of comparison options: the
+// compare page's, its API's and, headline alone, the history page's
+// interval of each change (the same numbers: each part of a comparison
+// resamples its own stream).
+func compareOpts(resamples int, seed uint64, headlineOnly bool) compare.Options {
+	return compare.Options{Resamples: resamples, Seed: seed, AllowSettingsMismatch: true, ByLevel: true, HeadlineOnly: headlineOnly}
 }
 
 // defaultResamples is the bootstrap size of a comparison that asks for none.
@@ -159,30 +159,71 @@ func (s *Server) defaultResamples() int {
 	return compare.DefaultResamples
 }
 
-// uploadDelta is the comparison an upload stores with its run (the
-// change from its baseline), as the compare page would give it; the
-// answer is kept in the comparisons' cache for that page.
-func (s *Server) uploadDelta(ctx context.Context, base, head *runfile.Run) (float64, float64, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.CompareTimeout)
+// deltaJob asks for the interval of the change from base to run.
+type deltaJob struct{ run, base string }
+
+// deltaQueue bounds the intervals waiting to be computed: when uploads
+// come faster than their bootstraps, the rest go without (their history
+// rows link the comparison instead) rather than queue without end.
+const deltaQueue = 64
+
+// queueDelta asks for a stored run's change interval after the upload is
+// answered, so an upload costs no bootstrap.
+func (s *Server) queueDelta(run, base string) {
+	s.deltaWG.Add(1)
+	select {
+	case s.deltas <- deltaJob{run: run, base: base}:
+	default:
+		s.deltaWG.Done()
+		s.log.Warn("change interval skipped: too many waiting", "run", run, "baseline", base)
+	}
+}
+
+// deltaWorker computes queued change intervals one at a time, in a
+// bootstrap slot like any comparison the pages link to.
+func (s *Server) deltaWorker() {
+	for j := range s.deltas {
+		if err := s.storeDelta(j); err != nil {
+			s.log.Warn("change interval not stored", "run", j.run, "baseline", j.base, "err", err.Error())
+		}
+		s.deltaWG.Done()
+	}
+}
+
+// storeDelta is the interval of the change from a run's baseline to it,
+// as the compare page of the two gives it, stored with the run.
+func (s *Server) storeDelta(j deltaJob) error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.CompareTimeout)
 	defer cancel()
+	meta, err := s.store.GetRun(ctx, j.base)
+	if err != nil {
+		return err
+	}
+	if meta.Records > s.cfg.MaxRecords {
+		return fmt.Errorf("baseline %s has %d records, over the %d this server compares", j.base, meta.Records, s.cfg.MaxRecords)
+	}
 	select {
 	case s.compareSlots <- struct{}{}:
 		defer func() { <-s.compareSlots }()
 	case <-ctx.Done():
-		return 0, 0, ctx.Err()
+		return ctx.Err()
 	}
-	resamples := s.defaultResamples()
-	cmp, err := compareRuns(ctx, base, head, resamples, compare.DefaultSeed)
+	runs := make([]*runfile.Run, 2)
+	for i, id := range []string{j.base, j.run} {
+		if runs[i], err = s.store.LoadRun(ctx, id); err != nil {
+			return err
+		}
+	}
+	cmp, err := compare.RunsContext(ctx, runs[0], runs[1], compareOpts(s.defaultResamples(), compare.DefaultSeed, true))
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
 	if cmp.OnlyBase > 0 || cmp.OnlyHead > 0 {
 		// The history's change is of the whole scores: an interval over
 		// the shared records only would not be its interval.
-		return 0, 0, fmt.Errorf("compare %s with %s: not every record is paired", base.Header.ID, head.Header.ID)
+		return fmt.Errorf("not every record is paired (%d only in the baseline, %d only in the run)", cmp.OnlyBase, cmp.OnlyHead)
 	}
-	s.compares.put(compareKey{base: base.Header.ID, head: head.Header.ID, resamples: resamples, seed: compare.DefaultSeed}, cmp)
-	return cmp.CI[0], cmp.CI[1], nil
+	return s.store.SetDelta(ctx, j.run, j.base, cmp.CI[0], cmp.CI[1])
 }
 
 // compareStopped is the answer to a comparison whose time ran out or whose

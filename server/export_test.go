@@ -33,3 +33,6 @@ func (s *Server) UploadsOf(secret string) int {
 	}
 	return 0
 }
+
+// WaitDeltas waits until every queued change interval is computed.
+func (s *Server) WaitDeltas() { s.deltaWG.Wait() }

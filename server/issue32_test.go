@@ -304,6 +304,7 @@ func TestPagesSayWhatTheCommentSays(t *testing.T) {
 	if err := json.Unmarshal([]byte(api), &cmp); err != nil {
 		t.Fatal(err)
 	}
+	ts.srv.WaitDeltas() // computed after the upload is answered
 	_, history := ts.get("/models/" + model)
 	want := strings.ReplaceAll(report.FormatCI(compare.MetricAccuracy, cmp.CI), "+", "&#43;") // as html/template writes it
 	if !strings.Contains(history, "[95% interval]") || !strings.Contains(history, `<span class="muted">`+want+`</span>`) {

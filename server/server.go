@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -85,6 +86,8 @@ type Server struct {
 	customSlots  chan struct{} // bootstraps of other resamples or seeds running now
 	uploads      *uploadLimiter
 	pageCache    *pageCache
+	deltas       chan deltaJob  // change intervals to compute (deltaWorker)
+	deltaWG      sync.WaitGroup // queued and not yet done
 }
 
 // New builds a Server; it does not listen yet.
@@ -141,7 +144,9 @@ func New(cfg Config) (*Server, error) {
 		customSlots:  make(chan struct{}, 1),
 		uploads:      newUploadLimiter(cfg.MaxUploads, cfg.MaxUploadsPerToken, cfg.UploadWait),
 		pageCache:    newPageCache(pageCacheBytes),
+		deltas:       make(chan deltaJob, deltaQueue),
 	}
+	go s.deltaWorker()
 	s.echo = s.routes()
 	return s, nil
 }
@@ -187,7 +192,8 @@ func (s *Server) routes() *echo.Echo {
 }
 
 // Serve answers on ln until ctx is cancelled, then stops taking new
-// connections and waits for in-flight requests (uploads included) to end.
+// connections and waits for in-flight requests (uploads included) to end,
+// and for the change intervals of stored uploads to be stored.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s.echo,
@@ -212,6 +218,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
+	}
+	// The change intervals of the last uploads are still stored.
+	done := make(chan struct{})
+	go func() { s.deltaWG.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-sctx.Done():
+		s.log.Warn("stopped before every change interval was stored: their history rows link the comparison instead")
 	}
 	s.log.Info("stopped")
 	return nil

@@ -53,8 +53,7 @@ func (s *Server) upload(c echo.Context) error {
 	if run.Header.Git.Repo != tok.Repo {
 		return echo.NewHTTPError(http.StatusForbidden, fmt.Sprintf("this token uploads runs of %s only; run %s is from %s", tok.Repo, run.Header.ID, run.Header.Git.Repo))
 	}
-	opt := store.PutOptions{BaseRef: c.QueryParam("base_ref"), BaselineID: c.QueryParam("baseline"),
-		Delta: s.uploadDelta, DeltaMaxRecords: s.cfg.MaxRecords}
+	opt := store.PutOptions{BaseRef: c.QueryParam("base_ref"), BaselineID: c.QueryParam("baseline")}
 	if opt.BaseRef == "" {
 		opt.BaseRef = s.cfg.BaseRef
 	} else if err := store.ValidRef(opt.BaseRef); err != nil {
@@ -65,6 +64,9 @@ func (s *Server) upload(c echo.Context) error {
 		return err
 	}
 	r := res.Run
+	if res.Created && r.BaselineID != "" {
+		s.queueDelta(r.ID, r.BaselineID)
+	}
 	out := client.UploadResult{
 		ID: r.ID, URL: s.absURL(runPath(r.ID)), Created: res.Created, Test: r.Test, Repo: r.Repo, Model: r.Model,
 		Score: wireScore(r.Score), BaselineID: r.BaselineID, Flags: r.Flags,

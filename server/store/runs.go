@@ -36,9 +36,10 @@ type Run struct {
 	Score      Score
 	BaselineID string
 	Flags      []runfile.Diff
-	// DeltaBase is the run the score's change was measured against at
+	// DeltaBase is the run the score's change was measured against after
 	// upload (the baseline), and DeltaLo, DeltaHi the 95% interval of
-	// that change by paired bootstrap; DeltaBase is "" when none was.
+	// that change by paired bootstrap (SetDelta); DeltaBase is "" until
+	// then, or when none was.
 	DeltaBase        string
 	DeltaLo, DeltaHi float64
 	Header           runfile.Header
@@ -57,12 +58,6 @@ func (r *Run) Flagged() bool { return len(r.Flags) > 0 }
 type PutOptions struct {
 	BaseRef    string // newest run of the same repository, model and test on this ref; runfile.DefaultBaseRef if empty
 	BaselineID string // or exactly this run, which must be of the same repository
-	// Delta, if set, gives the interval of the change from the baseline
-	// to the run (the caller's comparison, so every page shows the same
-	// numbers); it is stored with the run, precomputed for the history
-	// page. Baselines of more than DeltaMaxRecords records are skipped.
-	Delta           func(ctx context.Context, base, head *runfile.Run) (lo, hi float64, err error)
-	DeltaMaxRecords int
 }
 
 // PutResult is what storing a run did.
@@ -165,9 +160,6 @@ func (s *Store) PutRun(ctx context.Context, r *runfile.Run, opt PutOptions) (Put
 		return PutResult{}, err
 	}
 	h := &r.Header
-	// The change's interval is computed before the write lock is taken;
-	// it is kept only if the baseline is still the same inside it.
-	delta := s.delta(ctx, r, opt)
 	var res PutResult
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		var sum string
@@ -194,26 +186,23 @@ func (s *Store) PutRun(ctx context.Context, r *runfile.Run, opt PutOptions) (Put
 		if err != nil {
 			return err
 		}
-		var dBase sql.NullString
-		var dLo, dHi sql.NullFloat64
-		if delta != nil && base != nil && base.ID == delta.base {
-			dBase = sql.NullString{String: delta.base, Valid: true}
-			dLo, dHi = sql.NullFloat64{Float64: delta.lo, Valid: true}, sql.NullFloat64{Float64: delta.hi, Valid: true}
-		}
 		var pr sql.NullInt64
 		if h.Git.PR != nil {
 			pr = sql.NullInt64{Int64: int64(*h.Git.PR), Valid: true}
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO runs (id, test, model, revision, repo, sha, ref, pr,
-			started_at, uploaded_at, n_records, metric, score, ci_lo, ci_hi, baseline_id, flags, delta_base,
-			delta_lo, delta_hi, smoke, header, summary, content_sha256) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			started_at, uploaded_at, n_records, metric, score, ci_lo, ci_hi, baseline_id, flags,
+			smoke, header, summary, content_sha256) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			h.ID, h.Test, h.Model.Name, h.Model.Revision, h.Git.Repo, h.Git.SHA, h.Git.Ref, pr,
 			started, s.now().UnixNano(), len(e.records), e.score.Metric, e.score.Value,
-			e.score.Lo, e.score.Hi, baseID, string(flagJSON), dBase, dLo, dHi, h.Dataset.Smoke, string(e.header), string(e.summary), e.sum)
+			e.score.Lo, e.score.Hi, baseID, string(flagJSON), h.Dataset.Smoke, string(e.header), string(e.summary), e.sum)
 		if err != nil {
 			return err
 		}
 		if err := insertRecords(ctx, tx, h.ID, e); err != nil {
+			return err
+		}
+		if err := bumpGeneration(ctx, tx); err != nil {
 			return err
 		}
 		res.Created = true
@@ -230,36 +219,33 @@ func (s *Store) PutRun(ctx context.Context, r *runfile.Run, opt PutOptions) (Put
 	return res, nil
 }
 
-type deltaCI struct {
-	base   string
-	lo, hi float64
+// SetDelta stores the interval of the change from a run's baseline to
+// it, if baseID is still its baseline and no interval is stored yet.
+func (s *Store) SetDelta(ctx context.Context, id, baseID string, lo, hi float64) error {
+	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return fmt.Errorf("run %s: interval [%v, %v] is not finite", id, lo, hi)
+	}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET delta_base = ?, delta_lo = ?, delta_hi = ?
+			WHERE id = ? AND baseline_id = ? AND delta_base IS NULL`, baseID, lo, hi, id, baseID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		return bumpGeneration(ctx, tx)
+	})
+	if err != nil {
+		return fmt.Errorf("run %s: store its change's interval: %w", id, asFull(err))
+	}
+	return nil
 }
 
-// delta is the interval of the change from r's baseline to r, or nil when
-// there is no baseline, it is too large, or the comparison fails (the run
-// is stored all the same; its page links the comparison instead).
-func (s *Store) delta(ctx context.Context, r *runfile.Run, opt PutOptions) *deltaCI {
-	if opt.Delta == nil {
-		return nil
-	}
-	base, err := pickBaseline(ctx, s.r, r, opt)
-	if err != nil || base == nil {
-		return nil
-	}
-	var n int
-	if err := s.r.QueryRowContext(ctx, `SELECT n_records FROM runs WHERE id = ?`, base.ID).Scan(&n); err != nil ||
-		opt.DeltaMaxRecords > 0 && n > opt.DeltaMaxRecords {
-		return nil
-	}
-	baseRun, err := s.LoadRun(ctx, base.ID)
-	if err != nil {
-		return nil
-	}
-	lo, hi, err := opt.Delta(ctx, baseRun, r)
-	if err != nil || math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
-		return nil
-	}
-	return &deltaCI{base: base.ID, lo: lo, hi: hi}
+// bumpGeneration marks, inside a write, that what is stored changed.
+func bumpGeneration(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `UPDATE store_generation SET n = n + 1`)
+	return err
 }
 
 // readBack reads the stored row inside the write transaction and checks it

@@ -253,13 +253,13 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 	return nil
 }
 
-// Generation changes whenever a run is stored (runs are never changed or
-// deleted, so the largest rowid grows with every insert): what is cached
-// under one generation stays true until the next.
+// Generation changes whenever what is stored changes (every write bumps
+// it in its own transaction): what is cached under one generation stays
+// true until the next.
 func (s *Store) Generation(ctx context.Context) (int64, error) {
-	var g sql.NullInt64
-	err := s.r.QueryRowContext(ctx, `SELECT max(rowid) FROM runs`).Scan(&g)
-	return g.Int64, err
+	var g int64
+	err := s.r.QueryRowContext(ctx, `SELECT n FROM store_generation`).Scan(&g)
+	return g, err
 }
 
 // Ping checks the database answers, for the health endpoint.
