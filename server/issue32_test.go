@@ -311,3 +311,32 @@ func TestPagesSayWhatTheCommentSays(t *testing.T) {
 		t.Errorf("the history page lacks the change's interval %s", want)
 	}
 }
+
+// TestClientRetriesBusyServer: an upload the server was too busy to read
+// is sent again after the wait its Retry-After asks, and lands (push and
+// the Action upload through this client; issue 32).
+func TestClientRetriesBusyServer(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, server.Config{MaxUploadsPerToken: 1, UploadWait: 100 * time.Millisecond})
+	finish := ts.heldUpload(ts.token, servertest.Spec{ID: "ahead", Seed: 1, Records: 20, Started: day(1)}.Body())
+	var waits []time.Duration
+	c := *ts.client
+	c.Sleep = func(_ context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		if len(waits) == 1 {
+			if code := finish(); code != 201 {
+				t.Errorf("the upload ahead: %d", code)
+			}
+		}
+		return nil
+	}
+	// A reader that cannot seek is read once and sent again whole.
+	body := io.MultiReader(bytes.NewReader(servertest.Spec{ID: "behind", Seed: 2, Records: 20, Started: day(2)}.Body()))
+	res, err := c.Upload(context.Background(), body)
+	if err != nil || !res.Created || res.ID != "behind" {
+		t.Fatalf("upload behind a busy token: %+v, %v", res, err)
+	}
+	if len(waits) != 1 || waits[0] != 5*time.Second {
+		t.Fatalf("waited %v, want once for the server's Retry-After of 5 s", waits)
+	}
+}
