@@ -37,6 +37,8 @@ func TestReadRefusesHostileLines(t *testing.T) {
 		{"invalid UTF-8 in dataset.name", strings.Replace(good, `"name":"d"`, "\"name\":\"d\xc3\"", 1) + "\n" + item, "line 1: not valid UTF-8"},
 		{"repeated header id", strings.Replace(good, `"id":"run-1"`, `"id":"run-1","id":"run-2"`, 1) + "\n" + item, `line 1: header: key "id" appears twice`},
 		{"repeated nested key", strings.Replace(good, `"name":"d"`, `"name":"d","name":"e"`, 1) + "\n" + item, `key "dataset.name" appears twice`},
+		{"repeated key spelled with an escape", strings.Replace(good, `"id":"run-1"`, `"id":"run-1","\u0069d":"run-2"`, 1) + "\n" + item, `key "id" appears twice`},
+		{"repeated record key", good + "\n" + strings.Replace(item, `"pred":0`, `"pred":0,"pred":1`, 1), `line 2: record: key "pred" appears twice`},
 		{"line over MaxLine", good + "\n" + `{"id":"` + strings.Repeat("x", MaxLine) + `"}`, "line 2: longer than the limit of 16777216 bytes (16 MiB)"},
 	}
 	for _, tc := range tests {
@@ -53,8 +55,10 @@ func TestReadRefusesHostileLines(t *testing.T) {
 		t.Fatalf("Read with a BOM: %v %+v", err, r)
 	}
 	// Arrays of objects with the same keys are not repeats.
-	if err := repeatedKey([]byte(`{"a":[{"k":1},{"k":2}],"b":{"k":3}}`)); err != nil {
-		t.Fatalf("repeatedKey on distinct objects: %v", err)
+	for _, ok := range []string{`{"a":[{"k":1},{"k":2}],"b":{"k":3}}`, `{"s":"a \" , \"s\":","t":"{\"s\":1}","u":[1,"x",{"s":2}]}`} {
+		if err := repeatedKey([]byte(ok)); err != nil {
+			t.Fatalf("repeatedKey(%s): %v", ok, err)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -48,7 +49,7 @@ type Options struct {
 func Read(r io.Reader, name string) (*Run, error) { return ReadWith(r, name, Options{}) }
 
 // ReadWith is Read with a tighter bound on the records. Lines that are
-// not UTF-8, or over MaxLine, and a header that repeats a key are refused:
+// not UTF-8, or over MaxLine, and a line that repeats a key are refused:
 // JSON decoding would otherwise rewrite the bytes to U+FFFD or keep the
 // last value, and what is stored would differ from what was sent.
 func ReadWith(r io.Reader, name string, opt Options) (*Run, error) {
@@ -105,10 +106,14 @@ func read(sc *bufio.Scanner, name string, maxRecords int, limit string) (*Run, i
 		if !utf8.Valid(b) {
 			return nil, line, fmt.Errorf("%s line %d: not valid UTF-8 (byte %d): run files are UTF-8 JSON", name, line, invalidUTF8At(b)+1)
 		}
-		if !header {
-			if err := repeatedKey(b); err != nil {
-				return nil, line, fmt.Errorf("%s line %d: header: %w", name, line, err)
+		if err := repeatedKey(b); err != nil {
+			what := "header"
+			if header {
+				what = "record"
 			}
+			return nil, line, fmt.Errorf("%s line %d: %s: %w", name, line, what, err)
+		}
+		if !header {
 			if err := decodeValid(b, &run.Header, false, "header"); err != nil {
 				return nil, line, fmt.Errorf("%s line %d: %w", name, line, err)
 			}
@@ -177,60 +182,66 @@ func invalidUTF8At(b []byte) int {
 }
 
 // repeatedKey refuses a JSON value in which an object names a key twice
-// (encoding/json keeps the last one silently), naming the key's path.
+// (encoding/json keeps the last one silently), naming the key's path. It
+// reads the bytes once, without decoding values, so every record can be
+// checked; what is not JSON is left to the decoder to name.
 func repeatedKey(b []byte) error {
 	type frame struct {
 		obj     bool
-		keys    map[string]bool
-		prefix  string // path of this value's keys, "dataset."
-		key     string // the key whose value comes next
+		prefix  string   // path of this object's keys, "dataset."
+		keys    []string // seen so far (objects hold few)
 		wantKey bool
 	}
 	var stack []*frame
-	valueDone := func() {
-		if n := len(stack); n > 0 && stack[n-1].obj {
-			stack[n-1].wantKey = true
-		}
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil // the end, or not JSON: the decoder then says why
-		}
+	for i := 0; i < len(b); i++ {
 		var top *frame
 		if n := len(stack); n > 0 {
 			top = stack[n-1]
 		}
-		if top != nil && top.obj && top.wantKey {
-			if k, ok := tok.(string); ok {
-				if top.keys[k] {
+		switch c := b[i]; c {
+		case '"':
+			j := i + 1
+			for ; j < len(b) && b[j] != '"'; j++ {
+				if b[j] == '\\' {
+					j++
+				}
+			}
+			if j >= len(b) {
+				return nil
+			}
+			if top != nil && top.obj && top.wantKey {
+				k := string(b[i+1 : j])
+				if bytes.IndexByte(b[i+1:j], '\\') >= 0 && json.Unmarshal(b[i:j+1], &k) != nil {
+					return nil
+				}
+				if slices.Contains(top.keys, k) {
 					return fmt.Errorf("key %q appears twice (JSON readers disagree on which one counts)", top.prefix+k)
 				}
-				top.keys[k], top.key, top.wantKey = true, k, false
-				continue
+				top.keys = append(top.keys, k)
+				top.wantKey = false
 			}
-		}
-		prefix := ""
-		if top != nil {
-			prefix = top.prefix
-			if top.obj {
-				prefix += top.key + "."
+			i = j
+		case '{', '[':
+			prefix := ""
+			if top != nil {
+				prefix = top.prefix
+				if top.obj && len(top.keys) > 0 {
+					prefix += top.keys[len(top.keys)-1] + "."
+				}
 			}
-		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, &frame{obj: true, keys: map[string]bool{}, prefix: prefix, wantKey: true})
-		case json.Delim('['):
-			stack = append(stack, &frame{prefix: prefix})
-		case json.Delim('}'), json.Delim(']'):
+			stack = append(stack, &frame{obj: c == '{', prefix: prefix, wantKey: c == '{'})
+		case '}', ']':
+			if top == nil {
+				return nil
+			}
 			stack = stack[:len(stack)-1]
-			valueDone()
-		default:
-			valueDone()
+		case ',':
+			if top != nil && top.obj {
+				top.wantKey = true
+			}
 		}
 	}
+	return nil
 }
 
 // decodeValid decodes one line into v and validates it: what names the
