@@ -55,6 +55,7 @@ func TestCompareIsBounded(t *testing.T) {
 	}
 	// Take the records away behind the server's back: a cached comparison
 	// still answers, the same, while one with another seed must recompute.
+	ts.srv.WaitDeltas() // the server writes no more behind this test's back
 	db, err := sql.Open("sqlite", ts.st.Path())
 	if err != nil {
 		t.Fatal(err)

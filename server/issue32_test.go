@@ -127,7 +127,10 @@ func TestUploadBounds(t *testing.T) {
 		code, _, _ := ts.do(http.MethodPost, "/api/v1/runs", ts.token, bytes.NewReader(servertest.Spec{ID: "queued", Seed: 6, Records: 20, Started: day(6)}.Body()))
 		queued <- code
 	}()
-	for ts.srv.UploadsOf(ts.token) < 2 { // until the second one waits
+	for start := time.Now(); ts.srv.UploadsOf(ts.token) < 2; { // until the second one waits
+		if time.Since(start) > time.Minute {
+			t.Fatal("the second upload never waited for its token's place")
+		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	if a, b := finishLate(), <-queued; a != 201 || b != 201 {
@@ -217,6 +220,7 @@ func TestPagesFollowNewRuns(t *testing.T) {
 		if code, _, body := ts.upload(sp.Body(), ""); code != 201 {
 			t.Fatalf("upload: %d %s", code, body)
 		}
+		ts.srv.WaitDeltas() // its change interval changes the page too
 		_, page := ts.get(path)
 		_, again := ts.get(path)
 		if page != again {
