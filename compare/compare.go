@@ -65,7 +65,11 @@ type Options struct {
 	// the differences are then carried first in SettingsDiff.
 	AllowSettingsMismatch bool
 	ByLevel               bool // probes: also compare each type/level
-	Movers                int  // records listed per direction; 0 means DefaultMovers
+	// HeadlineOnly computes the comparison of all records alone, leaving
+	// ByGroup, ByLevel and Movers empty; its numbers are the full
+	// comparison's (each group resamples its own stream).
+	HeadlineOnly bool
+	Movers       int // records listed per direction; 0 means DefaultMovers
 	// Workers resample in parallel; 0 means GOMAXPROCS. The result does
 	// not depend on it.
 	Workers int
@@ -307,6 +311,9 @@ func RunsContext(ctx context.Context, base, head *runfile.Run, opts Options) (*C
 			judgeSequential(&c.Result, s, s.MinEffect)
 			c.Notes = append(c.Notes, fmt.Sprintf("Groups: fixed-sample bootstrap intervals over the %d records scored, not anytime-valid.", c.N))
 		}
+	}
+	if opts.HeadlineOnly {
+		return c, nil
 	}
 	results := func(key func(*record) string) (map[string]*Result, error) {
 		out := map[string]*Result{}

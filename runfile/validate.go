@@ -57,6 +57,53 @@ func (h *Header) Validate() error {
 			return fmt.Errorf("sequential stop interval %v is not an interval", s.Stop.CI)
 		}
 	}
+	return h.checkNumbers()
+}
+
+// atLeast is one header number and the least value that means something.
+type atLeast struct {
+	key      string
+	val, min int64
+}
+
+// checkNumbers refuses a header count or setting below its least
+// meaningful value: a window of -1 or a count of -1 items is a bug or an
+// attack, never a setting, and pages would show it as one.
+func (h *Header) checkNumbers() error {
+	fields := []atLeast{
+		{"dataset.count", int64(h.Dataset.Count), 0},
+		{"settings.bos_id", int64(h.Settings.BOSID), -1}, // -1: the tokenizer has no BOS
+		{"settings.window", int64(h.Settings.Window), 0},
+		{"settings.stride", int64(h.Settings.Stride), 0},
+		{"runtime.threads", int64(h.Runtime.Threads), 0},
+		{"runtime.batch_size", int64(h.Runtime.BatchSize), 0},
+		{"runtime.context", int64(h.Runtime.Context), 0},
+	}
+	if p := h.Settings.TextPrep; p != nil {
+		fields = append(fields, atLeast{"settings.text_prep.added_tokens", int64(p.AddedTokens), 0})
+	}
+	if h.Sample != nil {
+		fields = append(fields, atLeast{"sample.n", int64(h.Sample.N), 0})
+	}
+	if h.Shard != nil {
+		fields = append(fields, atLeast{"shard.index", int64(h.Shard.Index), 1}, atLeast{"shard.count", int64(h.Shard.Count), 1})
+	}
+	if c := h.Contamination; c != nil {
+		fields = append(fields, atLeast{"contamination.n", int64(c.N), 0}, atLeast{"contamination.checked", int64(c.Checked), 0})
+		if math.IsNaN(c.MinFraction) || c.MinFraction < 0 || c.MinFraction >= 1 {
+			return fmt.Errorf("header: contamination.min_fraction %v: want 0 <= f < 1", c.MinFraction)
+		}
+	}
+	for _, f := range fields {
+		if f.val < f.min {
+			return fmt.Errorf("header: %s %d: want %d or more", f.key, f.val, f.min)
+		}
+	}
+	for typ, v := range h.Dataset.Constant {
+		if math.IsNaN(v) || v < 0 || v > 100 {
+			return fmt.Errorf("header: dataset.constant[%q] %v: want a percentage from 0 to 100", typ, v)
+		}
+	}
 	return nil
 }
 
@@ -104,6 +151,8 @@ func (it *Item) Validate() error {
 	switch {
 	case it.ID == "":
 		return errors.New("item record has no id")
+	case it.Level < 0:
+		return fmt.Errorf("item %s: level %d: want 0 or more", it.ID, it.Level)
 	case len(it.Logprobs) < 2:
 		return fmt.Errorf("item %s: %d choices, want at least 2", it.ID, len(it.Logprobs))
 	case it.Pred < 0 || it.Pred >= len(it.Logprobs):

@@ -177,7 +177,7 @@ func (s *Server) apiRecords(c echo.Context) error {
 
 // apiModels is GET /api/v1/models.
 func (s *Server) apiModels(c echo.Context) error {
-	ms, err := s.store.Models(c.Request().Context(), s.scope(c), s.cfg.BaseRef, 0)
+	ms, err := s.store.Models(c.Request().Context(), s.scope(c), s.cfg.BaseRef, 0, false)
 	if err != nil {
 		return err
 	}

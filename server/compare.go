@@ -1,13 +1,11 @@
 package server
 
 import (
-	"container/list"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -21,10 +19,10 @@ import (
 // about resamples x records draws per group; the real tests have 1,670
 // documents and 2,000 items.
 const (
-	DefaultCompareMaxRecords = 100_000
-	DefaultCompareTimeout    = 30 * time.Second
-	maxCompareResamples      = 20_000
-	compareCacheSize         = 128
+	DefaultMaxRecords     = 100_000
+	DefaultCompareTimeout = 30 * time.Second
+	maxCompareResamples   = 20_000
+	compareCacheSize      = 128
 )
 
 // compareKey names a comparison: runs are immutable once stored (another
@@ -35,77 +33,54 @@ type compareKey struct {
 	seed       uint64
 }
 
-// compareCache keeps the latest comparisons, least recently used out first.
-type compareCache struct {
-	mu    sync.Mutex
-	max   int
-	order *list.List // of compareKey, most recent first
-	items map[compareKey]*list.Element
-	cmps  map[compareKey]*compare.Comparison
-}
-
-func newCompareCache(max int) *compareCache {
-	return &compareCache{max: max, order: list.New(), items: map[compareKey]*list.Element{}, cmps: map[compareKey]*compare.Comparison{}}
-}
-
-func (cc *compareCache) get(k compareKey) *compare.Comparison {
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	e, ok := cc.items[k]
-	if !ok {
-		return nil
-	}
-	cc.order.MoveToFront(e)
-	return cc.cmps[k]
-}
-
-func (cc *compareCache) put(k compareKey, cmp *compare.Comparison) {
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	if e, ok := cc.items[k]; ok {
-		cc.order.MoveToFront(e)
-		cc.cmps[k] = cmp
-		return
-	}
-	cc.items[k] = cc.order.PushFront(k)
-	cc.cmps[k] = cmp
-	for cc.order.Len() > cc.max {
-		old := cc.order.Remove(cc.order.Back()).(compareKey)
-		delete(cc.items, old)
-		delete(cc.cmps, old)
-	}
-}
-
-// compareOptions reads ?resamples= and ?seed=, defaulting to the server's.
-func (s *Server) compareOptions(c echo.Context) (int, uint64, error) {
-	resamples := s.cfg.CompareResamples
-	if resamples == 0 {
-		resamples = compare.DefaultResamples
-	}
+// compareOptions reads ?resamples= and ?seed=, defaulting to the server's,
+// and says whether they are the defaults (whose answers pages link to and
+// the cache keeps warm). Without a token a request may ask for no more
+// resamples than the default (compare's, or the server's if larger):
+// anyone could otherwise make the server work 5 times as hard a request.
+func (s *Server) compareOptions(c echo.Context) (resamples int, seed uint64, custom bool, err error) {
+	def := s.defaultResamples()
+	resamples, seed = def, compare.DefaultSeed
 	if v := c.QueryParam("resamples"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 100 || n > maxCompareResamples {
-			return 0, 0, badRequest("resamples %q: want 100 to %d", v, maxCompareResamples)
+			return 0, 0, false, badRequest("resamples %q: want 100 to %d", v, maxCompareResamples)
 		}
 		resamples = n
 	}
-	seed := compare.DefaultSeed
 	if v := c.QueryParam("seed"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
-			return 0, 0, badRequest("seed %q: want a whole number", v)
+			return 0, 0, false, badRequest("seed %q: want a whole number", v)
 		}
 		seed = n
 	}
-	return resamples, seed, nil
+	if anon := max(def, compare.DefaultResamples); resamples > anon && !s.hasToken(c) {
+		return 0, 0, false, echo.NewHTTPError(http.StatusUnauthorized, fmt.Sprintf(
+			"resamples %d: over %d, a comparison needs a token (Authorization: Bearer TOKEN)", resamples, anon))
+	}
+	return resamples, seed, resamples != def || seed != compare.DefaultSeed, nil
+}
+
+// hasToken reports whether the request carries a live token.
+func (s *Server) hasToken(c echo.Context) bool {
+	if s.scope(c) != "" {
+		return true // checked by requireReader
+	}
+	if tokenOf(c.Request()) == "" {
+		return false
+	}
+	_, err := s.bearer(c)
+	return err == nil
 }
 
 // compare loads two stored runs and compares them by paired bootstrap.
 // Runs whose judged settings differ are compared anyway: the comparison
 // carries the mismatch, and every view shows it first. The work is
-// bounded: runs over CompareMaxRecords are refused before they are loaded,
-// a few bootstraps run at a time, each within CompareTimeout and stopped
-// when the client leaves, and answers are cached by their key.
+// bounded: runs over MaxRecords are refused before they are loaded,
+// a few bootstraps run at a time (those of other resamples or seeds in a
+// slot of their own), each within CompareTimeout and stopped when the
+// client leaves, and answers are cached by their key.
 func (s *Server) compare(c echo.Context, baseID, headID string) (*compare.Comparison, *store.Run, *store.Run, error) {
 	ctx := c.Request().Context()
 	for _, id := range []string{baseID, headID} {
@@ -113,7 +88,7 @@ func (s *Server) compare(c echo.Context, baseID, headID string) (*compare.Compar
 			return nil, nil, nil, badRequest("compare needs ?base=ID&head=ID: %v", err)
 		}
 	}
-	resamples, seed, err := s.compareOptions(c)
+	resamples, seed, custom, err := s.compareOptions(c)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -126,21 +101,25 @@ func (s *Server) compare(c echo.Context, baseID, headID string) (*compare.Compar
 		if err := s.visible(c, m); err != nil {
 			return nil, nil, nil, err
 		}
-		if m.Records > s.cfg.CompareMaxRecords {
+		if m.Records > s.cfg.MaxRecords {
 			return nil, nil, nil, echo.NewHTTPError(http.StatusUnprocessableEntity, fmt.Sprintf(
-				"run %s has %d records; this server compares runs of up to %d (compare the files with udgam-ci compare)", id, m.Records, s.cfg.CompareMaxRecords))
+				"run %s has %d records; this server compares runs of up to %d (compare the files with udgam-ci compare)", id, m.Records, s.cfg.MaxRecords))
 		}
 		meta[i] = m
 	}
 	key := compareKey{base: baseID, head: headID, resamples: resamples, seed: seed}
-	if cmp := s.compares.get(key); cmp != nil {
+	if cmp, ok := s.compares.get(key); ok {
 		return cmp, meta[0], meta[1], nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.CompareTimeout)
 	defer cancel()
+	slots := s.compareSlots
+	if custom {
+		slots = s.customSlots
+	}
 	select {
-	case s.compareSlots <- struct{}{}:
-		defer func() { <-s.compareSlots }()
+	case slots <- struct{}{}:
+		defer func() { <-slots }()
 	case <-ctx.Done():
 		return nil, nil, nil, s.compareStopped(ctx, baseID, headID)
 	}
@@ -153,9 +132,7 @@ func (s *Server) compare(c echo.Context, baseID, headID string) (*compare.Compar
 			return nil, nil, nil, err
 		}
 	}
-	cmp, err := compare.RunsContext(ctx, runs[0], runs[1], compare.Options{
-		Resamples: resamples, Seed: seed, AllowSettingsMismatch: true, ByLevel: true,
-	})
+	cmp, err := compare.RunsContext(ctx, runs[0], runs[1], compareOpts(resamples, seed, false))
 	if ctx.Err() != nil {
 		return nil, nil, nil, s.compareStopped(ctx, baseID, headID)
 	}
@@ -164,6 +141,89 @@ func (s *Server) compare(c echo.Context, baseID, headID string) (*compare.Compar
 	}
 	s.compares.put(key, cmp)
 	return cmp, meta[0], meta[1], nil
+}
+
+// compareOpts is the server's one set of comparison options: the
+// compare page's, its API's and, headline alone, the history page's
+// interval of each change (the same numbers: each part of a comparison
+// resamples its own stream).
+func compareOpts(resamples int, seed uint64, headlineOnly bool) compare.Options {
+	return compare.Options{Resamples: resamples, Seed: seed, AllowSettingsMismatch: true, ByLevel: true, HeadlineOnly: headlineOnly}
+}
+
+// defaultResamples is the bootstrap size of a comparison that asks for none.
+func (s *Server) defaultResamples() int {
+	if s.cfg.CompareResamples != 0 {
+		return s.cfg.CompareResamples
+	}
+	return compare.DefaultResamples
+}
+
+// deltaJob asks for the interval of the change from base to run.
+type deltaJob struct{ run, base string }
+
+// deltaQueue bounds the intervals waiting to be computed: when uploads
+// come faster than their bootstraps, the rest go without (their history
+// rows link the comparison instead) rather than queue without end.
+const deltaQueue = 64
+
+// queueDelta asks for a stored run's change interval after the upload is
+// answered, so an upload costs no bootstrap.
+func (s *Server) queueDelta(run, base string) {
+	s.deltaWG.Add(1)
+	select {
+	case s.deltas <- deltaJob{run: run, base: base}:
+	default:
+		s.deltaWG.Done()
+		s.log.Warn("change interval skipped: too many waiting", "run", run, "baseline", base)
+	}
+}
+
+// deltaWorker computes queued change intervals one at a time, in a
+// bootstrap slot like any comparison the pages link to.
+func (s *Server) deltaWorker() {
+	for j := range s.deltas {
+		if err := s.storeDelta(j); err != nil {
+			s.log.Warn("change interval not stored", "run", j.run, "baseline", j.base, "err", err.Error())
+		}
+		s.deltaWG.Done()
+	}
+}
+
+// storeDelta is the interval of the change from a run's baseline to it,
+// as the compare page of the two gives it, stored with the run.
+func (s *Server) storeDelta(j deltaJob) error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.CompareTimeout)
+	defer cancel()
+	meta, err := s.store.GetRun(ctx, j.base)
+	if err != nil {
+		return err
+	}
+	if meta.Records > s.cfg.MaxRecords {
+		return fmt.Errorf("baseline %s has %d records, over the %d this server compares", j.base, meta.Records, s.cfg.MaxRecords)
+	}
+	select {
+	case s.compareSlots <- struct{}{}:
+		defer func() { <-s.compareSlots }()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	runs := make([]*runfile.Run, 2)
+	for i, id := range []string{j.base, j.run} {
+		if runs[i], err = s.store.LoadRun(ctx, id); err != nil {
+			return err
+		}
+	}
+	cmp, err := compare.RunsContext(ctx, runs[0], runs[1], compareOpts(s.defaultResamples(), compare.DefaultSeed, true))
+	if err != nil {
+		return err
+	}
+	if cmp.OnlyBase > 0 || cmp.OnlyHead > 0 {
+		// The history's change is of the whole scores: an interval over
+		// the shared records only would not be its interval.
+		return fmt.Errorf("not every record is paired (%d only in the baseline, %d only in the run)", cmp.OnlyBase, cmp.OnlyHead)
+	}
+	return s.store.SetDelta(ctx, j.run, j.base, cmp.CI[0], cmp.CI[1])
 }
 
 // compareStopped is the answer to a comparison whose time ran out or whose

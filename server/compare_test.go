@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"database/sql"
 	"net/http"
 	"strings"
@@ -10,21 +11,27 @@ import (
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
+	"github.com/udgamlabs/udgam-ci/server/store"
 )
 
 // TestCompareIsBounded: /compare refuses runs over the record limit
 // before loading them, answers a repeated comparison from its cache, and
 // gives up with 503 once its time budget is spent (issue 13, case 7).
 func TestCompareIsBounded(t *testing.T) {
-	ts := startServer(t, server.Config{CompareResamples: 200, CompareMaxRecords: 100})
+	ts := startServer(t, server.Config{CompareResamples: 200, MaxRecords: 100})
 	for _, sp := range []servertest.Spec{
 		{ID: "a", Seed: 1, Records: 60, Started: day(1)},
 		{ID: "b", Seed: 2, Records: 60, Started: day(2)},
-		{ID: "big", Seed: 3, Records: 101, Started: day(3)},
 	} {
 		if code, _, body := ts.upload(sp.Body(), ""); code != 201 {
 			t.Fatalf("upload %s: %d %s", sp.ID, code, body)
 		}
+	}
+	// Uploads over the limit are refused (TestUploadBounds); a run stored
+	// before the limit existed is put behind the server's back.
+	big := servertest.Spec{ID: "big", Seed: 3, Records: 101, Started: day(3)}
+	if _, err := ts.st.PutRun(context.Background(), big.Run(), store.PutOptions{}); err != nil {
+		t.Fatal(err)
 	}
 	for path, want := range map[string]int{
 		"/api/v1/compare?base=a&head=big":              422,
@@ -48,6 +55,7 @@ func TestCompareIsBounded(t *testing.T) {
 	}
 	// Take the records away behind the server's back: a cached comparison
 	// still answers, the same, while one with another seed must recompute.
+	ts.srv.WaitDeltas() // the server writes no more behind this test's back
 	db, err := sql.Open("sqlite", ts.st.Path())
 	if err != nil {
 		t.Fatal(err)

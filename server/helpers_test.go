@@ -25,6 +25,7 @@ const testRepo = "udgamlabs/smol-train"
 // testServer is a real server on 127.0.0.1 over a real SQLite file.
 type testServer struct {
 	t      testing.TB
+	srv    *server.Server
 	st     *store.Store
 	url    string
 	token  string
@@ -81,7 +82,7 @@ func startServerWith(t testing.TB, cfg server.Config, opt store.Options) *testSe
 		t.Fatal(err)
 	}
 	sctx, cancel := context.WithCancel(ctx)
-	ts := &testServer{t: t, st: st, url: "http://" + ln.Addr().String(), token: token, logs: logs, cancel: cancel, done: make(chan error, 1)}
+	ts := &testServer{t: t, srv: srv, st: st, url: "http://" + ln.Addr().String(), token: token, logs: logs, cancel: cancel, done: make(chan error, 1)}
 	go func() { ts.done <- srv.Serve(sctx, ln) }()
 	ts.client = &client.Client{BaseURL: ts.url, Token: token, HTTP: &http.Client{Timeout: 30 * time.Second}}
 	t.Cleanup(func() {
@@ -147,7 +148,7 @@ func (ts *testServer) state() string {
 	if err != nil {
 		ts.t.Fatal(err)
 	}
-	ms, err := ts.st.Models(context.Background(), "", "main", 0)
+	ms, err := ts.st.Models(context.Background(), "", "main", 0, false)
 	if err != nil {
 		ts.t.Fatal(err)
 	}

@@ -113,6 +113,7 @@ func TestReadSurvivesBadStoredRows(t *testing.T) {
 			t.Fatalf("upload %s: %d %s", id, code, body)
 		}
 	}
+	ts.srv.WaitDeltas() // the server writes no more behind this test's back
 	db, err := sql.Open("sqlite", ts.st.Path())
 	if err != nil {
 		t.Fatal(err)

@@ -49,6 +49,11 @@ func loadPages() (*pages, error) {
 	if !ok || !ok2 || strings.Contains(style, "{{") {
 		return nil, errors.New("layout template: want one <style> element without template actions (its hash is the page's CSP)")
 	}
+	if strings.Contains(style, "/*") {
+		// html/template drops CSS comments: the style served would not be
+		// the one hashed, and browsers would refuse it.
+		return nil, errors.New("layout template: no comments inside <style> (html/template strips them, so the CSP hash would not match)")
+	}
 	sum := sha256.Sum256([]byte(style))
 	p.styleHash = "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
 	return p, nil
@@ -77,6 +82,7 @@ var funcs = template.FuncMap{
 	"compareURL":     comparePath,
 	"metricName":     metricName,
 	"pvalue":         report.FormatP,
+	"count":          report.FormatCount,
 	"verdictClass":   func(v compare.Verdict) string { return strings.ReplaceAll(string(v), " ", "-") },
 	"marginVerdict":  report.MarginVerdict,
 	"marginWarning":  report.MarginDisagreement,
@@ -122,23 +128,36 @@ type errorPage struct {
 
 type indexRow struct {
 	store.ModelTest
-	Trend template.HTML
+	Trend     template.HTML
+	TrendNote string // why there is no trend line
 }
 
 func (s *Server) indexPage(c echo.Context) error {
-	ms, err := s.store.Models(c.Request().Context(), s.scope(c), s.cfg.BaseRef, 30)
+	ms, err := s.store.Models(c.Request().Context(), s.scope(c), s.cfg.BaseRef, 30, true)
 	if err != nil {
 		return err
 	}
 	rows := make([]indexRow, len(ms))
 	for i, m := range ms {
-		vals := make([]float64, len(m.Recent))
-		for j, r := range m.Recent {
-			vals[j] = r.Score.Value
-		}
+		vals := m.Recent
 		rows[i] = indexRow{ModelTest: m, Trend: sparkline(vals, fmt.Sprintf("%s (%s) %s on %s: last %d runs", m.Model, m.Repo, m.Test, s.cfg.BaseRef, len(vals)))}
+		if rows[i].Trend == "" {
+			rows[i].TrendNote = trendNote(len(vals), s.cfg.BaseRef)
+		}
 	}
 	return s.render(c, http.StatusOK, "index", map[string]any{"Rows": rows, "BaseRef": s.cfg.BaseRef})
+}
+
+// trendNote says why a row has no trend line: it needs two scored runs
+// on the base branch.
+func trendNote(runs int, baseRef string) string {
+	switch runs {
+	case 0:
+		return "no runs on " + baseRef + " yet"
+	case 1:
+		return "1 run on " + baseRef + ": a trend needs 2"
+	}
+	return "no finite scores on " + baseRef
 }
 
 // ---- model history ----
@@ -149,6 +168,7 @@ type historyRow struct {
 	store.Run
 	Base       bool
 	Delta      string // to the previous base-branch run, "" if none
+	DeltaCI    string // its 95% interval, "" if not computed at upload
 	CompareURL string // with that run, "" if none
 	ScoreText  string
 	CIText     string
@@ -238,6 +258,9 @@ func (s *Server) historySection(model, test string, runs []store.Run, ref string
 		if prev != nil {
 			row.Delta = report.FormatDelta(r.Score.Metric, r.Score.Value-prev.Score.Value)
 			row.CompareURL = comparePath(prev.ID, r.ID)
+			if r.DeltaBase == prev.ID {
+				row.DeltaCI = report.FormatCI(r.Score.Metric, [2]float64{r.DeltaLo, r.DeltaHi})
+			}
 		}
 		if row.Base {
 			prev = r
@@ -372,6 +395,9 @@ func (s *Server) runPage(c echo.Context) error {
 type compareGroup struct {
 	Name string
 	*compare.Result
+	// Probe types: the floors a score must beat, as the comment shows them.
+	Chance, Constant string
+	Below            bool // the head does not beat the constant answer
 }
 
 type comparePage struct {
@@ -388,6 +414,13 @@ type comparePage struct {
 	MoverNote                      string
 	// Sequential is report.SequentialLine: how a sequential head run stopped.
 	Sequential string
+	// What was measured, and the warnings the comment gives with it.
+	DataLine        string
+	Smoke           string // which run scored the smoke sample, "" if neither
+	SmokeWarning    string
+	ConstantWarning string
+	Floors          bool // the by-type table has chance and constant columns
+	Flips           bool // the group tables have flip columns (probes)
 }
 
 type moverRow struct {
@@ -399,9 +432,24 @@ func (s *Server) comparePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := comparePage{C: cmp, Base: base, Head: head, Sequential: report.SequentialLine(cmp)}
+	p := comparePage{C: cmp, Base: base, Head: head, DataLine: report.DataLine(cmp), SmokeWarning: report.SmokeWarning,
+		ConstantWarning: report.ConstantWarning(cmp), Flips: cmp.Flips != nil,
+		Sequential: report.SequentialLine(cmp)}
+	switch {
+	case cmp.BaseRun.Smoke && cmp.HeadRun.Smoke:
+		p.Smoke = "Both runs"
+	case cmp.BaseRun.Smoke:
+		p.Smoke = "The base run"
+	case cmp.HeadRun.Smoke:
+		p.Smoke = "The head run"
+	}
 	for _, k := range runfile.SortedKeys(cmp.ByGroup) {
-		p.Groups = append(p.Groups, compareGroup{Name: k, Result: cmp.ByGroup[k]})
+		g := compareGroup{Name: k, Result: cmp.ByGroup[k]}
+		if cmp.Test == runfile.TestProbes {
+			g.Chance, g.Constant, g.Below = report.Floors(cmp, k)
+			p.Floors = p.Floors || g.Constant != ""
+		}
+		p.Groups = append(p.Groups, g)
 	}
 	for _, k := range runfile.SortedKeys(cmp.ByLevel) {
 		p.Levels = append(p.Levels, compareGroup{Name: k, Result: cmp.ByLevel[k]})

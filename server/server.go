@@ -11,10 +11,12 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/store"
@@ -49,9 +51,17 @@ type Config struct {
 	// CompareResamples is the bootstrap size of /compare; 0 means the
 	// report package's default.
 	CompareResamples int
-	// CompareMaxRecords bounds the runs /compare takes; 0 means
-	// DefaultCompareMaxRecords.
-	CompareMaxRecords int
+	// MaxRecords bounds the records of one run: an upload is refused at
+	// the first record over it, and /compare refuses runs over it stored
+	// before; 0 means DefaultMaxRecords.
+	MaxRecords int
+	// MaxUploads bounds the uploads read at once, and MaxUploadsPerToken
+	// those of one token; 0 means DefaultMaxUploads and
+	// DefaultMaxUploadsPerToken. One more waits, its body unread, up to
+	// UploadWait (0: DefaultUploadWait), then is answered 429 (its token's
+	// own uploads) or 503 (the server's), with Retry-After.
+	MaxUploads, MaxUploadsPerToken int
+	UploadWait                     time.Duration
 	// CompareTimeout bounds one /compare, waiting for a slot included; 0
 	// means DefaultCompareTimeout.
 	CompareTimeout time.Duration
@@ -71,8 +81,13 @@ type Server struct {
 	echo  *echo.Echo
 	pages *pages
 
-	compares     *compareCache
-	compareSlots chan struct{} // bootstraps running now
+	compares     *lru[compareKey, *compare.Comparison]
+	compareSlots chan struct{} // bootstraps of the default resamples and seed running now
+	customSlots  chan struct{} // bootstraps of other resamples or seeds running now
+	uploads      *uploadLimiter
+	pageCache    *pageCache
+	deltas       chan deltaJob  // change intervals to compute (deltaWorker)
+	deltaWG      sync.WaitGroup // queued and not yet done
 }
 
 // New builds a Server; it does not listen yet.
@@ -99,8 +114,17 @@ func New(cfg Config) (*Server, error) {
 	if cfg.BodyTimeout <= 0 {
 		cfg.BodyTimeout = DefaultBodyTimeout
 	}
-	if cfg.CompareMaxRecords <= 0 {
-		cfg.CompareMaxRecords = DefaultCompareMaxRecords
+	if cfg.MaxRecords <= 0 {
+		cfg.MaxRecords = DefaultMaxRecords
+	}
+	if cfg.MaxUploads <= 0 {
+		cfg.MaxUploads = DefaultMaxUploads
+	}
+	if cfg.MaxUploadsPerToken <= 0 {
+		cfg.MaxUploadsPerToken = DefaultMaxUploadsPerToken
+	}
+	if cfg.UploadWait <= 0 {
+		cfg.UploadWait = DefaultUploadWait
 	}
 	if cfg.CompareTimeout <= 0 {
 		cfg.CompareTimeout = DefaultCompareTimeout
@@ -110,11 +134,19 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, pages: p,
-		compares: newCompareCache(compareCacheSize),
+		compares: newLRU[compareKey, *compare.Comparison](compareCacheSize),
 		// Each bootstrap already uses every core: two at a time keep the
 		// machine busy without letting a crowd of requests queue up work.
+		// Comparisons with a resamples or seed of their own (uncached,
+		// each new seed new work) get one slot of their own, so a crowd of
+		// them never delays the comparisons pages link to.
 		compareSlots: make(chan struct{}, 2),
+		customSlots:  make(chan struct{}, 1),
+		uploads:      newUploadLimiter(cfg.MaxUploads, cfg.MaxUploadsPerToken, cfg.UploadWait),
+		pageCache:    newPageCache(pageCacheBytes),
+		deltas:       make(chan deltaJob, deltaQueue),
 	}
+	go s.deltaWorker()
 	s.echo = s.routes()
 	return s, nil
 }
@@ -146,16 +178,22 @@ func (s *Server) routes() *echo.Echo {
 	read.GET("/compare", s.apiCompare)
 
 	pg := e.Group("", s.requireReader)
-	pg.GET("/", s.indexPage)
-	pg.GET("/models/*", s.modelPage)
-	pg.GET("/repos/*", s.modelPage)
-	pg.GET("/runs/:id", s.runPage)
-	pg.GET("/compare", s.comparePage)
+	for path, h := range map[string]echo.HandlerFunc{
+		"/":         s.cached(s.indexPage),
+		"/models/*": s.cached(s.modelPage),
+		"/repos/*":  s.cached(s.modelPage),
+		"/runs/:id": s.runPage,
+		"/compare":  s.comparePage,
+	} {
+		// HEAD answers as GET does; net/http sends no body.
+		pg.Match([]string{http.MethodGet, http.MethodHead}, path, h)
+	}
 	return e
 }
 
 // Serve answers on ln until ctx is cancelled, then stops taking new
-// connections and waits for in-flight requests (uploads included) to end.
+// connections and waits for in-flight requests (uploads included) to end,
+// and for the change intervals of stored uploads to be stored.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s.echo,
@@ -180,6 +218,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
+	}
+	// The change intervals of the last uploads are still stored.
+	done := make(chan struct{})
+	go func() { s.deltaWG.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-sctx.Done():
+		s.log.Warn("stopped before every change interval was stored: their history rows link the comparison instead")
 	}
 	s.log.Info("stopped")
 	return nil
@@ -266,12 +312,16 @@ func (s *Server) handleError(err error, c echo.Context) {
 		// a client trickling it holds the connection for the read timeout.
 		c.Response().Header().Set("Connection", "close")
 	}
+	var wh *withHeader
+	if errors.As(err, &wh) {
+		c.Response().Header().Set(wh.key, wh.val)
+	}
 	if code == http.StatusUnauthorized && s.cfg.Private && !isAPI(c) {
 		// Lets a browser ask for the token (as the password).
 		c.Response().Header().Set("WWW-Authenticate", `Basic realm="udgam-ci"`)
 	}
 	var werr error
-	if isAPI(c) || c.Request().Method != http.MethodGet {
+	if m := c.Request().Method; isAPI(c) || m != http.MethodGet && m != http.MethodHead {
 		werr = c.JSON(code, client.ErrorBody{Error: msg})
 	} else {
 		werr = s.render(c, code, "error", errorPage{Status: code, Title: http.StatusText(code), Message: msg})
@@ -299,6 +349,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusConflict, err.Error()
 	case errors.Is(err, store.ErrUnreadable):
 		return http.StatusUnprocessableEntity, err.Error()
+	case errors.Is(err, store.ErrFull):
+		return http.StatusInsufficientStorage, "the server's disk is full: the run was not stored (nothing of it was kept); tell the server's operator"
 	case errors.As(err, &bb):
 		return http.StatusBadRequest, err.Error()
 	}

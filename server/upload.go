@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -19,7 +21,9 @@ import (
 )
 
 // upload stores one run file. Every check happens before the single write
-// transaction, so a refused upload leaves the database as it was.
+// transaction, so a refused upload leaves the database as it was. The body
+// is parsed as it arrives: what an upload holds in memory is its parsed
+// records (at most MaxRecords) and their stored lines, never the raw body.
 func (s *Server) upload(c echo.Context) error {
 	ctx := c.Request().Context()
 	// The token comes from the headers: checked before a byte of the body
@@ -28,19 +32,20 @@ func (s *Server) upload(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	release, err := s.uploads.acquire(ctx, tok.ID)
+	if err != nil {
+		return err
+	}
+	defer release()
 	// A writer with no connection under it (an in-process test harness)
 	// cannot take a deadline; every net/http connection can.
 	err = http.NewResponseController(c.Response()).SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
 	if err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return fmt.Errorf("upload: set read deadline: %w", err)
 	}
-	body, err := s.readBody(c)
+	run, err := s.readRun(c)
 	if err != nil {
 		return err
-	}
-	run, err := parseRun(body)
-	if err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
 	if err := s.store.CheckRun(run); err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
@@ -59,6 +64,9 @@ func (s *Server) upload(c echo.Context) error {
 		return err
 	}
 	r := res.Run
+	if res.Created && r.BaselineID != "" {
+		s.queueDelta(r.ID, r.BaselineID)
+	}
 	out := client.UploadResult{
 		ID: r.ID, URL: s.absURL(runPath(r.ID)), Created: res.Created, Test: r.Test, Repo: r.Repo, Model: r.Model,
 		Score: wireScore(r.Score), BaselineID: r.BaselineID, Flags: r.Flags,
@@ -76,48 +84,72 @@ func (s *Server) upload(c echo.Context) error {
 	return c.JSON(code, out)
 }
 
-// readBody reads the whole upload, gunzipping it when it is gzip, with the
-// size limit applied before and after decompression.
-func (s *Server) readBody(c echo.Context) ([]byte, error) {
+// readRun parses the upload as it arrives, gunzipping it when it is gzip,
+// with the size limit applied before and after decompression and the
+// record limit at the first record over it. runfile.Read refuses records
+// with unknown fields, so probe items never pass as empty documents.
+func (s *Server) readRun(c echo.Context) (*runfile.Run, error) {
 	req := c.Request()
 	limit := s.cfg.MaxBody
 	tooBig := echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("upload is over the limit of %d bytes", limit))
 	if req.ContentLength > limit {
 		return nil, tooBig
 	}
-	raw, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, limit))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, tooBig
+	br := bufio.NewReader(http.MaxBytesReader(c.Response(), req.Body, limit))
+	var body io.Reader = br
+	magic, _ := br.Peek(2)
+	gz := strings.Contains(req.Header.Get("Content-Encoding"), "gzip") || bytes.Equal(magic, []byte{0x1f, 0x8b})
+	if gz {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, s.bodyError(err, gz, tooBig)
 		}
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return nil, echo.NewHTTPError(http.StatusRequestTimeout, fmt.Sprintf("upload body not received within %s", s.cfg.BodyTimeout))
-		}
-		return nil, badRequest("read upload: %v", err)
+		body = &limitedReader{r: zr, left: limit}
 	}
-	gz := strings.Contains(req.Header.Get("Content-Encoding"), "gzip") || bytes.HasPrefix(raw, []byte{0x1f, 0x8b})
-	if !gz {
-		return raw, nil
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	run, err := runfile.ReadWith(body, "upload", runfile.Options{
+		MaxRecords: s.cfg.MaxRecords,
+		Limit:      fmt.Sprintf("the most this server takes (it compares runs of up to %d records; compare bigger runs with udgam-ci compare)", s.cfg.MaxRecords),
+	})
 	if err != nil {
-		return nil, badRequest("upload: not valid gzip: %v", err)
+		return nil, s.bodyError(err, gz, tooBig)
 	}
-	out, err := io.ReadAll(io.LimitReader(zr, limit+1))
-	if err != nil {
-		return nil, badRequest("upload: not valid gzip: %v", err)
-	}
-	if int64(len(out)) > limit {
-		return nil, tooBig
-	}
-	return out, nil
+	return run, nil
 }
 
-// parseRun reads and validates a run file; runfile.Read refuses records
-// with unknown fields, so probe items never pass as empty documents.
-func parseRun(body []byte) (*runfile.Run, error) {
-	return runfile.Read(bytes.NewReader(body), "upload")
+// bodyError maps an error met reading the upload to its answer.
+func (s *Server) bodyError(err error, gz bool, tooBig error) error {
+	var mbe *http.MaxBytesError
+	var tm *runfile.TooManyError
+	var corrupt flate.CorruptInputError
+	switch {
+	case errors.As(err, &mbe), errors.Is(err, errInflatedTooBig):
+		return tooBig
+	case errors.As(err, &tm):
+		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, err.Error())
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return echo.NewHTTPError(http.StatusRequestTimeout, fmt.Sprintf("upload body not received within %s", s.cfg.BodyTimeout))
+	case gz && (errors.Is(err, gzip.ErrHeader) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &corrupt)):
+		return badRequest("upload: not valid gzip: %v", err)
+	}
+	return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+}
+
+var errInflatedTooBig = errors.New("upload is over the size limit once gunzipped")
+
+// limitedReader fails once more than left bytes were read (io.LimitReader
+// would end quietly, and a cut run file could parse whole).
+type limitedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	if l.left < 0 {
+		return n, errInflatedTooBig
+	}
+	return n, err
 }
 
 // bearer checks the upload token.

@@ -1,5 +1,6 @@
 // Package retry is the one policy for HTTP retries, shared by the Hugging
-// Face client and the Fresh Text builder's Wikipedia and arXiv clients:
+// Face client, the Fresh Text builder's Wikipedia and arXiv clients and
+// the report server's client (uploads the server was too busy to read):
 // which answers are worth another try and how long to wait before it.
 package retry
 

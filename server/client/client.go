@@ -4,6 +4,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/udgamlabs/udgam-ci/internal/retry"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -22,15 +24,22 @@ type Client struct {
 	BaseURL string       // e.g. https://evals.example.org
 	Token   string       // upload token; also needed to read a private server
 	HTTP    *http.Client // http.DefaultClient if nil
+	// Sleep waits before an upload is sent again; retry.Sleep if nil.
+	Sleep func(context.Context, time.Duration) error
 }
+
+// uploadRetries is how many times an upload the server was too busy to
+// read (429, 503) is sent again, after the wait its Retry-After asks.
+const uploadRetries = 3
 
 // ErrNotFound is returned when the server has no such run or baseline.
 var ErrNotFound = errors.New("not found on the report server")
 
 // StatusError is any other non-2xx answer.
 type StatusError struct {
-	Code int
-	Msg  string // the server's {"error": ...}, or the start of its body
+	Code   int
+	Msg    string      // the server's {"error": ...}, or the start of its body
+	Header http.Header // the answer's headers (Retry-After)
 }
 
 func (e *StatusError) Error() string { return fmt.Sprintf("report server: %d %s", e.Code, e.Msg) }
@@ -55,7 +64,7 @@ func (c *Client) UploadWith(ctx context.Context, body io.Reader, opt UploadOptio
 		u += "?" + q.Encode()
 	}
 	var res UploadResult
-	resp, err := c.do(ctx, http.MethodPost, u, body)
+	resp, err := c.postRetrying(ctx, u, body)
 	if err != nil {
 		return res, fmt.Errorf("upload: %w", err)
 	}
@@ -70,6 +79,39 @@ func (c *Client) UploadWith(ctx context.Context, body io.Reader, opt UploadOptio
 		}
 	}
 	return res, nil
+}
+
+// postRetrying posts body, and again while the server answers that it is
+// too busy to read it: an upload is idempotent (the same run again is a
+// no-op), and a busy server asks for a retry only after a wait.
+func (c *Client) postRetrying(ctx context.Context, path string, body io.Reader) (*http.Response, error) {
+	var whole []byte
+	if rs, ok := body.(io.ReadSeeker); !ok || rs == nil {
+		b, err := io.ReadAll(body)
+		if err != nil {
+			return nil, fmt.Errorf("read the run: %w", err)
+		}
+		whole = b
+	}
+	sleep := c.Sleep
+	if sleep == nil {
+		sleep = retry.Sleep
+	}
+	for attempt := 0; ; attempt++ {
+		if whole != nil {
+			body = bytes.NewReader(whole)
+		} else if _, err := body.(io.Seeker).Seek(0, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("rewind the run: %w", err)
+		}
+		resp, err := c.do(ctx, http.MethodPost, path, body)
+		var se *StatusError
+		if attempt >= uploadRetries || !errors.As(err, &se) || se.Code != http.StatusTooManyRequests && se.Code != http.StatusServiceUnavailable {
+			return resp, err
+		}
+		if err := sleep(ctx, retry.Backoff(attempt, se.Header, time.Now())); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // UploadOptions name the baseline of an upload.
@@ -165,7 +207,7 @@ func (c *Client) do(ctx context.Context, method, path string, body io.Reader) (*
 	if resp.StatusCode == http.StatusNotFound {
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, msg)
 	}
-	return nil, &StatusError{Code: resp.StatusCode, Msg: msg}
+	return nil, &StatusError{Code: resp.StatusCode, Msg: msg, Header: resp.Header}
 }
 
 // UploadResult is the answer to POST /api/v1/runs.

@@ -59,7 +59,7 @@ func TestMigrationKeysRunsByRepo(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if v, err := s.SchemaVersion(ctx); err != nil || v != 2 {
+	if v, err := s.SchemaVersion(ctx); err != nil || v != 3 {
 		t.Fatalf("schema version %d, %v", v, err)
 	}
 	if runs, _, _ := s.Counts(ctx); runs != 3 {

@@ -36,8 +36,14 @@ type Run struct {
 	Score      Score
 	BaselineID string
 	Flags      []runfile.Diff
-	Header     runfile.Header
-	Summary    json.RawMessage
+	// DeltaBase is the run the score's change was measured against after
+	// upload (the baseline), and DeltaLo, DeltaHi the 95% interval of
+	// that change by paired bootstrap (SetDelta); DeltaBase is "" until
+	// then, or when none was.
+	DeltaBase        string
+	DeltaLo, DeltaHi float64
+	Header           runfile.Header
+	Summary          json.RawMessage
 	// Invalid says why a stored run cannot be scored (a row stored before
 	// uploads were checked); its Score is then zero. Empty for every run
 	// stored now.
@@ -187,15 +193,18 @@ func (s *Store) PutRun(ctx context.Context, r *runfile.Run, opt PutOptions) (Put
 			pr = sql.NullInt64{Int64: int64(*h.Git.PR), Valid: true}
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO runs (id, test, model, revision, repo, sha, ref, pr,
-			started_at, uploaded_at, n_records, metric, score, ci_lo, ci_hi, baseline_id, flags, header,
-			summary, content_sha256) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			started_at, uploaded_at, n_records, metric, score, ci_lo, ci_hi, baseline_id, flags,
+			smoke, header, summary, content_sha256) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			h.ID, h.Test, h.Model.Name, h.Model.Revision, h.Git.Repo, h.Git.SHA, h.Git.Ref, pr,
 			started, s.now().UnixNano(), len(e.records), e.score.Metric, e.score.Value,
-			e.score.Lo, e.score.Hi, baseID, string(flagJSON), string(e.header), string(e.summary), e.sum)
+			e.score.Lo, e.score.Hi, baseID, string(flagJSON), h.Dataset.Smoke, string(e.header), string(e.summary), e.sum)
 		if err != nil {
 			return err
 		}
 		if err := insertRecords(ctx, tx, h.ID, e); err != nil {
+			return err
+		}
+		if err := bumpGeneration(ctx, tx); err != nil {
 			return err
 		}
 		res.Created = true
@@ -207,9 +216,38 @@ func (s *Store) PutRun(ctx context.Context, r *runfile.Run, opt PutOptions) (Put
 		if errors.Is(err, ErrConflict) || errors.As(err, &bb) || errors.As(err, &inv) {
 			return PutResult{}, err
 		}
-		return PutResult{}, fmt.Errorf("store run %s: %w", h.ID, err)
+		return PutResult{}, fmt.Errorf("store run %s: %w", h.ID, asFull(err))
 	}
 	return res, nil
+}
+
+// SetDelta stores the interval of the change from a run's baseline to
+// it, if baseID is still its baseline and no interval is stored yet.
+func (s *Store) SetDelta(ctx context.Context, id, baseID string, lo, hi float64) error {
+	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return fmt.Errorf("run %s: interval [%v, %v] is not finite", id, lo, hi)
+	}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET delta_base = ?, delta_lo = ?, delta_hi = ?
+			WHERE id = ? AND baseline_id = ? AND delta_base IS NULL`, baseID, lo, hi, id, baseID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		return bumpGeneration(ctx, tx)
+	})
+	if err != nil {
+		return fmt.Errorf("run %s: store its change's interval: %w", id, asFull(err))
+	}
+	return nil
+}
+
+// bumpGeneration marks, inside a write, that what is stored changed.
+func bumpGeneration(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `UPDATE store_generation SET n = n + 1`)
+	return err
 }
 
 // readBack reads the stored row inside the write transaction and checks it
@@ -281,7 +319,7 @@ func insertRecordsSQL(n int) string {
 // base ref that started no later than r (so importing old runs flags them
 // sensibly). Another repository's runs are never a baseline: a token
 // uploads for its own repository, and could otherwise plant one.
-func pickBaseline(ctx context.Context, tx *sql.Tx, r *runfile.Run, opt PutOptions) (*runfile.Header, error) {
+func pickBaseline(ctx context.Context, tx querier, r *runfile.Run, opt PutOptions) (*runfile.Header, error) {
 	h := &r.Header
 	var raw string
 	var err error
@@ -320,12 +358,12 @@ func pickBaseline(ctx context.Context, tx *sql.Tx, r *runfile.Run, opt PutOption
 
 const (
 	baseColumns = `id, test, model, revision, repo, sha, ref, pr, started_at, uploaded_at, n_records,
-	metric, score, ci_lo, ci_hi, baseline_id, flags`
+	metric, score, ci_lo, ci_hi, baseline_id, flags, delta_base, delta_lo, delta_hi`
 	runColumns = baseColumns + `, header, summary`
 	// briefColumns leave out the header and summary, the bulk of a row,
 	// for lists that show neither (the history page of 1,000 runs); of
 	// the header they keep only whether the run scored the smoke sample.
-	briefColumns = baseColumns + `, CASE WHEN json_valid(header) AND json_extract(header, '$.dataset.smoke') THEN '{"dataset":{"smoke":true}}' ELSE '' END, 'null'`
+	briefColumns = baseColumns + `, CASE WHEN smoke THEN '{"dataset":{"smoke":true}}' ELSE '' END, 'null'`
 	// finiteScore keeps rows whose score is a number out of baselines:
 	// rows stored before uploads were checked may hold an infinite one.
 	finiteScore = `abs(score) <= 1e308 AND abs(ci_lo) <= 1e308 AND abs(ci_hi) <= 1e308`
@@ -367,12 +405,16 @@ func scanRun(sc scanner) (*Run, error) {
 	var r Run
 	var pr sql.NullInt64
 	var started, uploaded int64
-	var baseID sql.NullString
+	var baseID, dBase sql.NullString
+	var dLo, dHi sql.NullFloat64
 	var flags, header, summary string
 	err := sc.Scan(&r.ID, &r.Test, &r.Model, &r.Revision, &r.Repo, &r.SHA, &r.Ref, &pr, &started, &uploaded,
-		&r.Records, &r.Score.Metric, &r.Score.Value, &r.Score.Lo, &r.Score.Hi, &baseID, &flags, &header, &summary)
+		&r.Records, &r.Score.Metric, &r.Score.Value, &r.Score.Lo, &r.Score.Hi, &baseID, &flags, &dBase, &dLo, &dHi, &header, &summary)
 	if err != nil {
 		return nil, err
+	}
+	if dBase.Valid && dLo.Valid && dHi.Valid {
+		r.DeltaBase, r.DeltaLo, r.DeltaHi = dBase.String, dLo.Float64, dHi.Float64
 	}
 	if pr.Valid {
 		n := int(pr.Int64)
@@ -626,52 +668,87 @@ type ModelTest struct {
 	Test   string
 	Runs   int
 	Latest Run
-	Recent []Run // newest base-ref runs, oldest first, for the trend line
+	Recent []float64 // scores of the newest base-ref runs, oldest first, for the trend line
 }
 
 // Models lists every repository's models and tests with the latest run and
-// the recent runs on baseRef; only repo's when repo is not empty.
-func (s *Store) Models(ctx context.Context, repo, baseRef string, recent int) ([]ModelTest, error) {
-	q, args := `SELECT repo, model, test, COUNT(*) FROM runs`, []any{}
+// the scores of up to recent runs on baseRef (none when recent is 0); only
+// repo's when repo is not empty. Brief leaves the latest run's Header (but
+// its dataset.smoke) and Summary empty. Three queries whatever the number
+// of models: the index page of 2,000 runs once made two per model.
+func (s *Store) Models(ctx context.Context, repo, baseRef string, recent int, brief bool) ([]ModelTest, error) {
+	where, args := "", []any{}
 	if repo != "" {
-		q, args = q+` WHERE repo = ?`, append(args, repo)
+		where, args = ` WHERE repo = ?`, append(args, repo)
 	}
-	rows, err := s.r.QueryContext(ctx, q+` GROUP BY repo, model, test ORDER BY model, repo, test`, args...)
+	cols := runColumns
+	if brief {
+		cols = briefColumns
+	}
+	// The newest run of each (repo, model, test) and how many it has.
+	rows, err := s.r.QueryContext(ctx, `SELECT n, `+cols+` FROM runs JOIN (
+		SELECT id AS newest, n FROM (SELECT id, COUNT(*) OVER w AS n,
+			ROW_NUMBER() OVER (w ORDER BY started_at DESC, id DESC) AS rn
+			FROM runs`+where+` WINDOW w AS (PARTITION BY repo, model, test)) WHERE rn = 1
+	) ON id = newest ORDER BY model, repo, test`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("models: %w", err)
 	}
 	var out []ModelTest
+	idx := map[[3]string]int{}
 	for rows.Next() {
-		var m ModelTest
-		if err := rows.Scan(&m.Repo, &m.Model, &m.Test, &m.Runs); err != nil {
+		var n int
+		r, err := scanRun(prefixed{rows, &n})
+		if err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("models: %w", err)
 		}
-		out = append(out, m)
+		idx[[3]string{r.Repo, r.Model, r.Test}] = len(out)
+		out = append(out, ModelTest{Repo: r.Repo, Model: r.Model, Test: r.Test, Runs: n, Latest: *r})
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("models: %w", err)
 	}
-	for i := range out {
-		m := &out[i]
-		latest, err := s.ModelRuns(ctx, m.Repo, m.Model, Filter{Test: m.Test, Limit: 1})
-		if err != nil {
-			return nil, err
+	if recent <= 0 {
+		return out, nil
+	}
+	// The scores of the newest runs on the base ref, newest first.
+	where = ` WHERE ref = ?`
+	args = []any{baseRef}
+	if repo != "" {
+		where, args = where+` AND repo = ?`, append(args, repo)
+	}
+	rows, err = s.r.QueryContext(ctx, `SELECT repo, model, test, score FROM (SELECT repo, model, test, score,
+		ROW_NUMBER() OVER (PARTITION BY repo, model, test ORDER BY started_at DESC, id DESC) AS rn
+		FROM runs`+where+`) WHERE rn <= ? ORDER BY rn DESC`, append(args, recent)...)
+	if err != nil {
+		return nil, fmt.Errorf("models: recent scores: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k [3]string
+		var v float64
+		if err := rows.Scan(&k[0], &k[1], &k[2], &v); err != nil {
+			return nil, fmt.Errorf("models: recent scores: %w", err)
 		}
-		if len(latest.Runs) > 0 {
-			m.Latest = latest.Runs[0]
+		if i, ok := idx[k]; ok {
+			out[i].Recent = append(out[i].Recent, v)
 		}
-		base, err := s.ModelRuns(ctx, m.Repo, m.Model, Filter{Test: m.Test, Ref: baseRef, Limit: recent, Brief: true})
-		if err != nil {
-			return nil, err
-		}
-		for j := len(base.Runs) - 1; j >= 0; j-- {
-			m.Recent = append(m.Recent, base.Runs[j])
-		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("models: recent scores: %w", err)
 	}
 	return out, nil
 }
+
+// prefixed scans one leading column into n, then the rest as sc would.
+type prefixed struct {
+	sc scanner
+	n  *int
+}
+
+func (p prefixed) Scan(dest ...any) error { return p.sc.Scan(append([]any{p.n}, dest...)...) }
 
 // Counts returns the number of runs and records stored (for tests and health).
 func (s *Store) Counts(ctx context.Context) (runs, records int, err error) {

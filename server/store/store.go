@@ -30,7 +30,22 @@ var (
 	// ErrUnreadable is a stored run that no longer passes the checks of
 	// runfile.Read (stored before they existed).
 	ErrUnreadable = errors.New("stored run fails today's checks")
+	// ErrFull is a write refused because the database's disk (or its
+	// MaxPages) is full: nothing of it was kept.
+	ErrFull = errors.New("the database is full")
 )
+
+// sqliteFull is SQLite's primary result code for a full disk or database.
+const sqliteFull = 13
+
+// asFull marks a SQLite "database or disk is full" error as ErrFull.
+func asFull(err error) error {
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) && coded.Code()&0xff == sqliteFull {
+		return fmt.Errorf("%w: %v", ErrFull, err)
+	}
+	return err
+}
 
 // Store is an open database.
 type Store struct {
@@ -43,6 +58,10 @@ type Store struct {
 // Options tune Open; the zero value is fine.
 type Options struct {
 	Now func() time.Time // clock for upload and token times; time.Now if nil
+	// MaxPages caps the database file at this many pages (SQLite's
+	// max_page_count); 0 leaves SQLite's own cap. Writes past it fail as
+	// on a full disk.
+	MaxPages int
 }
 
 // Open opens (creating if needed) the database at path and applies any
@@ -61,7 +80,11 @@ func Open(ctx context.Context, dbPath string, opt Options) (*Store, error) {
 	// busy_timeout comes first: pragmas run in order when a connection
 	// opens, and switching a new file to WAL must wait for another process
 	// doing the same rather than fail with SQLITE_BUSY.
-	w, err := sql.Open("sqlite", "file:"+dbPath+"?"+common+"&_pragma=journal_mode(WAL)&_txlock=immediate")
+	writer := "file:" + dbPath + "?" + common + "&_pragma=journal_mode(WAL)&_txlock=immediate"
+	if opt.MaxPages > 0 {
+		writer += "&_pragma=max_page_count(" + strconv.Itoa(opt.MaxPages) + ")"
+	}
+	w, err := sql.Open("sqlite", writer)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", dbPath, err)
 	}
@@ -228,6 +251,15 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 		return fmt.Errorf("foreign key check %s: %d rows violate a foreign key", s.path, n)
 	}
 	return nil
+}
+
+// Generation changes whenever what is stored changes (every write bumps
+// it in its own transaction): what is cached under one generation stays
+// true until the next.
+func (s *Store) Generation(ctx context.Context) (int64, error) {
+	var g int64
+	err := s.r.QueryRowContext(ctx, `SELECT n FROM store_generation`).Scan(&g)
+	return g, err
 }
 
 // Ping checks the database answers, for the health endpoint.

@@ -199,7 +199,7 @@ func TestModelRunsFiltersAndPages(t *testing.T) {
 	if _, err := s.Baseline(ctx, "udgamlabs/smol-train", "nobody/none", "main", runfile.TestFresh); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("baseline of an unknown model: %v, want ErrNotFound", err)
 	}
-	ms, err := s.Models(ctx, "", "main", 5)
+	ms, err := s.Models(ctx, "", "main", 5, false)
 	if err != nil || len(ms) != 2 || ms[0].Runs+ms[1].Runs != 25 || len(ms[0].Recent) != 5 {
 		t.Fatalf("models = %+v, %v", ms, err)
 	}
@@ -307,7 +307,7 @@ func TestReopenKeepsDataAndSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if v, err := s.SchemaVersion(ctx); err != nil || v != 2 {
+	if v, err := s.SchemaVersion(ctx); err != nil || v != 3 {
 		t.Fatalf("schema version %d, %v", v, err)
 	}
 	if _, err := s.GetRun(ctx, "keep"); err != nil {
@@ -410,7 +410,7 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer again.Close()
-	if v, err := again.SchemaVersion(context.Background()); err != nil || v != 2 {
+	if v, err := again.SchemaVersion(context.Background()); err != nil || v != 3 {
 		t.Fatalf("schema version %d, %v", v, err)
 	}
 }
