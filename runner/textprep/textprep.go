@@ -45,7 +45,10 @@ type Tokenizer struct {
 	// match inside a plain segment where Hugging Face's tokenizer did not.
 	control, user *literals
 	spacePrefix   bool
-	record        runfile.TextPrep
+	// prefixFirst: a space goes before the first segment in Go
+	// (tokspec.Spec.SpacePrefixFirst).
+	prefixFirst bool
+	record      runfile.TextPrep
 }
 
 // Wrap returns a tokenizer that prepares text as spec says before inner
@@ -67,6 +70,7 @@ func wrap(inner runner.Tokenizer, spec tokspec.Spec, info runner.Info) (*Tokeniz
 		return nil, err
 	}
 	t.prep = prep
+	t.prefixFirst = spec.SpacePrefixFirst
 	t.user = newLiterals(info.UserTokens)
 	norm, err := describeNormalizer(spec.Normalizer)
 	if err != nil {
@@ -94,18 +98,30 @@ func (t *Tokenizer) Tokenize(text string) ([]int32, error) {
 		return nil, err
 	}
 	var ids []int32
-	for _, seg := range segs {
+	for i, seg := range segs {
 		if seg.Added {
 			ids = append(ids, seg.ID)
 			continue
 		}
-		toks, err := t.inner.Tokenize(seg.Text)
+		text := seg.Text
+		if t.spaceFirst(i, seg) {
+			text = " " + text
+		}
+		toks, err := t.inner.Tokenize(text)
 		if err != nil {
 			return nil, err
 		}
 		ids = append(ids, toks...)
 	}
 	return ids, nil
+}
+
+// spaceFirst says whether segment i of a text gets a space before it:
+// Metaspace's prepend_scheme "first" puts "▁" before the segment that
+// starts the text, unless it starts with one (a space becomes "▁" first).
+func (t *Tokenizer) spaceFirst(i int, seg hftok.Segment) bool {
+	return t.prefixFirst && i == 0 && !seg.Added && seg.Text != "" &&
+		!strings.HasPrefix(seg.Text, " ") && !strings.HasPrefix(seg.Text, "▁")
 }
 
 // segments prepares text and checks that llama.cpp will not match a
@@ -209,7 +225,7 @@ func (t *Tokenizer) coverByPiece(text string, first int32, piece []byte) (int, b
 		if len(piece) == 0 {
 			return 0, false, nil
 		}
-		if n, err := PieceCover(piece, segs[0].Text, t.spacePrefix, first); err == nil {
+		if n, err := PieceCover(piece, segs[0].Text, t.spacePrefix || t.spaceFirst(0, segs[0]), first); err == nil {
 			if n == 0 {
 				return 0, true, nil // SentencePiece's lone dummy prefix
 			}

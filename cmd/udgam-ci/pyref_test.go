@@ -1,0 +1,292 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/udgamlabs/udgam-ci/convert"
+	"github.com/udgamlabs/udgam-ci/evals/probes"
+	"github.com/udgamlabs/udgam-ci/internal/hfref"
+	"github.com/udgamlabs/udgam-ci/runner/llama"
+	"github.com/udgamlabs/udgam-ci/runner/textprep"
+	"github.com/udgamlabs/udgam-ci/runner/tokcheck"
+)
+
+// pyrefPython is the interpreter of the pinned reference stack
+// (scripts/pyref/install.sh), given by UDGAM_PYREF_PYTHON; `make
+// crosscheck-tokenizers` sets it. Without it the reference checks skip:
+// Python is the judge, never something the product or `make test` needs.
+func pyrefPython(t *testing.T) string {
+	t.Helper()
+	p := os.Getenv("UDGAM_PYREF_PYTHON")
+	if p == "" {
+		t.Skip("UDGAM_PYREF_PYTHON is not set (make crosscheck-tokenizers sets it to the pinned reference stack)")
+	}
+	return p
+}
+
+// referenceTexts are the built-in multilingual set and every prompt and
+// continuation (" " + choice) of the core Probe Suite, each once.
+func referenceTexts(t *testing.T) []string {
+	t.Helper()
+	texts := tokcheck.Texts()
+	set, err := probes.Core()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range set.Items {
+		texts = append(texts, set.Items[i].Prompt)
+		texts = append(texts, probes.ChoiceTexts(&set.Items[i])...)
+	}
+	seen := map[string]bool{}
+	out := texts[:0]
+	for _, s := range texts {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// scoringIDs tokenizes texts the way the scorers do: the converted GGUF,
+// text preparation, llama.cpp.
+func scoringIDs(t *testing.T, gguf string, texts []string) [][]int32 {
+	t.Helper()
+	m, err := llama.Load(gguf, llama.Options{Threads: 1, Context: 64, Batch: 64, Parallel: 1, CPUOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	w, err := textprep.WrapModel(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([][]int32, len(texts))
+	for i, s := range texts {
+		if ids[i], err = w.Tokenize(s); err != nil {
+			t.Fatalf("text %d %q: %v", i, s, err)
+		}
+	}
+	return ids
+}
+
+// autoTokenizerDiffers names the families whose tokenizer.json
+// transformers' AutoTokenizer does not run as it is written, and why.
+// TestTokenizersReference requires these to differ still (so that the
+// note is dropped when transformers changes) and every other to agree.
+var autoTokenizerDiffers = map[string]string{
+	// transformers 5's LlamaTokenizer (tokenizer_class of Mistral's and
+	// Llama 2's files) rebuilds the pipeline: a Metaspace pre-tokenizer
+	// that prepends "▁" only where the text does not start with a space,
+	// in place of the file's Prepend normalizer, which always does. " Hello"
+	// is ["▁Hello"] to it and ["▁", "▁Hello"] to tokenizers, transformers.js
+	// and SentencePiece (legacy: true).
+	"mistral": "LlamaTokenizer replaces the file's Prepend normalizer with Metaspace",
+}
+
+// refusedFamilies are real tokenizer files the converter refuses, with the
+// refusal's words; familyModel converts them anyway
+// (--allow-unverified-tokenizer) so that TestTokenizersReference can show
+// where the scoring path would differ.
+var refusedFamilies = map[string]string{
+	"gpt-4o": "leaves combining marks",
+}
+
+// TestTokenizersReference checks the scoring path against Hugging Face
+// tokenizers itself (the Rust library, through the pinned Python stack) on
+// every real tokenizer family and every text the scorers feed it: the
+// built-in set and all core Probe Suite prompts and continuations. It
+// reports where transformers.js, the reference of `make test`, disagrees
+// with tokenizers (tokenizers wins), and runs scripts/pyref/tokenizers_check.py,
+// which compares tokenizers with transformers' AutoTokenizer.
+func TestTokenizersReference(t *testing.T) {
+	py := pyrefPython(t)
+	texts := referenceTexts(t)
+	var dirs []string
+	for _, family := range append(hfref.Families(), hfref.WidenedFamilies()...) {
+		if !slices.Contains(hfref.WidenedFamilies(), family) {
+			dirs = append(dirs, hfref.Dir(t, family))
+		}
+		t.Run(family, func(t *testing.T) {
+			fm := familyModel(t, family)
+			version, want, err := tokcheck.Python{Path: py}.Encode(context.Background(), filepath.Join(hfref.Dir(t, family), "tokenizer.json"), texts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := scoringIDs(t, fm.gguf, texts)
+			if why := refusedFamilies[family]; why != "" {
+				checkStillRefused(t, fm.ckpt, why, texts, got, want)
+			} else {
+				bad := 0
+				for i := range texts {
+					if !slices.Equal(got[i], want[i]) {
+						if bad++; bad <= 3 {
+							t.Errorf("text %d %q: udgam-ci %v, tokenizers %s %v", i, clipText(texts[i]), got[i], version, want[i])
+						}
+					}
+				}
+				t.Logf("%s: udgam-ci equal to tokenizers %s on %d of %d texts", family, version, len(texts)-bad, len(texts))
+			}
+			js := hfref.Encode(t, hfref.Dir(t, family), texts)
+			var differ []int
+			for i := range texts {
+				if !slices.Equal(js[i], want[i]) {
+					differ = append(differ, i)
+				}
+			}
+			if len(differ) > 0 {
+				i := differ[0]
+				t.Logf("%s: transformers.js differs from tokenizers on %d texts (tokenizers wins); first: text %d %q: transformers.js %v, tokenizers %v", family, len(differ), i, clipText(texts[i]), js[i], want[i])
+			} else {
+				t.Logf("%s: transformers.js equal to tokenizers on all %d texts", family, len(texts))
+			}
+		})
+	}
+	t.Run("AutoTokenizer", func(t *testing.T) {
+		checkAutoTokenizer(t, py, hfref.Families(), dirs, tokcheck.Texts())
+	})
+}
+
+// checkStillRefused: the converter refuses the checkpoint's tokenizer
+// (why), and converted anyway its ids differ from tokenizers' only on texts
+// holding a combining mark (\p{M}), which llama.cpp's o200k split leaves
+// out of words; and they do differ somewhere, or the refusal has no reason
+// left.
+func checkStillRefused(t *testing.T, ckpt, why string, texts []string, got, want [][]int32) {
+	t.Helper()
+	if _, err := convert.Dir(ckpt, filepath.Join(t.TempDir(), "m.gguf"), convert.Options{Dtype: "f32"}); err == nil || !strings.Contains(err.Error(), why) {
+		t.Errorf("converting %s: %v; want a refusal naming %q", ckpt, err, why)
+	}
+	bad := 0
+	for i := range texts {
+		if slices.Equal(got[i], want[i]) {
+			continue
+		}
+		bad++
+		if !strings.ContainsFunc(texts[i], func(r rune) bool { return unicode.Is(unicode.M, r) }) {
+			t.Errorf("text %d %q: converted anyway, udgam-ci %v, tokenizers %v, and the text has no combining mark", i, clipText(texts[i]), got[i], want[i])
+		}
+	}
+	if bad == 0 {
+		t.Errorf("converted anyway, the scoring path equals tokenizers on all %d texts: the refusal (%s) may be lifted", len(texts), why)
+	}
+	t.Logf("refused (%s); converted anyway, it differs from tokenizers on %d of %d texts, each with a combining mark", why, bad, len(texts))
+}
+
+// checkAutoTokenizer runs scripts/pyref/tokenizers_check.py on the
+// families' directories and requires the agreement autoTokenizerDiffers
+// states.
+func checkAutoTokenizer(t *testing.T, py string, families, dirs, texts []string) {
+	in, err := json.Marshal(texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, filepath.Join("..", "..", "scripts", "pyref", "tokenizers_check.py"))
+	cmd.Args = append(cmd.Args, dirs...)
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if _, exit := err.(*exec.ExitError); err != nil && !exit {
+		t.Fatalf("tokenizers_check.py: %v\n%s", err, stderr.String())
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	n := 0
+	for ; sc.Scan(); n++ {
+		var r struct {
+			Class, Tokenizers, Transformers string
+			Texts, Equal                    int
+			First                           json.RawMessage
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil || n >= len(families) {
+			t.Fatalf("tokenizers_check.py line %d: %q: %v", n+1, sc.Text(), err)
+		}
+		family := families[n]
+		why, known := autoTokenizerDiffers[family]
+		switch {
+		case known && r.Equal == r.Texts:
+			t.Errorf("%s: AutoTokenizer (%s, transformers %s) now agrees with tokenizers on all %d texts; drop the note %q", family, r.Class, r.Transformers, r.Texts, why)
+		case known:
+			t.Logf("%s: AutoTokenizer (%s, transformers %s) differs from tokenizers %s on %d of %d texts (%s); first %s", family, r.Class, r.Transformers, r.Tokenizers, r.Texts-r.Equal, r.Texts, why, r.First)
+		case r.Equal != r.Texts:
+			t.Errorf("%s: AutoTokenizer (%s, transformers %s) differs from tokenizers %s on %d of %d texts; first %s", family, r.Class, r.Transformers, r.Tokenizers, r.Texts-r.Equal, r.Texts, r.First)
+		default:
+			t.Logf("%s: AutoTokenizer (%s, transformers %s) equal to tokenizers %s on all %d texts", family, r.Class, r.Transformers, r.Tokenizers, r.Texts)
+		}
+	}
+	if n != len(families) {
+		t.Fatalf("tokenizers_check.py answered for %d of %d directories: %s", n, len(families), stderr.String())
+	}
+}
+
+func clipText(s string) string {
+	if len(s) > 40 {
+		return strings.ToValidUTF8(s[:40], "") + "..."
+	}
+	return s
+}
+
+// TestCheckTokenizerPythonReference runs `model check-tokenizer --reference
+// python` on a checkpoint with the reference stack's Python, and, with any
+// machine's, names what is missing when the interpreter is absent.
+func TestCheckTokenizerPythonReference(t *testing.T) {
+	fm := familyModel(t, "gpt2")
+	e, out, errb := freshTestEnv()
+	code := run(e, []string{"model", "check-tokenizer", fm.ckpt, "--reference", "python", "--python", filepath.Join(t.TempDir(), "no-python")})
+	if code == 0 || !strings.Contains(errb.String(), "pip install tokenizers") {
+		t.Errorf("without a Python: exit %d, stderr %q; want an error saying what to install", code, errb.String())
+	}
+	py := pyrefPython(t)
+	e, out, errb = freshTestEnv()
+	if code := run(e, []string{"model", "check-tokenizer", fm.ckpt, "--reference", "python", "--python", py}); code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
+	}
+	want := fmt.Sprintf(" on all %d texts", len(tokcheck.Texts()))
+	if !strings.Contains(out.String(), "ids equal to Hugging Face tokenizers ") || !strings.Contains(out.String(), want) {
+		t.Errorf("stdout %q lacks \"ids equal to Hugging Face tokenizers VERSION%s\"", out.String(), want)
+	}
+	e, out, _ = freshTestEnv()
+	if code := run(e, []string{"model", "check-tokenizer", fm.gguf, "--reference", "python", "--python", py, "--tokenizer", filepath.Join(hfref.Dir(t, "llama3"), "tokenizer.json")}); code != 1 || !strings.Contains(out.String(), "first difference") {
+		t.Errorf("another family's tokenizer.json: exit %d, %q; want exit 1 naming the first difference", code, out.String())
+	}
+}
+
+// TestWidenedTokenizers runs on every `make test`, without Python: each
+// kind of tokenizer.json the converter took on under issue 26 (DeepSeek-V3's
+// split, Metaspace with prepend_scheme "first") converts, and the scoring
+// path gives runner/hftok's ids on the built-in set; o200k is refused,
+// naming why. TestTokenizersReference checks the same files against Hugging
+// Face tokenizers itself.
+func TestWidenedTokenizers(t *testing.T) {
+	for _, family := range hfref.WidenedFamilies() {
+		t.Run(family, func(t *testing.T) {
+			fm := familyModel(t, family)
+			if why := refusedFamilies[family]; why != "" {
+				_, err := convert.Dir(fm.ckpt, filepath.Join(t.TempDir(), "m.gguf"), convert.Options{Dtype: "f32"})
+				if err == nil || !strings.Contains(err.Error(), why) {
+					t.Errorf("converting %s: %v; want a refusal naming %q", family, err, why)
+				}
+				return
+			}
+			e, out, errb := freshTestEnv()
+			if code := run(e, []string{"model", "check-tokenizer", fm.gguf, "--tokenizer", filepath.Join(hfref.Dir(t, family), "tokenizer.json")}); code != 0 {
+				t.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
+			}
+			if !strings.Contains(out.String(), "ids equal to the independent reading of tokenizer.json on all") {
+				t.Errorf("stdout %q", out.String())
+			}
+		})
+	}
+}
