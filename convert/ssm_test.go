@@ -50,6 +50,12 @@ func (c ssmCase) reference(w map[string][]float32) (*testmodel.Reference, error)
 	return c.ref(config, w)
 }
 
+// falconH1Reference is the float64 reference of a Falcon-H1 checkpoint,
+// reading its config.json.
+func falconH1Reference(c converttest.Checkpoint) func(map[string][]float32) (*testmodel.Reference, error) {
+	return ssmCase{checkpoint: c, ref: testmodel.FalconH1Reference}.reference
+}
+
 // writeSSM writes c's checkpoint as safetensors and returns its directory
 // and reference.
 func writeSSM(t *testing.T, c ssmCase) (dir string, ref *testmodel.Reference) {
@@ -311,13 +317,7 @@ func TestFalconH1TinyReferenceConfig(t *testing.T) {
 	tiny.RMSNorm, tiny.Groups, tiny.Multipliers, tiny.Extra = false, 1, nil, raw
 	c := tiny.Checkpoint()
 	worst, gguf := archtest.Exact(t, archtest.Case{Checkpoint: c, Formats: []converttest.Format{converttest.Safetensors},
-		Reference: func(w map[string][]float32) (*testmodel.Reference, error) {
-			config, err := json.Marshal(c.Config)
-			if err != nil {
-				return nil, err
-			}
-			return testmodel.FalconH1Reference(config, w)
-		}})
+		Reference: falconH1Reference(c)})
 	t.Logf("tiny model with the reference config's options: at most %.3g nats from the float64 reference", worst)
 	info, err := runner.ReadInfo(gguf)
 	if err != nil {
@@ -509,13 +509,7 @@ func TestFalconH1NoConvBias(t *testing.T) {
 		}
 	}
 	worst, _ := archtest.Exact(t, archtest.Case{Checkpoint: c, Formats: []converttest.Format{converttest.Safetensors},
-		Reference: func(w map[string][]float32) (*testmodel.Reference, error) {
-			config, err := json.Marshal(c.Config)
-			if err != nil {
-				return nil, err
-			}
-			return testmodel.FalconH1Reference(config, w)
-		}})
+		Reference: falconH1Reference(c)})
 	t.Logf("no conv bias: at most %.3g nats from the float64 reference", worst)
 }
 
@@ -535,13 +529,7 @@ func TestFalconH1Defaults(t *testing.T) {
 	for _, k := range []string{"rope_theta", "num_key_value_heads", "head_dim", "mamba_d_head"} {
 		delete(c.Config, k)
 	}
-	ref := func(w map[string][]float32) (*testmodel.Reference, error) {
-		config, err := json.Marshal(c.Config)
-		if err != nil {
-			return nil, err
-		}
-		return testmodel.FalconH1Reference(config, w)
-	}
+	ref := falconH1Reference(c)
 	_, gguf := archtest.Exact(t, archtest.Case{Checkpoint: c, Formats: []converttest.Format{converttest.Safetensors}, Reference: ref})
 	g, err := testmodel.ReadGGUF(gguf)
 	if err != nil {

@@ -50,21 +50,17 @@ var widened = []struct{ name, dir string }{
 }
 
 // WidenedFamilies lists the families of widened.
-func WidenedFamilies() []string {
-	names := make([]string, len(widened))
-	for i, f := range widened {
-		names[i] = f.name
-	}
-	return names
-}
+func WidenedFamilies() []string { return names(widened) }
 
-// Families lists the tokenizer families Dir knows.
-func Families() []string {
-	names := make([]string, len(families))
-	for i, f := range families {
-		names[i] = f.name
+// Families lists the tokenizer families Dir knows, but for the widened.
+func Families() []string { return names(families) }
+
+func names(fs []struct{ name, dir string }) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.name
 	}
-	return names
+	return out
 }
 
 // Dir returns a directory holding the family's real tokenizer files laid
