@@ -119,7 +119,8 @@ hfref:
 # scripts/pyref/install.sh, or UDGAM_PYREF_PYTHON when set (issue 26).
 # `make crosscheck` runs it.
 crosscheck-tokenizers: hfref
-	UDGAM_PYREF_PYTHON="$${UDGAM_PYREF_PYTHON:-$$(bash scripts/pyref/install.sh | tail -n 1)/bin/python}" \
+	py="$${UDGAM_PYREF_PYTHON:-$$(bash scripts/pyref/install.sh | tail -n 1)/bin/python}" && \
+	UDGAM_PYREF_PYTHON="$$py" UDGAM_SMOLLM2_GGUF="$$(bash scripts/pyref/smollm2_gguf.sh "$$py")" \
 		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run 'TestTokenizersReference|TestCheckTokenizerPythonReference' -v ./cmd/udgam-ci
 
 # bench runs every benchmark once, sized to finish in about 15 minutes on

@@ -18,6 +18,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/evals/probes"
 	"github.com/udgamlabs/udgam-ci/internal/hfref"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
+	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 	"github.com/udgamlabs/udgam-ci/runner/textprep"
 	"github.com/udgamlabs/udgam-ci/runner/tokcheck"
 )
@@ -153,9 +154,103 @@ func TestTokenizersReference(t *testing.T) {
 			}
 		})
 	}
+	t.Run("smollm2", func(t *testing.T) {
+		gguf := os.Getenv("UDGAM_SMOLLM2_GGUF")
+		if gguf == "" {
+			t.Skip("UDGAM_SMOLLM2_GGUF is not set (make crosscheck-tokenizers sets it)")
+		}
+		dir := smollm2TokenizerDir(t, gguf)
+		familyMu.Lock()
+		familyDirs["smollm2"] = dir
+		familyMu.Unlock()
+		fm := familyModel(t, "smollm2")
+		version, want, err := tokcheck.Python{Path: py}.Encode(context.Background(), filepath.Join(dir, "tokenizer.json"), texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, err := testmodel.ReadGGUF(fm.gguf); err != nil || g.KV.String("tokenizer.ggml.pre") != "smollm" {
+			t.Errorf("converted: %v; want llama.cpp's smollm pre-tokenizer", err)
+		}
+		got := scoringIDs(t, fm.gguf, texts)
+		bad := 0
+		for i := range texts {
+			if !slices.Equal(got[i], want[i]) {
+				if bad++; bad <= 3 {
+					t.Errorf("text %d %q: udgam-ci %v, tokenizers %s %v", i, clipText(texts[i]), got[i], version, want[i])
+				}
+			}
+		}
+		t.Logf("smollm2 (rebuilt from the real vocabulary): udgam-ci equal to tokenizers %s on %d of %d texts", version, len(texts)-bad, len(texts))
+		// Byte 0x04 has no token: tokenizers drops it, the scoring path
+		// refuses the text rather than differ.
+		_, dropped, err := tokcheck.Python{Path: py}.Encode(context.Background(), filepath.Join(dir, "tokenizer.json"), []string{"a\x04b", "ab", "a b"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("tokenizers: %q -> %v (%q -> %v)", "a\x04b", dropped[0], "ab", dropped[1])
+		if e, out, errb := freshTestEnvText(t, fm.gguf, "a\x04b"); e != 1 || !strings.Contains(out, "holds byte 0x04") {
+			t.Errorf("check-tokenizer on a text holding byte 0x04: exit %d, %s%s; want a refusal naming it", e, out, errb)
+		}
+	})
 	t.Run("AutoTokenizer", func(t *testing.T) {
 		checkAutoTokenizer(t, py, hfref.Families(), dirs, tokcheck.Texts())
 	})
+}
+
+// smollm2TokenizerDir rebuilds SmolLM2's tokenizer files from a GGUF that
+// llama.cpp's converter wrote from them (scripts/pyref/smollm2_gguf.sh):
+// the vocabulary, merges and special tokens are the real ones; the pipeline
+// around them (Digits, then ByteLevel with its regex; no normalizer) and
+// tokenizer_config.json (<|endoftext|> as BOS and EOS) are SmolLM2's
+// published configuration, written here.
+func smollm2TokenizerDir(t *testing.T, path string) string {
+	t.Helper()
+	g, err := testmodel.ReadGGUF(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pre := g.KV.String("tokenizer.ggml.pre"); pre != "smollm" {
+		t.Fatalf("%s: tokenizer.ggml.pre %q, want smollm", path, pre)
+	}
+	tokens, types := g.KV.Strings("tokenizer.ggml.tokens"), g.KV.Ints("tokenizer.ggml.token_type")
+	if len(tokens) != 49152 || len(types) != len(tokens) {
+		t.Fatalf("%s: %d tokens, %d types; SmolLM2 has 49,152", path, len(tokens), len(types))
+	}
+	vocab := make(map[string]int, len(tokens))
+	var added []map[string]any
+	for i, tok := range tokens {
+		vocab[tok] = i
+		if types[i] == 3 { // control: one of SmolLM2's 17 special tokens
+			added = append(added, map[string]any{"id": i, "content": tok, "single_word": false, "lstrip": false,
+				"rstrip": false, "normalized": false, "special": true})
+		}
+	}
+	byteLevel := func(prefix bool) map[string]any {
+		return map[string]any{"type": "ByteLevel", "add_prefix_space": prefix, "trim_offsets": true, "use_regex": true}
+	}
+	tj := map[string]any{
+		"version": "1.0", "truncation": nil, "padding": nil, "added_tokens": added, "normalizer": nil,
+		"pre_tokenizer": map[string]any{"type": "Sequence", "pretokenizers": []any{
+			map[string]any{"type": "Digits", "individual_digits": true}, byteLevel(false)}},
+		"post_processor": byteLevel(true), "decoder": byteLevel(true),
+		"model": map[string]any{"type": "BPE", "dropout": nil, "unk_token": nil, "continuing_subword_prefix": nil,
+			"end_of_word_suffix": nil, "fuse_unk": false, "byte_fallback": false, "vocab": vocab,
+			"merges": g.KV.Strings("tokenizer.ggml.merges")},
+	}
+	tc := map[string]any{"add_prefix_space": false, "bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>",
+		"unk_token": "<|endoftext|>", "clean_up_tokenization_spaces": false, "model_max_length": 8192,
+		"tokenizer_class": "GPT2Tokenizer"}
+	dir := t.TempDir()
+	for name, v := range map[string]any{"tokenizer.json": tj, "tokenizer_config.json": tc} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 // checkStillRefused: the converter refuses the checkpoint's tokenizer
@@ -229,6 +324,19 @@ func checkAutoTokenizer(t *testing.T, py string, families, dirs, texts []string)
 	if n != len(families) {
 		t.Fatalf("tokenizers_check.py answered for %d of %d directories: %s", n, len(families), stderr.String())
 	}
+}
+
+// freshTestEnvText runs `model check-tokenizer GGUF --text FILE` with text
+// in FILE and returns the exit code, stdout and stderr.
+func freshTestEnvText(t *testing.T, gguf, text string) (int, string, string) {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "text.txt")
+	if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, out, errb := freshTestEnv()
+	code := run(e, []string{"model", "check-tokenizer", gguf, "--text", f})
+	return code, out.String(), errb.String()
 }
 
 func clipText(s string) string {

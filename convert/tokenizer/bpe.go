@@ -133,7 +133,7 @@ func (c *conv) byteLevelJSON() error {
 	if err != nil {
 		return err
 	}
-	if err := c.byteLevelVocab("tokenizer.json", byID, n, pairs); err != nil {
+	if err := c.byteLevelVocab("tokenizer.json", byID, n, pairs, m.UnkToken == nil && !m.ByteFallback); err != nil {
 		return err
 	}
 	c.spec.Source, c.spec.Model = "tokenizer.json", "BPE"
@@ -210,7 +210,7 @@ func (c *conv) byteLevelFiles() error {
 	if err != nil {
 		return err
 	}
-	if err := c.byteLevelVocab("vocab.json", byID, n, pairs); err != nil {
+	if err := c.byteLevelVocab("vocab.json", byID, n, pairs, false); err != nil {
 		return err
 	}
 	c.spec.Source, c.spec.Model = "vocab.json+merges.txt", "BPE"
@@ -234,8 +234,9 @@ func (c *conv) setPre(pre, config string) {
 	c.logf("pre-tokenizer: %s -> llama.cpp %q", config, pre)
 }
 
-// byteLevelVocab fills the vocabulary of a byte-level BPE.
-func (c *conv) byteLevelVocab(src string, byID map[int]string, n int, pairs [][2]string) error {
+// byteLevelVocab fills the vocabulary of a byte-level BPE. dropsUnknown:
+// the model has no unk_token, so Hugging Face drops a byte without a token.
+func (c *conv) byteLevelVocab(src string, byID map[int]string, n int, pairs [][2]string, dropsUnknown bool) error {
 	// A byte-level BPE forms tokens only by its merges, so an id no token
 	// has can hold a placeholder no merge forms, of the unused type.
 	if err := c.setVocab(src, byID, n, true); err != nil {
@@ -253,12 +254,23 @@ func (c *conv) byteLevelVocab(src string, byID map[int]string, n int, pairs [][2
 	if len(c.gaps) > 0 {
 		c.logf("%d ids no token has (%d..%d) hold unused placeholders [GAP<id>], never matched in text", len(c.gaps), c.gaps[0], c.gaps[len(c.gaps)-1])
 	}
-	// Every byte must have its token, or a byte Hugging Face maps to a
-	// token would vanish in llama.cpp.
+	// Every byte must have its token, or llama.cpp aborts on it. Without
+	// an unk_token Hugging Face's BPE drops such a byte (SmolLM2's
+	// vocabulary lacks 21): recorded, and text holding one is refused when
+	// scored (runner/textprep); with one, the byte is its unknown token,
+	// which is refused here.
+	var missing []int
 	for b, ch := range byteChars() {
 		if _, ok := c.ids[ch]; !ok {
-			return fmt.Errorf("%s: byte-level vocabulary has no token for byte 0x%02X (%q)", src, b, ch)
+			if !dropsUnknown {
+				return fmt.Errorf("%s: byte-level vocabulary has no token for byte 0x%02X (%q)", src, b, ch)
+			}
+			missing = append(missing, b)
 		}
+	}
+	if len(missing) > 0 {
+		c.spec.MissingBytes = missing
+		c.logf("bytes without a token, which Hugging Face drops: %d (%s); text holding one is refused when scored", len(missing), hexBytes(missing))
 	}
 	c.merges = make([]string, len(pairs))
 	for i, p := range pairs {
@@ -300,6 +312,14 @@ func readMergesTxt(fsys fs.FS) ([][2]string, error) {
 		return nil, fmt.Errorf("merges.txt: %w", err)
 	}
 	return out, nil
+}
+
+func hexBytes(bs []int) string {
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = fmt.Sprintf("0x%02X", b)
+	}
+	return strings.Join(out, " ")
 }
 
 // byteChars is GPT-2's byte-to-character table of byte-level BPE:

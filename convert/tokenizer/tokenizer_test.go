@@ -392,3 +392,28 @@ func TestAddedTokenTypes(t *testing.T) {
 		t.Errorf("Spec.AddedTokens %s (%v)", res.Spec.AddedTokens, err)
 	}
 }
+
+// TestMissingBytes: a byte-level vocabulary without a token for some bytes
+// (SmolLM2's lacks 21) and without an unk_token converts, recording them
+// for the scoring side, which refuses text holding one (Hugging Face drops
+// such a byte; llama.cpp would abort on it); with an unk_token it is
+// refused. The id a removed byte leaves holds an unused placeholder.
+func TestMissingBytes(t *testing.T) {
+	t.Parallel()
+	tj := byteLevel(plainByteLevel, nil)
+	delete(tj["model"].(map[string]any)["vocab"].(map[string]int), byteChars()[4])
+	res, err := Convert(files(t, tj, nil), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Spec.MissingBytes, []int{4}) {
+		t.Errorf("MissingBytes %v, want [4]", res.Spec.MissingBytes)
+	}
+	if tokens, types := res.KV["tokenizer.ggml.tokens"].([]string), res.KV["tokenizer.ggml.token_type"].([]int32); tokens[4] != "[GAP4]" || types[4] != typeUnused {
+		t.Errorf("id 4: %q of type %d, want an unused placeholder", tokens[4], types[4])
+	}
+	tj["model"].(map[string]any)["unk_token"] = "<|endoftext|>"
+	if _, err := Convert(files(t, tj, nil), Options{}); err == nil || !strings.Contains(err.Error(), "no token for byte 0x04") {
+		t.Errorf("with an unk_token: %v; want a refusal naming byte 0x04", err)
+	}
+}

@@ -307,3 +307,22 @@ func TestSpacePrefixFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingBytes: text holding a byte the vocabulary has no token for is
+// refused, naming it, by Tokenize and by CheckText.
+func TestMissingBytes(t *testing.T) {
+	t.Parallel()
+	tok, err := wrap(&byteTok{}, tokspec.Spec{Source: "tokenizer.json", MissingBytes: []int{4}}, runner.Info{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tok.Tokenize("a\x04b"); err == nil || !strings.Contains(err.Error(), "byte 0x04 at byte 1") {
+		t.Errorf("Tokenize: %v, want a refusal naming byte 0x04", err)
+	}
+	if err := tok.CheckText("a\x04b"); err == nil {
+		t.Error("CheckText passed a text holding byte 0x04")
+	}
+	if ids, err := tok.Tokenize("ab"); err != nil || len(ids) != 2 {
+		t.Errorf("plain text: %v %v", ids, err)
+	}
+}
