@@ -19,6 +19,9 @@ var FalconH1 = &Architecture{
 	Convert: convertFalconH1,
 }
 
+// FalconH1RopeTheta is rope_theta when config.json sets none.
+const FalconH1RopeTheta = 1e4
+
 // falconMults are Falcon-H1's multipliers, each where the Hugging Face
 // modeling code applies it.
 type falconMults struct {
@@ -90,16 +93,13 @@ func convertFalconH1(cfg Config, w Weights) (KV, []Tensor, error) {
 	context := r.IntOr("max_position_embeddings", 8192)
 	eps := r.FloatOr("rms_norm_eps", 1e-5)
 	tied := r.BoolOr("tie_word_embeddings", false)
-	theta := r.FloatOr("rope_theta", 10000)
+	// FalconH1Config (transformers 5) has no rope_theta of its own: absent,
+	// it is RotaryEmbeddingConfigMixin.default_theta, 1e4 (transformers 4
+	// wrote 1e5 into every config it saved, so such files say it).
+	theta := r.FloatOr("rope_theta", FalconH1RopeTheta)
 	if raw := r.Raw("rope_parameters"); raw != nil {
-		var rp struct {
-			Theta *float64 `json:"rope_theta"`
-			Type  string   `json:"rope_type"`
-		}
-		if err := json.Unmarshal(raw, &rp); err != nil || (rp.Type != "" && rp.Type != "default") {
-			r.Fail(fmt.Errorf("config.json: rope_parameters = %s is not supported (only rope_type \"default\")", raw))
-		} else if rp.Theta != nil {
-			theta = *rp.Theta
+		if t, ok := r.PlainRope("rope_parameters", raw); ok {
+			theta = t
 		}
 	}
 	mults := readFalconMults(r)
@@ -115,6 +115,9 @@ func convertFalconH1(cfg Config, w Weights) (KV, []Tensor, error) {
 		m.inner = r.IntOr("mamba_expand", 2) * hidden
 	}
 	m.convBias = r.BoolOr("mamba_conv_bias", true)
+	// llama.cpp's falcon-h1 loader lets the conv bias be absent, but its
+	// Mamba-2 layer adds it unconditionally: a null tensor, an abort in C.
+	m.needBias = true
 	m.norm = r.BoolOr("mamba_rms_norm", false)
 	if m.norm {
 		// The naive path of the Hugging Face code norms before gating when

@@ -1,7 +1,9 @@
 package convert
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/udgamlabs/udgam-ci/runner"
@@ -25,12 +27,11 @@ func convertGemma3(cfg Config, w Weights) (KV, []Tensor, error) {
 	ffn := r.Int("intermediate_size")
 	layers := r.Int("num_hidden_layers")
 	heads := r.Int("num_attention_heads")
-	kvHeads := r.IntOr("num_key_value_heads", heads)
+	kvHeads := r.IntOr("num_key_value_heads", 4)
 	headDim := r.IntOr("head_dim", 256)
 	vocab := r.Int("vocab_size")
 	context := r.IntOr("max_position_embeddings", 131072)
 	eps := r.FloatOr("rms_norm_eps", 1e-6)
-	ropeTheta := r.FloatOr("rope_theta", 1e6)
 	window := r.IntOr("sliding_window", 4096)
 	scalar := r.FloatOr("query_pre_attn_scalar", 256)
 	softcap := r.FloatOr("final_logit_softcapping", 0)
@@ -43,8 +44,7 @@ func convertGemma3(cfg Config, w Weights) (KV, []Tensor, error) {
 	r.Refuse("attention_bias", "false")
 	r.Refuse("use_bidirectional_attention", "false")
 	r.Refuse("rope_scaling")
-	// It turns sliding-window layers with a base of 10000, fixed.
-	r.Refuse("rope_local_base_freq", "10000", "10000.0")
+	ropeTheta := gemma3Rope(r)
 	types := gemma3LayerTypes(r, layers)
 	if err := r.Err(); err != nil {
 		return nil, nil, err
@@ -54,8 +54,8 @@ func convertGemma3(cfg Config, w Weights) (KV, []Tensor, error) {
 		return nil, nil, fmt.Errorf("config.json: num_key_value_heads %d does not divide num_attention_heads %d", kvHeads, heads)
 	case headDim <= 0 || headDim%2 != 0:
 		return nil, nil, fmt.Errorf("config.json: head_dim %d is not a positive even number (rope turns pairs)", headDim)
-	case eps <= 0 || ropeTheta <= 0 || softcap < 0:
-		return nil, nil, fmt.Errorf("config.json: rms_norm_eps %v, rope_theta %v, final_logit_softcapping %v: want positive values", eps, ropeTheta, softcap)
+	case eps <= 0 || softcap < 0:
+		return nil, nil, fmt.Errorf("config.json: rms_norm_eps %v, final_logit_softcapping %v: want positive values", eps, softcap)
 	}
 	// llama.cpp scales queries by 1/sqrt(head_dim), or by
 	// 1/sqrt(hidden/heads) for the 62-layer (27B) model.
@@ -144,6 +144,49 @@ func convertGemma3(cfg Config, w Weights) (KV, []Tensor, error) {
 		return nil, nil, err
 	}
 	return kv, ts, nil
+}
+
+// gemma3Rope returns the global layers' rope base, read as
+// Gemma3TextConfig reads it: transformers 5 keeps one rope dict per layer
+// type in rope_parameters (full_attention, sliding_attention), each
+// taking rope_theta, or rope_local_base_freq for the sliding one, when it
+// sets no base of its own. Only unscaled rope is converted, and llama.cpp
+// turns sliding-window layers with a base of 10000, fixed.
+func gemma3Rope(r *ConfigReader) float64 {
+	theta, thetaKey := r.FloatOr("rope_theta", 1e6), "rope_theta"
+	local, localKey := r.FloatOr("rope_local_base_freq", 1e4), "rope_local_base_freq"
+	if raw := r.Raw("rope_parameters"); raw != nil {
+		var byType map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &byType); err != nil {
+			r.Fail(fmt.Errorf("config.json: rope_parameters: %w", err))
+			return 0
+		}
+		for _, k := range slices.Sorted(maps.Keys(byType)) {
+			name := "rope_parameters." + k
+			if k != "full_attention" && k != "sliding_attention" {
+				r.Fail(fmt.Errorf("config.json: %s is not supported by the converter: Gemma 3's rope_parameters holds one dict per layer type (full_attention, sliding_attention)", name))
+				return 0
+			}
+			if string(byType[k]) == "null" {
+				continue
+			}
+			t, ok := r.PlainRope(name, byType[k])
+			switch {
+			case !ok:
+			case k == "full_attention":
+				theta, thetaKey = t, name+".rope_theta"
+			default:
+				local, localKey = t, name+".rope_theta"
+			}
+		}
+	}
+	if local != 1e4 && r.Err() == nil {
+		r.Fail(fmt.Errorf("config.json: %s = %v is not supported: llama.cpp's gemma3 turns sliding-window layers with a base of 10000", localKey, local))
+	}
+	if theta <= 0 && r.Err() == nil {
+		r.Fail(fmt.Errorf("config.json: %s = %v; want a positive number", thetaKey, theta))
+	}
+	return theta
 }
 
 // gemma3LayerTypes reads layer_types, or derives it as Hugging Face does

@@ -87,6 +87,15 @@ func TestGemma3Refuses(t *testing.T) {
 		{"attention soft-capping", map[string]any{"attn_logit_softcapping": 50.0}, nil, "attn_logit_softcapping = 50"},
 		{"rope scaling", map[string]any{"rope_scaling": map[string]any{"rope_type": "linear", "factor": 8.0}}, nil, "rope_scaling = {"},
 		{"local rope base", map[string]any{"rope_local_base_freq": 20000.0}, nil, "rope_local_base_freq = 20000"},
+		// transformers 5's form: one rope dict per layer type.
+		{"rope_parameters linear", map[string]any{"rope_parameters": map[string]any{
+			"full_attention":    map[string]any{"rope_type": "linear", "factor": 8.0, "rope_theta": 1e6},
+			"sliding_attention": map[string]any{"rope_type": "default", "rope_theta": 1e4}}}, nil, "rope_parameters.full_attention.factor = 8 is not supported"},
+		{"rope_parameters yarn on sliding layers", map[string]any{"rope_parameters": map[string]any{
+			"sliding_attention": map[string]any{"rope_type": "yarn", "rope_theta": 1e4}}}, nil, `rope_parameters.sliding_attention.rope_type = "yarn" is not supported`},
+		{"rope_parameters local base", map[string]any{"rope_parameters": map[string]any{
+			"sliding_attention": map[string]any{"rope_type": "default", "rope_theta": 2e4}}}, nil, "rope_parameters.sliding_attention.rope_theta = 20000 is not supported"},
+		{"rope_parameters flat", map[string]any{"rope_parameters": map[string]any{"rope_type": "default", "rope_theta": 1e6}}, nil, "rope_parameters.rope_theta is not supported"},
 		{"query scalar", map[string]any{"query_pre_attn_scalar": 64}, nil, "query_pre_attn_scalar = 64"},
 		{"activation", map[string]any{"hidden_activation": "gelu"}, nil, "hidden_activation = \"gelu\""},
 		{"bidirectional", map[string]any{"use_bidirectional_attention": true}, nil, "use_bidirectional_attention = true"},
@@ -279,5 +288,56 @@ func TestGemma3ReferenceFeaturesMatter(t *testing.T) {
 		if d := llamatest.MaxDiff(t, llamatest.Score(t, ref, reqs), want); d < 1e-2 {
 			t.Errorf("%s moves the reference by only %.3g nats", name, d)
 		}
+	}
+}
+
+// TestGemma3RopeParameters: transformers 5 writes Gemma 3's rope bases in
+// rope_parameters, one dict per layer type, and no rope_theta or
+// rope_local_base_freq; the converter reads them as Gemma3TextConfig does
+// (a global base other than the default, 1e6, must reach the GGUF) and
+// the model matches its reference through llama.cpp.
+func TestGemma3RopeParameters(t *testing.T) {
+	t.Parallel()
+	m := converttest.TinyGemma3()
+	m.RopeTheta = 5e5
+	g := converttest.Gemma3{Model: m, Dtype: "F32", Seed: 6, Extra: map[string]any{
+		"rope_theta": nil, "rope_local_base_freq": nil, "rope_scaling": nil,
+		"rope_parameters": map[string]any{
+			"full_attention":    map[string]any{"rope_type": "default", "rope_theta": 5e5},
+			"sliding_attention": map[string]any{"rope_type": "default", "rope_theta": 1e4},
+		},
+	}}
+	worst, gguf := archtest.Exact(t, gemma3Case(g, converttest.Safetensors))
+	t.Logf("rope_parameters: at most %.3g nats from the float64 reference", worst)
+	f, err := testmodel.ReadGGUF(gguf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.KV.Float("rope.freq_base"); got != 5e5 {
+		t.Errorf("rope.freq_base = %v, want 5e5 from rope_parameters.full_attention", got)
+	}
+}
+
+// TestGemma3KVHeadsDefault: without num_key_value_heads, Gemma3TextConfig
+// (transformers 5.19, as 4.x) takes 4, not the head count.
+func TestGemma3KVHeadsDefault(t *testing.T) {
+	t.Parallel()
+	m := converttest.TinyGemma3()
+	m.Heads, m.KVHeads = 8, 4
+	c := converttest.Gemma3{Model: m, Dtype: "F32", Seed: 1, Extra: map[string]any{"num_key_value_heads": nil}}.Checkpoint()
+	b, err := json.Marshal(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := convert.ParseConfig(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, _, err := convert.Gemma3.Convert(cfg, shapesOnly(m.Shapes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := kv["gemma3.attention.head_count_kv"]; got != uint32(4) {
+		t.Errorf("head_count_kv = %v without num_key_value_heads; Gemma3TextConfig's default is 4", got)
 	}
 }

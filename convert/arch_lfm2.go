@@ -3,7 +3,6 @@ package convert
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 )
 
@@ -38,8 +37,10 @@ func convertLfm2(cfg Config, w Weights) (KV, []Tensor, error) {
 	// llama.cpp's lfm2 has no convolution biases and no rope scaling.
 	r.Refuse("conv_bias", "false")
 	r.Refuse("rope_scaling")
-	if theta, ok := lfm2RopeParameters(r); ok {
-		ropeTheta = theta
+	if raw := r.Raw("rope_parameters"); raw != nil {
+		if theta, ok := r.PlainRope("rope_parameters", raw); ok {
+			ropeTheta = theta
+		}
 	}
 	if err := r.Err(); err != nil {
 		return nil, nil, err
@@ -202,27 +203,4 @@ func lfm2LayerTypes(r *ConfigReader, layers int) []string {
 		}
 	}
 	return types
-}
-
-// lfm2RopeParameters reads rope_parameters, allowed only as plain RoPE,
-// and returns its rope_theta when it sets one.
-func lfm2RopeParameters(r *ConfigReader) (float64, bool) {
-	raw := r.Raw("rope_parameters")
-	if raw == nil {
-		return 0, false
-	}
-	var p map[string]any
-	if err := json.Unmarshal(raw, &p); err != nil {
-		r.Fail(fmt.Errorf("config.json: rope_parameters: %w", err))
-		return 0, false
-	}
-	for _, k := range slices.Sorted(maps.Keys(p)) {
-		if k == "rope_theta" || (k == "rope_type" && p[k] == "default") {
-			continue
-		}
-		r.Fail(fmt.Errorf("config.json: rope_parameters.%s = %v is not supported by the converter (only rope_theta, and rope_type \"default\")", k, p[k]))
-		return 0, false
-	}
-	theta, ok := p["rope_theta"].(float64)
-	return theta, ok
 }

@@ -50,6 +50,12 @@ func (c ssmCase) reference(w map[string][]float32) (*testmodel.Reference, error)
 	return c.ref(config, w)
 }
 
+// falconH1Reference is the float64 reference of a Falcon-H1 checkpoint,
+// reading its config.json.
+func falconH1Reference(c converttest.Checkpoint) func(map[string][]float32) (*testmodel.Reference, error) {
+	return ssmCase{checkpoint: c, ref: testmodel.FalconH1Reference}.reference
+}
+
 // writeSSM writes c's checkpoint as safetensors and returns its directory
 // and reference.
 func writeSSM(t *testing.T, c ssmCase) (dir string, ref *testmodel.Reference) {
@@ -311,13 +317,7 @@ func TestFalconH1TinyReferenceConfig(t *testing.T) {
 	tiny.RMSNorm, tiny.Groups, tiny.Multipliers, tiny.Extra = false, 1, nil, raw
 	c := tiny.Checkpoint()
 	worst, gguf := archtest.Exact(t, archtest.Case{Checkpoint: c, Formats: []converttest.Format{converttest.Safetensors},
-		Reference: func(w map[string][]float32) (*testmodel.Reference, error) {
-			config, err := json.Marshal(c.Config)
-			if err != nil {
-				return nil, err
-			}
-			return testmodel.FalconH1Reference(config, w)
-		}})
+		Reference: falconH1Reference(c)})
 	t.Logf("tiny model with the reference config's options: at most %.3g nats from the float64 reference", worst)
 	info, err := runner.ReadInfo(gguf)
 	if err != nil {
@@ -490,5 +490,78 @@ func TestPythonInfinity(t *testing.T) {
 				t.Errorf("%s with time_step_limit %s: %v", c.name, tt.limit, err)
 			}
 		}
+	}
+}
+
+// TestFalconH1NoConvBias: with mamba_conv_bias false the checkpoint has no
+// conv1d.bias, and llama.cpp's Mamba-2 layer adds one whatever the GGUF
+// holds (a missing tensor aborted the process inside C); the converter
+// writes zeros, the same math, and the model scores as its reference does.
+func TestFalconH1NoConvBias(t *testing.T) {
+	t.Parallel()
+	m := converttest.SmallFalconH1
+	m.Extra = map[string]any{"mamba_conv_bias": false}
+	c := m.Checkpoint()
+	c.Tensors = maps.Clone(c.Tensors)
+	for name := range c.Tensors {
+		if strings.HasSuffix(name, "conv1d.bias") {
+			delete(c.Tensors, name)
+		}
+	}
+	worst, _ := archtest.Exact(t, archtest.Case{Checkpoint: c, Formats: []converttest.Format{converttest.Safetensors},
+		Reference: falconH1Reference(c)})
+	t.Logf("no conv bias: at most %.3g nats from the float64 reference", worst)
+}
+
+// TestFalconH1Defaults: keys absent from config.json take FalconH1Config's
+// defaults (transformers 5.19) in the converter and in the float64
+// reference alike: rope_theta 1e4 (RotaryEmbeddingConfigMixin.default_theta;
+// transformers 4 said 1e5), num_key_value_heads 8, head_dim
+// hidden/heads, mamba_d_head "auto". The tiny model's sizes are chosen so
+// that each default is a valid, different model from the explicit keys
+// it replaces; with rope_theta 1e4 written, the two must agree exactly.
+func TestFalconH1Defaults(t *testing.T) {
+	t.Parallel()
+	m := converttest.SmallFalconH1
+	m.Heads, m.KVHeads, m.HeadDim, m.Hidden = 8, 8, 8, 64 // num_key_value_heads 8 and head_dim 64/8 are the defaults
+	c := m.Checkpoint()
+	c.Config = maps.Clone(c.Config)
+	for _, k := range []string{"rope_theta", "num_key_value_heads", "head_dim", "mamba_d_head"} {
+		delete(c.Config, k)
+	}
+	ref := falconH1Reference(c)
+	_, gguf := archtest.Exact(t, archtest.Case{Checkpoint: c, Formats: []converttest.Format{converttest.Safetensors}, Reference: ref})
+	g, err := testmodel.ReadGGUF(gguf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := g.KV.Float("rope.freq_base"); got != 1e4 {
+		t.Errorf("rope.freq_base %v without rope_theta; FalconH1Config's default is 1e4", got)
+	}
+	// The reference reads the same default: written out, 1e4 gives the
+	// same scores, and another base does not.
+	w := c.Values()
+	req := llamatest.RandomSequences(5, 1, 64, converttest.Vocab, 0)
+	score := func(theta any) []runner.Result {
+		cfg := maps.Clone(c.Config)
+		if theta != nil {
+			cfg["rope_theta"] = theta
+		}
+		b, err := json.Marshal(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := testmodel.FalconH1Reference(b, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return llamatest.Score(t, r, req)
+	}
+	absent := score(nil)
+	if d := llamatest.MaxDiff(t, score(1e4), absent); d != 0 {
+		t.Errorf("the reference without rope_theta differs from rope_theta 1e4 by %.3g nats", d)
+	}
+	if d := llamatest.MaxDiff(t, score(1e5), absent); d < 1e-3 {
+		t.Errorf("rope_theta 1e5 moves the reference by only %.3g nats; the default is not tested", d)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -18,6 +19,10 @@ type checkTokenizerOptions struct {
 	Model     string // checkpoint directory or GGUF file
 	Text      string // --text FILE: one more text
 	Tokenizer string // --tokenizer FILE: tokenizer.json for a GGUF
+	// Reference is what the ids are compared with: "hftok" (runner/hftok,
+	// built in) or "python" (Hugging Face tokenizers run by Python).
+	Reference string
+	Python    string // --python: the interpreter for --reference python
 	JSON      bool
 	// AllowUnverifiedTokenizer converts a DIR whose tokenizer udgam-ci
 	// cannot show to be exact, to see how it differs.
@@ -31,6 +36,8 @@ func runModelCheckTokenizer(e *env, args []string) error {
 		"udgam-ci model check-tokenizer ./checkpoint --text sample.txt")
 	fs.StringVar(&o.Text, "text", "", "also check this file's whole content as one text")
 	fs.StringVar(&o.Tokenizer, "tokenizer", "", "tokenizer.json to compare a GGUF with (a checkpoint directory's own is used)")
+	fs.StringVar(&o.Reference, "reference", "hftok", "what to compare with: hftok (udgam-ci's independent Go reading of tokenizer.json) or python (Hugging Face tokenizers itself, which must be importable by --python)")
+	fs.StringVar(&o.Python, "python", "python3", "the Python interpreter for --reference python")
 	fs.BoolVar(&o.JSON, "json", false, "print the result as one JSON object")
 	fs.BoolVar(&o.AllowUnverifiedTokenizer, "allow-unverified-tokenizer", false, "convert a checkpoint whose tokenizer conversion is not verified, to see where it differs")
 	var err error
@@ -41,6 +48,9 @@ func runModelCheckTokenizer(e *env, args []string) error {
 }
 
 func checkTokenizer(e *env, o checkTokenizerOptions) error {
+	if o.Reference != "hftok" && o.Reference != "python" {
+		return fmt.Errorf("--reference %q: want hftok or python", o.Reference)
+	}
 	texts := tokcheck.Texts()
 	if o.Text != "" {
 		b, err := os.ReadFile(o.Text)
@@ -75,7 +85,18 @@ func checkTokenizer(e *env, o checkTokenizerOptions) error {
 		}
 	}
 	var ref tokcheck.Tokenizer
-	if refPath != "" {
+	refName := ""
+	switch {
+	case refPath == "" && o.Reference == "python":
+		return fmt.Errorf("--reference python: no tokenizer.json to give it (give --tokenizer FILE)")
+	case refPath == "":
+	case o.Reference == "python":
+		version, ids, err := tokcheck.Python{Path: o.Python}.Encode(context.Background(), refPath, texts)
+		if err != nil {
+			return err
+		}
+		ref, refName = tokcheck.Fixed(texts, ids), "Hugging Face tokenizers "+version
+	default:
 		b, err := os.ReadFile(refPath)
 		if err != nil {
 			return fmt.Errorf("--tokenizer: %w", err)
@@ -103,6 +124,7 @@ func checkTokenizer(e *env, o checkTokenizerOptions) error {
 		return string(b)
 	}
 	res := tokcheck.Check(texts, w.Tokenize, ref, piece)
+	res.Reference = refName
 	tp := w.TextPrep()
 	if o.JSON {
 		out := struct {

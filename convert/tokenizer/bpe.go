@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 )
 
@@ -26,6 +27,10 @@ type preTokenizer struct {
 	// these); Original is the regex its comment names as tokenizer.json's.
 	Regexes  []string
 	Original string
+	// Inexact, when set, says where llama.cpp's type splits otherwise: the
+	// configuration is refused with it, and converted anyway
+	// (--allow-unverified-tokenizer) with this type rather than the default.
+	Inexact string
 }
 
 // The regexes of Hugging Face configurations, as tokenizer.json writes them.
@@ -41,6 +46,15 @@ const (
 	// llama.cpp writes (?i:'s|...) as (?:'[sS]|...), which matches the same.
 	llama3Split = `(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 	qwen2Split  = `(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	// DeepSeek-V3's three splits, the same text in tokenizer.json and in
+	// llama.cpp (the \r and \n are the characters themselves in both).
+	deepseekV3Digits = "\\p{N}{1,3}"
+	deepseekV3CJK    = "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+"
+	deepseekV3Words  = "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"
+	// o200k (GPT-4o, gpt-oss) as tokenizer.json writes it; llama.cpp
+	// rewrites the letter classes with look-aheads (o200kSplit).
+	o200kRegex = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	o200kSplit = `[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 )
 
 func splitStep(regex string) string {
@@ -67,13 +81,39 @@ var preTokenizers = []preTokenizer{
 	// Llama 3's split without ignore_merges: llama.cpp's dbrx type.
 	{Name: "dbrx", Steps: []string{splitStep(llama3Regex), byteLevelStep(false)},
 		Regexes: []string{llama3Split}},
+	{Name: "deepseek-v3", Steps: []string{splitStep(deepseekV3Digits), splitStep(deepseekV3CJK), splitStep(deepseekV3Words), byteLevelStep(false)},
+		Regexes: []string{deepseekV3Digits, deepseekV3CJK, deepseekV3Words}},
+	// o200k (GPT-4o; Xenova's file writes the split as Removed, inverted,
+	// which for a regex matching every character is the same).
+	{Name: "gpt-4o", Steps: []string{invertedRemoveStep(o200kRegex), byteLevelStep(false)},
+		Regexes: []string{o200kSplit}, Original: o200kRegex, Inexact: o200kInexact},
+	{Name: "gpt-4o", Steps: []string{splitStep(o200kRegex), byteLevelStep(false)},
+		Regexes: []string{o200kSplit}, Original: o200kRegex, Inexact: o200kInexact},
 }
 
-// lookupPre finds the llama.cpp type of a pre-tokenizer configuration.
+// o200kInexact is why o200k is refused: measured with Hugging Face
+// tokenizers on the built-in texts (TestTokenizersReference).
+const o200kInexact = "llama.cpp's gpt-4o pre-tokenizer reads o200k's letter classes as \"a letter not a-z\" and \"a letter not A-Z\" and leaves combining marks (\\p{M}) out of words, so text with marks (Devanagari, Thai) splits otherwise than Hugging Face's tokenizer"
+
+// invertedRemoveStep is Split(regex, Removed, invert=true): the matches
+// kept, the text between them dropped.
+func invertedRemoveStep(regex string) string {
+	return step{Type: "Split", Pattern: &struct {
+		Regex  *string `json:"Regex"`
+		String *string `json:"String"`
+	}{Regex: &regex}, Behavior: "Removed", Invert: true}.describe()
+}
+
+// lookupPre finds the llama.cpp type of a pre-tokenizer configuration. A
+// type known to split otherwise (Inexact) comes with the refusal, so that a
+// conversion told to go on uses it rather than the default.
 func lookupPre(ss []step, ignoreMerges bool) (string, error) {
 	got := describeAll(ss)
 	for _, p := range preTokenizers {
 		if strings.Join(p.Steps, " + ") == got && p.IgnoreMerges == ignoreMerges {
+			if p.Inexact != "" {
+				return p.Name, fmt.Errorf("pre-tokenizer %s is refused: %s", got, p.Inexact)
+			}
 			return p.Name, nil
 		}
 	}
@@ -93,7 +133,7 @@ func (c *conv) byteLevelJSON() error {
 	if err != nil {
 		return err
 	}
-	if err := c.byteLevelVocab("tokenizer.json", byID, n, pairs); err != nil {
+	if err := c.byteLevelVocab("tokenizer.json", byID, n, pairs, m.UnkToken == nil && !m.ByteFallback); err != nil {
 		return err
 	}
 	c.spec.Source, c.spec.Model = "tokenizer.json", "BPE"
@@ -106,7 +146,9 @@ func (c *conv) byteLevelJSON() error {
 		if err := c.refuse("%v", err); err != nil {
 			return err
 		}
-		pre = "default"
+		if pre == "" {
+			pre = "default"
+		}
 	}
 	c.setPre(pre, describeAll(ss))
 	return c.normalizer()
@@ -168,7 +210,7 @@ func (c *conv) byteLevelFiles() error {
 	if err != nil {
 		return err
 	}
-	if err := c.byteLevelVocab("vocab.json", byID, n, pairs); err != nil {
+	if err := c.byteLevelVocab("vocab.json", byID, n, pairs, false); err != nil {
 		return err
 	}
 	c.spec.Source, c.spec.Model = "vocab.json+merges.txt", "BPE"
@@ -192,9 +234,12 @@ func (c *conv) setPre(pre, config string) {
 	c.logf("pre-tokenizer: %s -> llama.cpp %q", config, pre)
 }
 
-// byteLevelVocab fills the vocabulary of a byte-level BPE.
-func (c *conv) byteLevelVocab(src string, byID map[int]string, n int, pairs [][2]string) error {
-	if err := c.setVocab(src, byID, n); err != nil {
+// byteLevelVocab fills the vocabulary of a byte-level BPE. dropsUnknown:
+// the model has no unk_token, so Hugging Face drops a byte without a token.
+func (c *conv) byteLevelVocab(src string, byID map[int]string, n int, pairs [][2]string, dropsUnknown bool) error {
+	// A byte-level BPE forms tokens only by its merges, so an id no token
+	// has can hold a placeholder no merge forms, of the unused type.
+	if err := c.setVocab(src, byID, n, true); err != nil {
 		return err
 	}
 	c.logf("tokenizer: byte-level BPE from %s, %d tokens, %d merges -> llama.cpp gpt2", src, n, len(pairs))
@@ -203,12 +248,29 @@ func (c *conv) byteLevelVocab(src string, byID map[int]string, n int, pairs [][2
 		c.types[i] = typeNormal
 	}
 	c.markAdded()
-	// Every byte must have its token, or a byte Hugging Face maps to a
-	// token would vanish in llama.cpp.
+	for _, id := range c.gaps {
+		c.types[id] = typeUnused
+	}
+	if len(c.gaps) > 0 {
+		c.logf("%d ids no token has (%d..%d) hold unused placeholders [GAP<id>], never matched in text", len(c.gaps), c.gaps[0], c.gaps[len(c.gaps)-1])
+	}
+	// Every byte must have its token, or llama.cpp aborts on it. Without
+	// an unk_token Hugging Face's BPE drops such a byte (SmolLM2's
+	// vocabulary lacks 21): recorded, and text holding one is refused when
+	// scored (runner/textprep); with one, the byte is its unknown token,
+	// which is refused here.
+	var missing []int
 	for b, ch := range byteChars() {
 		if _, ok := c.ids[ch]; !ok {
-			return fmt.Errorf("%s: byte-level vocabulary has no token for byte 0x%02X (%q)", src, b, ch)
+			if !dropsUnknown {
+				return fmt.Errorf("%s: byte-level vocabulary has no token for byte 0x%02X (%q)", src, b, ch)
+			}
+			missing = append(missing, b)
 		}
+	}
+	if len(missing) > 0 {
+		c.spec.MissingBytes = missing
+		c.logf("bytes without a token, which Hugging Face drops: %d (%s); text holding one is refused when scored", len(missing), hexBytes(missing))
 	}
 	c.merges = make([]string, len(pairs))
 	for i, p := range pairs {
@@ -216,6 +278,9 @@ func (c *conv) byteLevelVocab(src string, byID map[int]string, n int, pairs [][2
 			if _, ok := c.ids[part]; !ok {
 				return fmt.Errorf("%s: merge %d %q %q: %q is not in the vocabulary", src, i, p[0], p[1], part)
 			}
+		}
+		if id := c.ids[p[0]+p[1]]; slices.Contains(c.gaps, id) {
+			return fmt.Errorf("%s: merge %d %q %q forms the placeholder of unused id %d", src, i, p[0], p[1], id)
 		}
 		c.merges[i] = p[0] + " " + p[1]
 	}
@@ -247,6 +312,14 @@ func readMergesTxt(fsys fs.FS) ([][2]string, error) {
 		return nil, fmt.Errorf("merges.txt: %w", err)
 	}
 	return out, nil
+}
+
+func hexBytes(bs []int) string {
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = fmt.Sprintf("0x%02X", b)
+	}
+	return strings.Join(out, " ")
 }
 
 // byteChars is GPT-2's byte-to-character table of byte-level BPE:

@@ -41,7 +41,7 @@ func (c *conv) sentencePieceJSON() error {
 	if err != nil {
 		return err
 	}
-	if err := c.setVocab("tokenizer.json", byID, n); err != nil {
+	if err := c.setVocab("tokenizer.json", byID, n, false); err != nil {
 		return err
 	}
 	c.logf("tokenizer: SentencePiece BPE with byte fallback from tokenizer.json, %d tokens, scores from %d merges -> llama.cpp llama", n, len(pairs))
@@ -64,7 +64,7 @@ func (c *conv) sentencePieceJSON() error {
 	c.spec.Source, c.spec.Model, c.spec.GGUF, c.spec.Pre = "tokenizer.json", "BPE", "llama", "default"
 	c.kv["tokenizer.ggml.model"] = "llama"
 	c.kv["tokenizer.ggml.pre"] = "default"
-	return c.spmWhitespace()
+	return c.spmWhitespace(false)
 }
 
 // byteTokens marks the 256 <0xNN> tokens llama.cpp's byte fallback needs.
@@ -257,8 +257,9 @@ func (c *conv) scoreMerge(text string) []string {
 
 // spmWhitespace decides how spaces become "▁" and whether a "▁" goes
 // before the text, from the normalizer and the pre-tokenizer; the
-// normalizer steps before that are left to the scoring side.
-func (c *conv) spmWhitespace() error {
+// normalizer steps before that are left to the scoring side. withModel:
+// a tokenizer.model is converted with it.
+func (c *conv) spmWhitespace(withModel bool) error {
 	ns, err := steps(c.tj.Normalizer, "normalizer")
 	if err != nil {
 		return err
@@ -295,20 +296,29 @@ tail:
 		ok = true
 	case !replace && !prepend && len(ps) == 1 && ps[0].Type == "Metaspace":
 		s := ps[0]
-		if s.Replacement == "▁" && s.Split != nil && !*s.Split && s.PrependScheme == "never" {
+		switch plain := s.Replacement == "▁" && s.Split != nil && !*s.Split; {
+		case plain && s.PrependScheme == "never":
 			ok = true
-		} else if s.PrependScheme != "never" {
-			return c.refuseWhitespace(config + ": Metaspace puts \"▁\" first only when the text does not start with a space; llama.cpp's add_space_prefix always does")
+		case plain && s.PrependScheme == "first" && !withModel:
+			// Llama 2 style tokenizer.json as transformers writes it: the
+			// "▁" goes first only where the text does not start with a
+			// space, and only before its first segment. llama.cpp's
+			// add_space_prefix always puts one, so the scoring side puts
+			// it in Go (runner/textprep).
+			ok = true
+			c.spec.SpacePrefixFirst = true
+		case s.PrependScheme != "never":
+			return c.refuseWhitespace(config + ": Metaspace puts \"▁\" first only when the text does not start with a space; llama.cpp's add_space_prefix always does (supported: prepend_scheme \"first\" with split=false, from tokenizer.json alone)")
 		}
 	}
 	if !ok {
-		if err := c.refuseWhitespace(config + ": not one that llama.cpp's SentencePiece tokenizer reproduces; supported: normalizer ending in Prepend(\"▁\") + Replace(\" \" -> \"▁\") with no pre-tokenizer, normalizer ending in Replace(\" \" -> \"▁\") with no pre-tokenizer or Split on \" \", or Metaspace(prepend_scheme=never, split=false)"); err != nil {
+		if err := c.refuseWhitespace(config + ": not one that llama.cpp's SentencePiece tokenizer reproduces; supported: normalizer ending in Prepend(\"▁\") + Replace(\" \" -> \"▁\") with no pre-tokenizer, normalizer ending in Replace(\" \" -> \"▁\") with no pre-tokenizer or Split on \" \", or Metaspace(prepend_scheme=never or first, split=false)"); err != nil {
 			return err
 		}
 	}
 	c.spacePrefix = prepend
 	c.kv["tokenizer.ggml.add_space_prefix"] = prepend
-	c.logf("whitespace: %s -> llama.cpp add_space_prefix=%v", config, prepend)
+	c.logf("whitespace: %s -> llama.cpp add_space_prefix=%v%s", config, prepend, map[bool]string{true: ", a space before the first segment in Go"}[c.spec.SpacePrefixFirst])
 	return c.goNormalizer(rest)
 }
 
@@ -370,7 +380,7 @@ func (c *conv) sentencePieceModel() error {
 	if err != nil {
 		return err
 	}
-	if err := c.setVocab("tokenizer.model", byID, n); err != nil {
+	if err := c.setVocab("tokenizer.model", byID, n, false); err != nil {
 		return err
 	}
 	c.types = make([]int32, n)
@@ -401,7 +411,7 @@ func (c *conv) sentencePieceModel() error {
 	c.kv["tokenizer.ggml.pre"] = "default"
 	c.logf("tokenizer: SentencePiece BPE from tokenizer.model, %d pieces (byte fallback %v) -> llama.cpp llama", len(pieces), ts.GetByteFallback())
 	if c.tj != nil {
-		if err := c.spmWhitespace(); err != nil {
+		if err := c.spmWhitespace(true); err != nil {
 			return err
 		}
 		if c.spacePrefix != ns.GetAddDummyPrefix() {

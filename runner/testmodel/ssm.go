@@ -121,51 +121,90 @@ func (s *ssdMixer) run(u [][]float64, hidden int) [][]float64 {
 // Mamba-2 mixer side by side on the same normed input, adds both to the
 // residual, then a SwiGLU MLP; with every µP multiplier of config.json.
 func FalconH1Reference(config []byte, w map[string][]float32) (*Reference, error) {
-	var c struct {
-		Vocab      int     `json:"vocab_size"`
-		Context    int     `json:"max_position_embeddings"`
-		Hidden     int     `json:"hidden_size"`
-		FFN        int     `json:"intermediate_size"`
-		Layers     int     `json:"num_hidden_layers"`
-		Heads      int     `json:"num_attention_heads"`
-		KVHeads    int     `json:"num_key_value_heads"`
-		HeadDim    int     `json:"head_dim"`
-		Eps        float64 `json:"rms_norm_eps"`
-		RopeTheta  float64 `json:"rope_theta"`
+	// Absent keys take FalconH1Config's defaults (transformers 5.19),
+	// written here apart from the converter's so that a misread default
+	// shows as a difference.
+	c := struct {
+		Vocab      int      `json:"vocab_size"`
+		Context    int      `json:"max_position_embeddings"`
+		Hidden     int      `json:"hidden_size"`
+		FFN        int      `json:"intermediate_size"`
+		Layers     int      `json:"num_hidden_layers"`
+		Heads      int      `json:"num_attention_heads"`
+		KVHeads    *int     `json:"num_key_value_heads"`
+		HeadDim    *int     `json:"head_dim"`
+		Eps        float64  `json:"rms_norm_eps"`
+		RopeTheta  *float64 `json:"rope_theta"`
 		RopeParams *struct {
-			RopeTheta float64 `json:"rope_theta"`
+			RopeTheta *float64 `json:"rope_theta"`
 		} `json:"rope_parameters"`
-		Tied        bool      `json:"tie_word_embeddings"`
-		DSSM        int       `json:"mamba_d_ssm"`
-		SSMHeads    int       `json:"mamba_n_heads"`
-		SSMHeadDim  int       `json:"mamba_d_head"`
-		State       int       `json:"mamba_d_state"`
-		Groups      int       `json:"mamba_n_groups"`
-		Kernel      int       `json:"mamba_d_conv"`
-		ConvBias    *bool     `json:"mamba_conv_bias"`
-		RMSNorm     bool      `json:"mamba_rms_norm"`
-		EmbMult     *float64  `json:"embedding_multiplier"`
-		LMHeadMult  *float64  `json:"lm_head_multiplier"`
-		AttnInMult  *float64  `json:"attention_in_multiplier"`
-		AttnOutMult *float64  `json:"attention_out_multiplier"`
-		KeyMult     *float64  `json:"key_multiplier"`
-		SSMInMult   *float64  `json:"ssm_in_multiplier"`
-		SSMOutMult  *float64  `json:"ssm_out_multiplier"`
-		MLPMults    []float64 `json:"mlp_multipliers"`
-		SSMMults    []float64 `json:"ssm_multipliers"`
-	}
+		Tied        bool            `json:"tie_word_embeddings"`
+		DSSM        *int            `json:"mamba_d_ssm"`
+		Expand      int             `json:"mamba_expand"`
+		SSMHeads    int             `json:"mamba_n_heads"`
+		SSMHeadDim  json.RawMessage `json:"mamba_d_head"`
+		State       int             `json:"mamba_d_state"`
+		Groups      int             `json:"mamba_n_groups"`
+		Kernel      int             `json:"mamba_d_conv"`
+		ConvBias    *bool           `json:"mamba_conv_bias"`
+		RMSNorm     bool            `json:"mamba_rms_norm"`
+		EmbMult     *float64        `json:"embedding_multiplier"`
+		LMHeadMult  *float64        `json:"lm_head_multiplier"`
+		AttnInMult  *float64        `json:"attention_in_multiplier"`
+		AttnOutMult *float64        `json:"attention_out_multiplier"`
+		KeyMult     *float64        `json:"key_multiplier"`
+		SSMInMult   *float64        `json:"ssm_in_multiplier"`
+		SSMOutMult  *float64        `json:"ssm_out_multiplier"`
+		MLPMults    []float64       `json:"mlp_multipliers"`
+		SSMMults    []float64       `json:"ssm_multipliers"`
+	}{Vocab: 128000, Context: 8192, Hidden: 4096, FFN: 14336, Layers: 32, Heads: 32, Eps: 1e-5,
+		Expand: 2, SSMHeads: 128, State: 256, Groups: 1, Kernel: 4}
 	if err := parseConfig(config, &c); err != nil {
 		return nil, err
 	}
+	var keys map[string]json.RawMessage
+	if err := parseConfig(config, &keys); err != nil {
+		return nil, err
+	}
+	// An absent key takes the class default, a null one a value derived
+	// from others.
+	orDefault := func(p *int, key string, absent, null int) int {
+		switch _, ok := keys[key]; {
+		case p != nil:
+			return *p
+		case ok:
+			return null
+		}
+		return absent
+	}
+	kvHeads := orDefault(c.KVHeads, "num_key_value_heads", 8, c.Heads)
+	inner := orDefault(c.DSSM, "mamba_d_ssm", 1024, c.Expand*c.Hidden)
 	one := func(p *float64) float64 {
 		if p == nil {
 			return 1
 		}
 		return *p
 	}
-	theta := c.RopeTheta
-	if c.RopeParams != nil {
-		theta = c.RopeParams.RopeTheta
+	// rope_parameters' own base wins, then rope_theta, then the default.
+	theta := 1e4
+	if c.RopeTheta != nil {
+		theta = *c.RopeTheta
+	}
+	if c.RopeParams != nil && c.RopeParams.RopeTheta != nil {
+		theta = *c.RopeParams.RopeTheta
+	}
+	if c.Heads <= 0 || c.SSMHeads <= 0 {
+		return nil, fmt.Errorf("reference: config.json: malformed Falcon-H1 options")
+	}
+	hd := c.Hidden / c.Heads
+	if c.HeadDim != nil {
+		hd = *c.HeadDim
+	}
+	ssmHeadDim := inner / c.SSMHeads // "auto", absent or null
+	if len(c.SSMHeadDim) > 0 && string(c.SSMHeadDim) != "null" && string(c.SSMHeadDim) != `"auto"` {
+		if err := json.Unmarshal(c.SSMHeadDim, &ssmHeadDim); err != nil {
+			return nil, fmt.Errorf("reference: config.json: mamba_d_head: %w", err)
+		}
 	}
 	mlp := []float64{1, 1}
 	if c.MLPMults != nil {
@@ -175,15 +214,15 @@ func FalconH1Reference(config []byte, w map[string][]float32) (*Reference, error
 	if c.SSMMults != nil {
 		mups = c.SSMMults
 	}
-	if len(mlp) != 2 || len(mups) != 5 || c.Heads == 0 || c.KVHeads == 0 || c.SSMHeads == 0 || c.Groups == 0 {
+	if len(mlp) != 2 || len(mups) != 5 || kvHeads <= 0 || c.Groups <= 0 {
 		return nil, fmt.Errorf("reference: config.json: malformed Falcon-H1 options")
 	}
-	h, hd := c.Hidden, c.HeadDim
-	mix := ssdMixer{inner: c.DSSM, heads: c.SSMHeads, headDim: c.SSMHeadDim, state: c.State,
+	h := c.Hidden
+	mix := ssdMixer{inner: inner, heads: c.SSMHeads, headDim: ssmHeadDim, state: c.State,
 		groups: c.Groups, kernel: c.Kernel, eps: c.Eps, groupedNorm: true, inScale: one(c.SSMInMult)}
 	// mup: ssm_multipliers over the in_proj rows z, x, B, C, dt.
 	gs := c.Groups * c.State
-	bounds := []int{c.DSSM, 2 * c.DSSM, 2*c.DSSM + gs, 2*c.DSSM + 2*gs, mix.projSize()}
+	bounds := []int{inner, 2 * inner, 2*inner + gs, 2*inner + 2*gs, mix.projSize()}
 	mix.mup = make([]float64, mix.projSize())
 	for i := range mix.mup {
 		k := 0
@@ -210,8 +249,8 @@ func FalconH1Reference(config []byte, w map[string][]float32) (*Reference, error
 		L.inNorm = t.get(p+"input_layernorm.weight", h)
 		L.ffNorm = t.get(p+"pre_ff_layernorm.weight", h)
 		L.q = t.get(p+"self_attn.q_proj.weight", c.Heads*hd*h)
-		L.k = t.get(p+"self_attn.k_proj.weight", c.KVHeads*hd*h)
-		L.v = t.get(p+"self_attn.v_proj.weight", c.KVHeads*hd*h)
+		L.k = t.get(p+"self_attn.k_proj.weight", kvHeads*hd*h)
+		L.v = t.get(p+"self_attn.v_proj.weight", kvHeads*hd*h)
 		L.o = t.get(p+"self_attn.o_proj.weight", h*c.Heads*hd)
 		L.gate = t.get(p+"feed_forward.gate_proj.weight", c.FFN*h)
 		L.up = t.get(p+"feed_forward.up_proj.weight", c.FFN*h)
@@ -233,7 +272,7 @@ func FalconH1Reference(config []byte, w map[string][]float32) (*Reference, error
 		}
 		normed := newRows(n, h)
 		scaled := newRows(n, h)
-		q, k, v := newRows(n, c.Heads*hd), newRows(n, c.KVHeads*hd), newRows(n, c.KVHeads*hd)
+		q, k, v := newRows(n, c.Heads*hd), newRows(n, kvHeads*hd), newRows(n, kvHeads*hd)
 		attnOutRow := make([]float64, h)
 		gate, up := make([]float64, c.FFN), make([]float64, c.FFN)
 		delta := make([]float64, h)
@@ -252,7 +291,7 @@ func FalconH1Reference(config []byte, w map[string][]float32) (*Reference, error
 				RotateHalf(q[t], hd, hd, t, theta)
 				RotateHalf(k[t], hd, hd, t, theta)
 			}
-			attn := attendAll(q, k, v, c.Heads, c.KVHeads)
+			attn := attendAll(q, k, v, c.Heads, kvHeads)
 			ssm := L.mix.run(normed, h)
 			for t := range n {
 				matVec(attnOutRow, L.o, attn[t])

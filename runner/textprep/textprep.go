@@ -45,7 +45,13 @@ type Tokenizer struct {
 	// match inside a plain segment where Hugging Face's tokenizer did not.
 	control, user *literals
 	spacePrefix   bool
-	record        runfile.TextPrep
+	// prefixFirst: a space goes before the first segment in Go
+	// (tokspec.Spec.SpacePrefixFirst).
+	prefixFirst bool
+	// missing are the bytes the vocabulary has no token for
+	// (tokspec.Spec.MissingBytes).
+	missing [256]bool
+	record  runfile.TextPrep
 }
 
 // Wrap returns a tokenizer that prepares text as spec says before inner
@@ -67,6 +73,13 @@ func wrap(inner runner.Tokenizer, spec tokspec.Spec, info runner.Info) (*Tokeniz
 		return nil, err
 	}
 	t.prep = prep
+	t.prefixFirst = spec.SpacePrefixFirst
+	for _, b := range spec.MissingBytes {
+		if b < 0 || b > 255 {
+			return nil, fmt.Errorf("tokenizer record: missing byte %d is not a byte", b)
+		}
+		t.missing[b] = true
+	}
 	t.user = newLiterals(info.UserTokens)
 	norm, err := describeNormalizer(spec.Normalizer)
 	if err != nil {
@@ -94,18 +107,45 @@ func (t *Tokenizer) Tokenize(text string) ([]int32, error) {
 		return nil, err
 	}
 	var ids []int32
-	for _, seg := range segs {
+	for i, seg := range segs {
 		if seg.Added {
 			ids = append(ids, seg.ID)
 			continue
 		}
-		toks, err := t.inner.Tokenize(seg.Text)
+		text := seg.Text
+		if err := t.checkBytes(text); err != nil {
+			return nil, err
+		}
+		if t.spaceFirst(i, seg) {
+			text = " " + text
+		}
+		toks, err := t.inner.Tokenize(text)
 		if err != nil {
 			return nil, err
 		}
 		ids = append(ids, toks...)
 	}
 	return ids, nil
+}
+
+// checkBytes refuses text holding a byte the vocabulary has no token for:
+// Hugging Face's BPE drops it from the pre-tokenized word, which llama.cpp
+// cannot do (it aborts on such a byte).
+func (t *Tokenizer) checkBytes(text string) error {
+	for i := 0; i < len(text); i++ {
+		if t.missing[text[i]] {
+			return fmt.Errorf("text %q holds byte 0x%02X at byte %d, which the tokenizer's vocabulary has no token for: Hugging Face's tokenizer drops it, llama.cpp cannot, so the ids would differ", clip(text), text[i], i)
+		}
+	}
+	return nil
+}
+
+// spaceFirst says whether segment i of a text gets a space before it:
+// Metaspace's prepend_scheme "first" puts "▁" before the segment that
+// starts the text, unless it starts with one (a space becomes "▁" first).
+func (t *Tokenizer) spaceFirst(i int, seg hftok.Segment) bool {
+	return t.prefixFirst && i == 0 && !seg.Added && seg.Text != "" &&
+		!strings.HasPrefix(seg.Text, " ") && !strings.HasPrefix(seg.Text, "▁")
 }
 
 // segments prepares text and checks that llama.cpp will not match a
@@ -129,12 +169,13 @@ func (t *Tokenizer) segments(text string) ([]hftok.Segment, error) {
 
 // CheckText reports text this tokenizer is known to tokenize differently
 // from the checkpoint's Hugging Face tokenizer, so callers can refuse it
-// before anything is scored. Only a GGUF without udgam-ci's record has such
-// text: a control token's literal, which Hugging Face's tokenizer matches as
-// the token and llama.cpp splits into pieces.
+// before anything is scored: with udgam-ci's record, a byte the vocabulary
+// has no token for (checkBytes); without it, a control token's literal,
+// which Hugging Face's tokenizer matches as the token and llama.cpp splits
+// into pieces.
 func (t *Tokenizer) CheckText(text string) error {
 	if t.prep != nil {
-		return nil
+		return t.checkBytes(text)
 	}
 	if lit, at, ok := t.control.find(text); ok {
 		return fmt.Errorf("the text holds %q at byte %d, the literal of a control token: Hugging Face's tokenizer reads it as that token, llama.cpp as plain text, and this GGUF carries no udgam-ci tokenizer record to match it (convert the checkpoint with `udgam-ci model convert`)", lit, at)
@@ -209,7 +250,7 @@ func (t *Tokenizer) coverByPiece(text string, first int32, piece []byte) (int, b
 		if len(piece) == 0 {
 			return 0, false, nil
 		}
-		if n, err := PieceCover(piece, segs[0].Text, t.spacePrefix, first); err == nil {
+		if n, err := PieceCover(piece, segs[0].Text, t.spacePrefix || t.spaceFirst(0, segs[0]), first); err == nil {
 			if n == 0 {
 				return 0, true, nil // SentencePiece's lone dummy prefix
 			}

@@ -267,3 +267,62 @@ func TestWrapModelWithoutRecord(t *testing.T) {
 		t.Errorf("plain text: %v %v", ids, err)
 	}
 }
+
+// TestSpacePrefixFirst: Metaspace's prepend_scheme "first" puts a space
+// (llama.cpp's "▁") before the segment that starts the text only, and not
+// when it starts with a space already; with no BOS, that space covers none
+// of the text's bytes.
+func TestSpacePrefixFirst(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		text string
+		seen []string // what llama.cpp is given
+	}{
+		{"ab<s>c", []string{" ab", "c"}},
+		{" ab<s>c", []string{" ab", "c"}},
+		{"<s>ab", []string{"ab"}},
+		{"▁ab", []string{"▁ab"}},
+	} {
+		inner := &byteTok{}
+		tok := &Tokenizer{inner: inner, prep: fakePrep{}, prefixFirst: true}
+		if _, err := tok.Tokenize(tt.text); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(inner.seen, "|") != strings.Join(tt.seen, "|") {
+			t.Errorf("%q: llama.cpp given %q, want %q", tt.text, inner.seen, tt.seen)
+		}
+	}
+	tok := &Tokenizer{inner: &byteTok{}, prep: fakePrep{}, prefixFirst: true}
+	for _, tt := range []struct {
+		text  string
+		first int32
+		want  int
+	}{
+		{"abc", ' ', 0},  // the space put first covers nothing
+		{" abc", ' ', 1}, // the text's own space
+		{"<s>abc", 1001, 3},
+	} {
+		if got, err := tok.FirstTokenBytes(tt.text, tt.first); err != nil || got != tt.want {
+			t.Errorf("%q first %d: %d, %v; want %d", tt.text, tt.first, got, err, tt.want)
+		}
+	}
+}
+
+// TestMissingBytes: text holding a byte the vocabulary has no token for is
+// refused, naming it, by Tokenize and by CheckText.
+func TestMissingBytes(t *testing.T) {
+	t.Parallel()
+	tok, err := wrap(&byteTok{}, tokspec.Spec{Source: "tokenizer.json", MissingBytes: []int{4}}, runner.Info{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tok.Tokenize("a\x04b"); err == nil || !strings.Contains(err.Error(), "byte 0x04 at byte 1") {
+		t.Errorf("Tokenize: %v, want a refusal naming byte 0x04", err)
+	}
+	if err := tok.CheckText("a\x04b"); err == nil {
+		t.Error("CheckText passed a text holding byte 0x04")
+	}
+	if ids, err := tok.Tokenize("ab"); err != nil || len(ids) != 2 {
+		t.Errorf("plain text: %v %v", ids, err)
+	}
+}

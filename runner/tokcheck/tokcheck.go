@@ -37,8 +37,10 @@ type Tokenizer func(text string) ([]int32, error)
 type Result struct {
 	Texts  int `json:"texts"`
 	Tokens int `json:"tokens"` // ids the scoring path gave, over all texts
-	// Compared says whether an independent tokenizer was at hand.
-	Compared bool `json:"compared"`
+	// Compared says whether an independent tokenizer was at hand, and
+	// Reference which (set by the caller; empty: runner/hftok's reading).
+	Compared  bool   `json:"compared"`
+	Reference string `json:"reference,omitempty"`
 	// Equal counts the texts whose ids agree (when Compared).
 	Equal int `json:"equal"`
 	// First is the first difference, nil when none.
@@ -122,7 +124,7 @@ func (r Result) WriteText(w io.Writer) error {
 	case !r.Compared && r.First == nil:
 		b.WriteString("no tokenizer.json at hand (give --tokenizer FILE): nothing to compare against\n")
 	case r.Compared && r.First == nil:
-		fmt.Fprintf(&b, "ids equal to the independent reading of tokenizer.json on all %d texts\n", r.Texts)
+		fmt.Fprintf(&b, "ids equal to %s on all %d texts\n", r.referenceName(), r.Texts)
 	default:
 		d := r.First
 		if r.Compared {
@@ -137,6 +139,13 @@ func (r Result) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func (r Result) referenceName() string {
+	if r.Reference == "" {
+		return "the independent reading of tokenizer.json"
+	}
+	return r.Reference
 }
 
 func token(id int32, piece string) string {

@@ -34,6 +34,17 @@ type Spec struct {
 	// the text as Hugging Face's tokenizer matches them (even with
 	// add_special_tokens=false).
 	AddedTokens json.RawMessage `json:"added_tokens,omitempty"`
+	// SpacePrefixFirst is a Metaspace pre-tokenizer with prepend_scheme
+	// "first": a space (which llama.cpp turns into "▁") goes before the
+	// text's first segment, when that segment starts the text and does not
+	// start with a space or "▁"; llama.cpp's add_space_prefix, which puts
+	// one before every text, is off.
+	SpacePrefixFirst bool `json:"space_prefix_first,omitempty"`
+	// MissingBytes are the bytes a byte-level vocabulary has no token for
+	// (SmolLM2's lacks 21). Hugging Face's BPE, without an unk_token, drops
+	// such a byte after pre-tokenization, which llama.cpp cannot reproduce
+	// (it aborts), so text holding one is refused before scoring.
+	MissingBytes []int `json:"missing_bytes,omitempty"`
 	// AddBOS says whether the Hugging Face tokenizer itself adds BOS when
 	// asked for special tokens (its post-processor or add_bos_token).
 	AddBOS bool `json:"add_bos"`

