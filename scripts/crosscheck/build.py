@@ -66,6 +66,11 @@ def make_config(arch, vocab):
         raw = json.load(f)
     raw.update(arch.shrink)
     raw["vocab_size"] = vocab
+    # Token ids of the original vocabulary that the tokenizer here lacks
+    # (they change no math; an out-of-range padding id is refused).
+    for k in ("bos_token_id", "eos_token_id", "pad_token_id"):
+        if isinstance(raw.get(k), int) and raw[k] >= vocab:
+            raw[k] = None
     # Not the model's math: the initialisation's scale.
     raw["initializer_range"] = 0.2
     cls = getattr(transformers, raw["architectures"][0])

@@ -41,40 +41,49 @@ SMOKE = os.path.join(archmod.ROOT, "evals", "fresh", "smoke", "smoke.jsonl")
 CORE = os.path.join(archmod.ROOT, "evals", "probes", "data", "core-2026.jsonl")
 
 
+class DataSet:
+    def __init__(self, work, name, docs, items):
+        self.docs, self.items = docs, items
+        self.docs_path = os.path.join(work, name + "-docs.jsonl")
+        self.items_path = os.path.join(work, name + "-items.jsonl")
+        for path, recs in ((self.docs_path, docs), (self.items_path, items)):
+            with open(path, "w") as f:
+                for r in recs:
+                    f.write(json.dumps(r, ensure_ascii=False) + "\n")
+
+
 def write_data(work, long_chars):
-    """Documents: eight short smoke documents (the shortest among them),
-    one multilingual, and one long document of about long_chars
-    characters (over 2,048 tokens with every tokenizer here); probe items:
-    the first three of every type and level of the core set."""
+    """The full set: the four shortest smoke documents and four others, one
+    multilingual, and one long document of long_chars characters (over
+    2,048 tokens with every tokenizer here); one item of every type and
+    level of the core set. The quick set: two short documents and one item
+    of every type."""
     with open(SMOKE) as f:
         smoke = [json.loads(line) for line in f]
-    docs = sorted(smoke, key=lambda d: len(d["text"]))[:4] + smoke[:4]
-    out = [{"id": d["id"], "text": d["text"], "source": d.get("source", "smoke")} for d in docs]
-    out.append({"id": "multilingual", "source": "crosscheck", "text":
-                "Grüße aus Köln — naïve café, 東京の天気は晴れです。 Москва: 12,345 людей. "
-                "नमस्ते दुनिया. 🙂 tab\there, two  spaces,\nnewline and ⟨math⟩ ∑x² ≤ 1."})
+    picked = sorted(smoke, key=lambda d: len(d["text"]))[:4] + smoke[:4]
+    docs = [{"id": d["id"], "text": d["text"], "source": d.get("source", "smoke")} for d in picked]
+    docs.append({"id": "multilingual", "source": "crosscheck", "text":
+                 "Grüße aus Köln — naïve café, 東京の天気は晴れです。 Москва: 12,345 людей. "
+                 "नमस्ते दुनिया. 🙂 tab\there, two  spaces,\nnewline and ⟨math⟩ ∑x² ≤ 1."})
     text = ""
     for d in smoke:
         if len(text) >= long_chars:
             break
         text += d["text"] + "\n\n"
-    out.append({"id": "long", "source": "crosscheck", "text": text[:long_chars]})
-    seen, items = {}, []
+    docs.append({"id": "long", "source": "crosscheck", "text": text[:long_chars]})
+    items, seen = [], set()
     with open(CORE) as f:
         for line in f:
             it = json.loads(line)
-            key = (it["type"], it["level"])
-            if seen.get(key, 0) < 3:
-                seen[key] = seen.get(key, 0) + 1
+            if (it["type"], it["level"]) not in seen:
+                seen.add((it["type"], it["level"]))
                 items.append(it)
-    docs_path, items_path = os.path.join(work, "docs.jsonl"), os.path.join(work, "items.jsonl")
-    with open(docs_path, "w") as f:
-        for d in out:
-            f.write(json.dumps(d, ensure_ascii=False) + "\n")
-    with open(items_path, "w") as f:
-        for it in items:
-            f.write(json.dumps(it, ensure_ascii=False) + "\n")
-    return docs_path, out, items_path, items
+    quick_items, types = [], set()
+    for it in items:
+        if it["type"] not in types:
+            types.add(it["type"])
+            quick_items.append(it)
+    return {"full": DataSet(work, "full", docs, items), "quick": DataSet(work, "quick", docs[:2], quick_items)}
 
 
 def hfref_dirs():
@@ -113,8 +122,9 @@ def reference(ckpt, docs, items, arch):
     return {"fresh": fresh, "probes": probes, "bos": refscore.bos_of(tok)}
 
 
-def compare(ref, fresh_run, probes_run):
-    """Largest per-token differences and every mismatch found."""
+def compare(ref, fresh_run, probes_run, doc_ids, item_ids):
+    """Largest per-token differences and every mismatch found, over the
+    documents and items the run was given."""
     problems = []
     fh, frecs = fresh_run
     ph, precs = probes_run
@@ -123,8 +133,8 @@ def compare(ref, fresh_run, probes_run):
         if h["settings"]["add_bos"] != want_bos:
             problems.append("%s run: add_bos %s, the reference's tokenizer %s BOS" % (h["test"], h["settings"]["add_bos"], "has" if want_bos else "has no"))
     fworst = 0.0
-    for did, r in ref["fresh"].items():
-        g = frecs.get(did)
+    for did in doc_ids:
+        r, g = ref["fresh"][did], frecs.get(did)
         if g is None:
             problems.append("document %s missing from the run" % did)
             continue
@@ -136,8 +146,8 @@ def compare(ref, fresh_run, probes_run):
         if d > TOL:
             problems.append("document %s: %.4g nats per token apart (udgam-ci %.6f bits, reference %.6f)" % (did, d, g["bits"], r["bits"]))
     pworst, flips = 0.0, 0
-    for iid, r in ref["probes"].items():
-        g = precs.get(iid)
+    for iid in item_ids:
+        r, g = ref["probes"][iid], precs.get(iid)
         if g is None:
             problems.append("item %s missing from the run" % iid)
             continue
@@ -152,38 +162,100 @@ def compare(ref, fresh_run, probes_run):
     return fworst, pworst, flips, problems
 
 
-def check_arch(arch, tok_dirs, bin_, work, docs_path, docs, items_path, items, formats, threads, log):
-    tok_dir = tok_dirs[arch.tokenizer]
-    vocab = build.tokenizer_size(tok_dir)
-    model = build.make_model(arch, vocab, seed=sum(map(ord, arch.name)))
-    rows = []
-    adir = os.path.join(work, arch.name)
+def udgam(bin_, ckpt, gguf_type, data, arch, threads, ref, log):
+    """Converts ckpt, scores data's documents and items, compares."""
+    gguf = ckpt + "." + gguf_type + ".gguf"
+    run([bin_, "model", "convert", ckpt, "--out", gguf, "--dtype", gguf_type], log)
+    common = ["--model", gguf, "--threads", str(threads), "--gpu", "cpu"]
+    fr = os.path.join(ckpt, "fresh-%s.jsonl" % gguf_type)
+    pr = os.path.join(ckpt, "probes-%s.jsonl" % gguf_type)
+    run([bin_, "score", "fresh"] + common + ["--data", data.docs_path, "--out", fr, "--window", str(arch.window), "--stride", str(arch.stride)], log)
+    run([bin_, "score", "probes"] + common + ["--items", data.items_path, "--out", pr], log)
+    probes_run = read_run(pr)
+    return compare(ref, read_run(fr), probes_run, [d["id"] for d in data.docs], [it["id"] for it in data.items]), probes_run[1]
+
+
+# What each checkpoint is checked on: the float32 and bfloat16
+# safetensors on the whole set (the bfloat16 one also as a bfloat16 GGUF,
+# reported), the other layouts on the quick set (a misread layout moves
+# every score, far past the tolerance).
+PLAN = [
+    ("f32", "safetensors", "full", ["f32"]),
+    ("f32", "sharded-safetensors", "quick", ["f32"]),
+    ("f32", "pytorch", "quick", ["f32"]),
+    ("f32", "sharded-pytorch", "quick", ["f32"]),
+    ("bf16", "safetensors", "full", ["f32", "bf16"]),
+    ("bf16", "sharded-pytorch", "quick", ["f32"]),
+]
+
+
+def peer(arch, ckpt, items, ref, precs, work):
+    """lm-eval on the float32 checkpoint: with its defaults (reported) and
+    set as the seed defines the test (gated): the same choice picked as
+    udgam-ci and the reference, log-likelihoods within TOL per token."""
+    import lmeval_peer
+
+    row = {"arch": arch.name, "source": "lm-eval hf, f32 safetensors", "gguf": "-", "gated": True, "set": "full"}
+    try:
+        tok, _ = refscore.load(ckpt, tokenizer_only=True)
+        bos = refscore.bos_of(tok)
+        alike_ids = lmeval_peer.continuation_alike(tok, items, bos)
+        ids = [it["id"] for it in items if it["id"] in alike_ids]
+        ntoks = {iid: ref["probes"][iid]["tokens"] for iid in ids}
+        want = {iid: ref["probes"][iid]["logprobs"] for iid in ids}
+        got = {iid: precs[iid]["logprobs"] for iid in ids}
+        bos_text = tok.convert_ids_to_tokens(bos) if bos is not None else ""
+        lm, _ = lmeval_peer.run(ckpt, items, bos_text, work, arch.name)
+        w_ref, f_ref = lmeval_peer.compare(lm, want, ntoks, ids)
+        w_udg, f_udg = lmeval_peer.compare(lm, got, ntoks, ids)
+        lm0, _ = lmeval_peer.run(ckpt, items, "", work, arch.name + "-defaults")
+        w0, f0 = lmeval_peer.compare(lm0, want, ntoks, ids)
+        problems = []
+        if w_ref > TOL or f_ref:
+            problems.append("lm-eval vs reference: %.3g nats per token, %d items picked differently" % (w_ref, len(f_ref)))
+        if w_udg > TOL or f_udg:
+            problems.append("lm-eval vs udgam-ci: %.3g nats per token, %d items picked differently (%s)" % (w_udg, len(f_udg), ", ".join(f_udg[:3])))
+        row.update(fresh=None, probes=w_udg, flips=len(f_udg), problems=problems,
+                   lmeval={"items": len(items), "compared": len(ids), "vs_reference": w_ref, "vs_udgam": w_udg,
+                           "defaults_vs_reference": w0, "defaults_flips": len(f0), "bos_text": bos_text})
+        print("%-10s lm-eval (BOS as the seed, %d of %d items tokenized alike): %.2g nats/token from udgam-ci, %.2g from the reference, "
+              "%d picks differ; lm-eval's defaults: %.2g, %d picks differ" % (arch.name, len(ids), len(items), w_udg, w_ref, len(f_udg), w0, len(f0)), flush=True)
+        for p in problems:
+            print("    " + p, flush=True)
+        row["status"] = "fail" if problems else "ok"
+    except Exception as e:
+        row.update(fresh=None, probes=None, flips=None, problems=["lm-eval: %s: %s" % (type(e).__name__, e)])
+        status(row)
+    return row
+
+
+def check_arch(arch, tok_dirs, bin_, work, sets, layouts, threads, log, lmeval=True):
     import torch
-    for dtype in (torch.float32, torch.bfloat16):
-        ref = None
-        fmts = formats if dtype == torch.float32 else [f for f in build.FORMATS if f[0] in ("safetensors", "sharded-pytorch")]
-        for fmt in fmts:
-            ckpt = build.save(model, adir, dtype, fmt, tok_dir, arch)
-            if ref is None:
-                ref = reference(ckpt, docs, items, arch)
-            gguf_types = ["f32"] + (["bf16"] if dtype == torch.bfloat16 else [])
-            for gt in gguf_types:
-                row = {"arch": arch.name, "source": "%s %s" % (os.path.basename(ckpt).split("-")[0], fmt[0]), "gguf": gt, "gated": gt == "f32"}
-                try:
-                    gguf = ckpt + "." + gt + ".gguf"
-                    run([bin_, "model", "convert", ckpt, "--out", gguf, "--dtype", gt], log)
-                    common = ["--model", gguf, "--threads", str(threads), "--gpu", "cpu"]
-                    fr = os.path.join(ckpt, "fresh-%s.jsonl" % gt)
-                    pr = os.path.join(ckpt, "probes-%s.jsonl" % gt)
-                    run([bin_, "score", "fresh"] + common + ["--data", docs_path, "--out", fr, "--window", str(arch.window), "--stride", str(arch.stride)], log)
-                    run([bin_, "score", "probes"] + common + ["--items", items_path, "--out", pr], log)
-                    fw, pw, flips, problems = compare(ref, read_run(fr), read_run(pr))
-                    row.update(fresh=fw, probes=pw, flips=flips, problems=problems)
-                except RuntimeError as e:
-                    row.update(fresh=None, probes=None, flips=None, problems=[str(e)])
-                rows.append(row)
-                status(row)
-        shutil.rmtree(adir, ignore_errors=True) if dtype == torch.bfloat16 else None
+
+    tok_dir = tok_dirs[arch.tokenizer]
+    model = build.make_model(arch, build.tokenizer_size(tok_dir), seed=sum(map(ord, arch.name)))
+    adir = os.path.join(work, arch.name)
+    fmts = {f[0]: f for f in build.FORMATS}
+    dtypes = {"f32": torch.float32, "bf16": torch.bfloat16}
+    rows, refs = [], {}
+    for dt, layout, which, gguf_types in PLAN:
+        if layout not in layouts:
+            continue
+        ckpt = build.save(model, adir, dtypes[dt], fmts[layout], tok_dir, arch)
+        if dt not in refs:
+            refs[dt] = reference(ckpt, sets["full"].docs, sets["full"].items, arch)
+        for gt in gguf_types:
+            row = {"arch": arch.name, "source": "%s %s" % (dt, layout), "gguf": gt, "gated": gt == "f32", "set": which}
+            try:
+                (fw, pw, flips, problems), precs = udgam(bin_, ckpt, gt, sets[which], arch, threads, refs[dt], log)
+                row.update(fresh=fw, probes=pw, flips=flips, problems=problems)
+                if lmeval and (dt, layout, gt) == ("f32", "safetensors", "f32"):
+                    rows.append(peer(arch, ckpt, sets["full"].items, refs[dt], precs, work))
+            except RuntimeError as e:
+                row.update(fresh=None, probes=None, flips=None, problems=[str(e)])
+            rows.append(row)
+            status(row)
+        shutil.rmtree(ckpt, ignore_errors=True)
     return rows
 
 
@@ -212,29 +284,30 @@ def main():
     ap.add_argument("--bin", required=True, help="the udgam-ci binary")
     ap.add_argument("--work", help="working directory (default: a temporary one, removed)")
     ap.add_argument("--archs", default="", help="comma-separated names (default: all)")
-    ap.add_argument("--formats", default="all", help="float32 layouts: all or comma-separated of " + ",".join(f[0] for f in build.FORMATS))
+    ap.add_argument("--layouts", default="all", help="weight layouts: all or comma-separated of " + ",".join(f[0] for f in build.FORMATS))
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--long-chars", type=int, default=12000)
     ap.add_argument("--json", help="write every row here")
+    ap.add_argument("--no-lmeval", action="store_true", help="leave out the lm-eval peer")
     a = ap.parse_args()
 
     import torch
     torch.set_num_threads(a.threads)
     work = a.work or tempfile.mkdtemp(prefix="udgam-crosscheck-")
     os.makedirs(work, exist_ok=True)
-    docs_path, docs, items_path, items = write_data(work, a.long_chars)
-    formats = build.FORMATS if a.formats == "all" else [f for f in build.FORMATS if f[0] in a.formats.split(",")]
+    sets = write_data(work, a.long_chars)
+    layouts = [f[0] for f in build.FORMATS] if a.layouts == "all" else a.layouts.split(",")
     tok_dirs = hfref_dirs()
     import tokenizers
     import transformers
     print("crosscheck: transformers %s, tokenizers %s, torch %s; %d documents, %d probe items; tolerance %g nats per token"
-          % (transformers.__version__, tokenizers.__version__, torch.__version__, len(docs), len(items), TOL), flush=True)
+          % (transformers.__version__, tokenizers.__version__, torch.__version__, len(sets["full"].docs), len(sets["full"].items), TOL), flush=True)
     rows = []
     with open(os.path.join(work, "commands.log"), "w") as log:
         for arch in archmod.by_name([n for n in a.archs.split(",") if n]):
             t = time.time()
             try:
-                rows += check_arch(arch, tok_dirs, a.bin, work, docs_path, docs, items_path, items, formats, a.threads, log)
+                rows += check_arch(arch, tok_dirs, a.bin, work, sets, layouts, a.threads, log, lmeval=not a.no_lmeval)
             except Exception as e:  # a build or reference failure is a failure of the check
                 row = {"arch": arch.name, "source": "-", "gguf": "-", "gated": True, "fresh": None, "probes": None, "flips": None,
                        "problems": ["%s: %s" % (type(e).__name__, e)]}

@@ -123,11 +123,13 @@ def probe_item(scorer, tok, item, add_bos=True):
     return {"logprobs": lps, "tokens": ntoks, "pred": best, "tie": tie}
 
 
-def load(model_dir, dtype=torch.float64):
+def load(model_dir, dtype=torch.float64, tokenizer_only=False):
     """The checkpoint's tokenizer and model, in dtype with eager attention."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(model_dir)
+    if tokenizer_only:
+        return tok, None
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype, attn_implementation="eager")
     model.eval()
     return tok, model
