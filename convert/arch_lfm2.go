@@ -3,7 +3,6 @@ package convert
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 )
 
@@ -207,22 +206,6 @@ func lfm2LayerTypes(r *ConfigReader, layers int) []string {
 // lfm2RopeParameters reads rope_parameters, allowed only as plain RoPE,
 // and returns its rope_theta when it sets one.
 func lfm2RopeParameters(r *ConfigReader) (float64, bool) {
-	raw := r.Raw("rope_parameters")
-	if raw == nil {
-		return 0, false
-	}
-	var p map[string]any
-	if err := json.Unmarshal(raw, &p); err != nil {
-		r.Fail(fmt.Errorf("config.json: rope_parameters: %w", err))
-		return 0, false
-	}
-	for _, k := range slices.Sorted(maps.Keys(p)) {
-		if k == "rope_theta" || (k == "rope_type" && p[k] == "default") {
-			continue
-		}
-		r.Fail(fmt.Errorf("config.json: rope_parameters.%s = %v is not supported by the converter (only rope_theta, and rope_type \"default\")", k, p[k]))
-		return 0, false
-	}
-	theta, ok := p["rope_theta"].(float64)
-	return theta, ok
+	theta := readRopeParameters(r, false).theta
+	return theta, theta > 0
 }

@@ -1,11 +1,8 @@
 package convert
 
 import (
-	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
-	"strings"
 )
 
 // Llama covers LlamaForCausalLM and the configurations built on it
@@ -109,36 +106,11 @@ func (d *decoder) read(r *ConfigReader) {
 // ropeParameters reads transformers 5's rope_parameters, which replace
 // rope_theta and rope_scaling: only the default rope, unscaled.
 func (d *decoder) ropeParameters(r *ConfigReader) {
-	raw := r.Raw("rope_parameters")
-	if raw == nil {
-		return
+	from := ""
+	if r.c.Has("rope_theta") {
+		from = "rope_theta"
 	}
-	var rp map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &rp); err != nil {
-		r.Fail(fmt.Errorf("config.json: rope_parameters: %w", err))
-		return
-	}
-	for _, k := range slices.Sorted(maps.Keys(rp)) {
-		v := strings.Join(strings.Fields(string(rp[k])), "")
-		switch {
-		case k == "rope_type" && v == `"default"`:
-		case k == "partial_rotary_factor" && (v == "1" || v == "1.0"):
-		case k == "rope_theta":
-			var theta float64
-			if err := json.Unmarshal(rp[k], &theta); err != nil || theta <= 0 {
-				r.Fail(fmt.Errorf("config.json: rope_parameters.rope_theta = %s is not a positive number", v))
-				return
-			}
-			if r.c.Has("rope_theta") && theta != d.ropeTheta {
-				r.Fail(fmt.Errorf("config.json: rope_parameters.rope_theta %v differs from rope_theta %v", theta, d.ropeTheta))
-				return
-			}
-			d.ropeTheta = theta
-		default:
-			r.Fail(fmt.Errorf("config.json: rope_parameters.%s = %s is not supported by the converter (only the default, unscaled rope)", k, v))
-			return
-		}
-	}
+	d.ropeTheta = ropeOverride(r, "rope_theta", readRopeParameters(r, false).theta, from, d.ropeTheta)
 }
 
 func (d *decoder) kv() KV {

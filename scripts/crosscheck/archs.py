@@ -15,7 +15,7 @@ OWN = os.path.join(ROOT, "scripts", "crosscheck", "configs")
 
 
 class Arch:
-    def __init__(self, name, config, shrink, tokenizer="gpt2", no_bos=False, window=2048, stride=1024, note=""):
+    def __init__(self, name, config, shrink, tokenizer="gpt2", no_bos=False, window=2048, stride=1024, note="", refused=None):
         self.name = name
         self.config = config  # path
         self.shrink = shrink  # keys replaced: sizes only
@@ -24,6 +24,9 @@ class Arch:
         self.window = window
         self.stride = stride
         self.note = note
+        # refused: udgam-ci must refuse to convert it, with this text in
+        # its error (an option it does not implement); anything else fails.
+        self.refused = refused
 
 
 def _td(name):
@@ -51,9 +54,16 @@ ARCHS = [
     Arch("qwen3", _td("qwen3-384m.json"),
          dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=32, max_window_layers=2),
          tokenizer="qwen3"),
+    # The 270M's query scale is its head_dim (query_pre_attn_scalar 256 =
+    # head_dim 256), kept so at head_dim 32; udgam-ci refuses any other
+    # (llama.cpp's gemma3 scales by head_dim), checked by gemma3-qscale.
     Arch("gemma3", _td("gemma3-270m.json"),
          dict(hidden_size=64, intermediate_size=128, num_hidden_layers=6, num_attention_heads=4, num_key_value_heads=1, head_dim=32,
-              layer_types=["sliding_attention"] * 5 + ["full_attention"])),
+              query_pre_attn_scalar=32, layer_types=["sliding_attention"] * 5 + ["full_attention"])),
+    Arch("gemma3-qscale", _td("gemma3-270m.json"),
+         dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=1, head_dim=32,
+              layer_types=["sliding_attention", "full_attention"]),
+         refused="query_pre_attn_scalar = 256 is not supported", note="query_pre_attn_scalar 256 at head_dim 32: refused"),
     # GPT-2 has 1,024 learned positions: its windows are 1,024 sliding by 512.
     Arch("gpt2", _td("gpt2.json"), dict(n_embd=64, n_head=4, n_layer=2), window=1024, stride=512),
     Arch("gptneox", _td("pythia-160m.json"),

@@ -176,17 +176,38 @@ def udgam(bin_, ckpt, gguf_type, data, arch, threads, ref, log):
 
 
 # What each checkpoint is checked on: the float32 and bfloat16
-# safetensors on the whole set (the bfloat16 one also as a bfloat16 GGUF,
-# reported), the other layouts on the quick set (a misread layout moves
-# every score, far past the tolerance).
+# safetensors converted to f32 on the whole set, the other layouts on the
+# quick set (a misread layout moves every score far past the tolerance),
+# and the bfloat16 safetensors converted to a bfloat16 GGUF on the quick
+# set (reported, not gated: llama.cpp rounds activations to bf16 too).
 PLAN = [
-    ("f32", "safetensors", "full", ["f32"]),
-    ("f32", "sharded-safetensors", "quick", ["f32"]),
-    ("f32", "pytorch", "quick", ["f32"]),
-    ("f32", "sharded-pytorch", "quick", ["f32"]),
-    ("bf16", "safetensors", "full", ["f32", "bf16"]),
-    ("bf16", "sharded-pytorch", "quick", ["f32"]),
+    ("f32", "safetensors", [("f32", "full")]),
+    ("f32", "sharded-safetensors", [("f32", "quick")]),
+    ("f32", "pytorch", [("f32", "quick")]),
+    ("f32", "sharded-pytorch", [("f32", "quick")]),
+    ("bf16", "safetensors", [("f32", "full"), ("bf16", "quick")]),
+    ("bf16", "sharded-pytorch", [("f32", "quick")]),
 ]
+
+# lm-eval with its own defaults as well, to show what they change: a GPT-2
+# style tokenizer with a BOS, a SentencePiece one, one without BOS.
+LMEVAL_DEFAULTS = {"smollm2", "mistral", "qwen3"}
+
+
+def refusal(arch, bin_, ckpt, log):
+    """udgam-ci must refuse arch's checkpoint, naming the option."""
+    row = {"arch": arch.name, "source": "f32 safetensors", "gguf": "f32", "gated": True, "set": "-", "fresh": None, "probes": None, "flips": None}
+    try:
+        run([bin_, "model", "convert", ckpt, "--out", ckpt + ".gguf", "--dtype", "f32"], log)
+        row["problems"] = ["converted, but udgam-ci should refuse it (%s)" % arch.refused]
+    except RuntimeError as e:
+        row["problems"] = [] if arch.refused in str(e) else ["refused, but not for %r: %s" % (arch.refused, e)]
+        row["refusal"] = str(e).split(": exit 1: ", 1)[-1]
+    status(row)
+    if not row["problems"]:
+        print("    refused as it should be: " + row["refusal"], flush=True)
+    shutil.rmtree(ckpt, ignore_errors=True)
+    return row
 
 
 def peer(arch, ckpt, items, ref, precs, work):
@@ -208,8 +229,10 @@ def peer(arch, ckpt, items, ref, precs, work):
         lm, _ = lmeval_peer.run(ckpt, items, bos_text, work, arch.name)
         w_ref, f_ref = lmeval_peer.compare(lm, want, ntoks, ids)
         w_udg, f_udg = lmeval_peer.compare(lm, got, ntoks, ids)
-        lm0, _ = lmeval_peer.run(ckpt, items, "", work, arch.name + "-defaults")
-        w0, f0 = lmeval_peer.compare(lm0, want, ntoks, ids)
+        w0, f0 = None, []
+        if arch.name in LMEVAL_DEFAULTS:
+            lm0, _ = lmeval_peer.run(ckpt, items, "", work, arch.name + "-defaults")
+            w0, f0 = lmeval_peer.compare(lm0, want, ntoks, ids)
         problems = []
         if w_ref > TOL or f_ref:
             problems.append("lm-eval vs reference: %.3g nats per token, %d items picked differently" % (w_ref, len(f_ref)))
@@ -218,8 +241,18 @@ def peer(arch, ckpt, items, ref, precs, work):
         row.update(fresh=None, probes=w_udg, flips=len(f_udg), problems=problems,
                    lmeval={"items": len(items), "compared": len(ids), "vs_reference": w_ref, "vs_udgam": w_udg,
                            "defaults_vs_reference": w0, "defaults_flips": len(f0), "bos_text": bos_text})
-        print("%-10s lm-eval (BOS as the seed, %d of %d items tokenized alike): %.2g nats/token from udgam-ci, %.2g from the reference, "
-              "%d picks differ; lm-eval's defaults: %.2g, %d picks differ" % (arch.name, len(ids), len(items), w_udg, w_ref, len(f_udg), w0, len(f0)), flush=True)
+        # Over every item, tokenized alike or not: how often lm-eval picks
+        # another choice than udgam-ci (reported, not gated).
+        all_ids = [it["id"] for it in items]
+        _, f_all = lmeval_peer.compare(lm, {i: precs[i]["logprobs"] for i in all_ids}, {i: ref["probes"][i]["tokens"] for i in all_ids}, all_ids)
+        row["lmeval"]["picks_differ_all_items"] = len(f_all)
+        defaults = "" if w0 is None else "; with lm-eval's defaults: %.2g nats/token, %d picks differ" % (w0, len(f0))
+        if ids:
+            print("%-10s lm-eval (BOS as the seed; %d of %d items tokenized alike): %.2g nats/token from udgam-ci, %.2g from the reference, "
+                  "%d picks differ%s" % (arch.name, len(ids), len(items), w_udg, w_ref, len(f_udg), defaults), flush=True)
+        else:
+            print("%-10s lm-eval: no item tokenized alike (lm-eval splits the choice's tokens off context + choice; the seed tokenizes "
+                  "\" \" + choice alone), %d of %d picks differ from udgam-ci's" % (arch.name, len(f_all), len(items)), flush=True)
         for p in problems:
             print("    " + p, flush=True)
         row["status"] = "fail" if problems else "ok"
@@ -237,14 +270,16 @@ def check_arch(arch, tok_dirs, bin_, work, sets, layouts, threads, log, lmeval=T
     adir = os.path.join(work, arch.name)
     fmts = {f[0]: f for f in build.FORMATS}
     dtypes = {"f32": torch.float32, "bf16": torch.bfloat16}
+    if arch.refused:
+        return [refusal(arch, bin_, build.save(model, adir, torch.float32, fmts["safetensors"], tok_dir, arch), log)]
     rows, refs = [], {}
-    for dt, layout, which, gguf_types in PLAN:
+    for dt, layout, checks in PLAN:
         if layout not in layouts:
             continue
         ckpt = build.save(model, adir, dtypes[dt], fmts[layout], tok_dir, arch)
         if dt not in refs:
             refs[dt] = reference(ckpt, sets["full"].docs, sets["full"].items, arch)
-        for gt in gguf_types:
+        for gt, which in checks:
             row = {"arch": arch.name, "source": "%s %s" % (dt, layout), "gguf": gt, "gated": gt == "f32", "set": which}
             try:
                 (fw, pw, flips, problems), precs = udgam(bin_, ckpt, gt, sets[which], arch, threads, refs[dt], log)
@@ -279,6 +314,11 @@ def status(row):
             print("    ... %d more" % (len(row["problems"]) - 5), flush=True)
 
 
+def cpu_seconds():
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", required=True, help="the udgam-ci binary")
@@ -305,7 +345,7 @@ def main():
     rows = []
     with open(os.path.join(work, "commands.log"), "w") as log:
         for arch in archmod.by_name([n for n in a.archs.split(",") if n]):
-            t = time.time()
+            t, cpu = time.time(), cpu_seconds()
             try:
                 rows += check_arch(arch, tok_dirs, a.bin, work, sets, layouts, a.threads, log, lmeval=not a.no_lmeval)
             except Exception as e:  # a build or reference failure is a failure of the check
@@ -313,7 +353,7 @@ def main():
                        "problems": ["%s: %s" % (type(e).__name__, e)]}
                 status(row)
                 rows.append(row)
-            print("  (%s: %.0f s)" % (arch.name, time.time() - t), flush=True)
+            print("  (%s: %.0f s, %.0f CPU-seconds)" % (arch.name, time.time() - t, cpu_seconds() - cpu), flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"transformers": transformers.__version__, "tokenizers": tokenizers.__version__, "torch": torch.__version__,

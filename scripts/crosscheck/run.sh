@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 venv="$(bash scripts/pyref/install.sh | tail -1)"
 # No hub, no progress bars, no tokenizer threads beyond torch's.
-export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_VERBOSITY=error HF_HUB_DISABLE_PROGRESS_BARS=1 TOKENIZERS_PARALLELISM=false
+export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_VERBOSITY=error HF_HUB_DISABLE_PROGRESS_BARS=1 \
+	HF_DATASETS_DISABLE_PROGRESS_BARS=1 TQDM_DISABLE=1 TOKENIZERS_PARALLELISM=false
 # --bench: the speed peer (make bench-pytorch) instead.
 if [ "${1:-}" = "--bench" ]; then
 	shift
