@@ -63,23 +63,24 @@ def main():
         out = os.path.join(work, test + ".jsonl")
         if os.path.exists(out):
             os.remove(out)
+        c0 = children_cpu()
         t = time.perf_counter()
         p = subprocess.run([a.bin, "score", test, "--model", gguf, flag, path, "--out", out, "--threads", str(a.threads), "--gpu", "cpu", "--json"],
                            check=True, capture_output=True, text=True)
         wall = time.perf_counter() - t
-        return wall, json.loads(p.stdout.strip().splitlines()[-1])
+        return wall, children_cpu() - c0, json.loads(p.stdout.strip().splitlines()[-1])
 
     tok, model = refscore.load(ckpt, dtype=torch.float32)
     sc = refscore.Scorer(model, chunk=1 << 20)  # float32: no need to bound the logits
 
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     ref_docs = [refscore.fresh_doc(sc, tok, d["text"]) for d in docs]
-    ref_fresh = time.perf_counter() - t
-    u_fresh, fs = udgam("fresh", "--data", docs_path)
-    t = time.perf_counter()
+    ref_fresh, ref_fresh_cpu = time.perf_counter() - t, time.process_time() - c
+    u_fresh, u_fresh_cpu, fs = udgam("fresh", "--data", docs_path)
+    t, c = time.perf_counter(), time.process_time()
     ref_items = [refscore.probe_item(sc, tok, it) for it in items]
-    ref_probes = time.perf_counter() - t
-    u_probes, ps = udgam("probes", "--items", items_path)
+    ref_probes, ref_probes_cpu = time.perf_counter() - t, time.process_time() - c
+    u_probes, u_probes_cpu, ps = udgam("probes", "--items", items_path)
 
     tokens = sum(r["tokens"] for r in ref_docs)
     # Probe tokens scored: every choice's continuation tokens.
@@ -90,6 +91,16 @@ def main():
     print("Probe Suite, %d items, %d choice tokens: PyTorch reference %.1f s (%.2f items/s), udgam-ci %.1f s wall (%.2f items/s): %.1fx"
           % (len(items), ptokens, ref_probes, len(items) / ref_probes, u_probes, len(items) / u_probes, ref_probes / u_probes))
     print("(udgam-ci's wall time includes loading the model; its own summary says %.1f s and %.1f s)" % (fs.get("seconds", 0), ps.get("seconds", 0)))
+    print("CPU-seconds (robust to other work on the machine): Fresh Text reference %.1f, udgam-ci %.1f: %.1fx; Probe Suite reference %.1f, udgam-ci %.1f: %.1fx"
+          % (ref_fresh_cpu, u_fresh_cpu, ref_fresh_cpu / u_fresh_cpu, ref_probes_cpu, u_probes_cpu, ref_probes_cpu / u_probes_cpu))
+    print("load average at the end: %s" % " ".join("%.1f" % x for x in os.getloadavg()))
+
+
+def children_cpu():
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def cpu_name():
