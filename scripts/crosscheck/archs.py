@@ -48,9 +48,12 @@ ARCHS = [
          tokenizer="mistral"),
     Arch("llama", _td("llama-384m.json"),
          dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16)),
+    # Qwen's own tokenizer: transformers 5 tokenizes a qwen2 checkpoint
+    # with Qwen2Tokenizer, which builds Qwen's pre-tokenizer whatever
+    # tokenizer.json says (README, "Findings").
     Arch("qwen2", _td("qwen2-384m.json"),
          dict(hidden_size=56, intermediate_size=112, num_hidden_layers=2, num_attention_heads=7, num_key_value_heads=1, max_window_layers=2),
-         no_bos=True),
+         tokenizer="qwen3"),
     Arch("qwen3", _td("qwen3-384m.json"),
          dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=32, max_window_layers=2),
          tokenizer="qwen3"),

@@ -49,13 +49,14 @@ def copy_tokenizer(arch, tok_dir, dest):
             shutil.copyfile(src, os.path.join(dest, name))
     if arch.no_bos:
         # The tokenizer has no BOS (as Qwen's and Falcon-H1-Tiny's have
-        # none): bos_token removed from its config files.
+        # none): bos_token null. Left out, transformers would take the
+        # class's default (GPT2Tokenizer's is <|endoftext|>).
         for name in ("tokenizer_config.json", "special_tokens_map.json"):
             path = os.path.join(dest, name)
             if os.path.exists(path):
                 with open(path) as f:
                     tc = json.load(f)
-                tc.pop("bos_token", None)
+                tc["bos_token"] = None
                 tc["add_bos_token"] = False
                 with open(path, "w") as f:
                     json.dump(tc, f, indent=2)
