@@ -57,7 +57,7 @@ endif
 
 TEST_TIMEOUT ?= 20m
 
-.PHONY: cuda env all build test unit hfref crosscheck-tokenizers e2e bench bench-llamacpp demo vet clean docs check-docs variants launcher release FORCE
+.PHONY: cuda env all build test unit hfref crosscheck crosscheck-tokenizers e2e bench bench-llamacpp bench-pytorch demo vet clean docs check-docs variants launcher release FORCE
 
 all: build
 
@@ -122,6 +122,17 @@ test:
 hfref:
 	@bash scripts/hfref/install.sh >/dev/null
 
+# crosscheck judges udgam-ci by the reference stack itself: the pinned
+# Python environment of scripts/pyref (installed on first use into a cache
+# outside the repository: about 8 minutes and 6 GB, torch's CUDA libraries
+# included), tiny random models built with transformers' own classes,
+# converted and scored by bin/udgam-ci and compared with a float64
+# reference scorer and lm-evaluation-harness (README, "Checked against the
+# reference stack"). CROSSCHECK_ARGS narrows it (--archs smollm2,qwen3).
+crosscheck: build hfref
+	bash scripts/crosscheck/run.sh $(CROSSCHECK_ARGS)
+	$(MAKE) crosscheck-tokenizers
+
 # crosscheck-tokenizers checks the scoring path's token ids against Hugging
 # Face tokenizers itself (and tokenizers against transformers' AutoTokenizer)
 # on every real tokenizer file, in the pinned Python environment of
@@ -140,6 +151,13 @@ export UDGAM_BENCH_DOCS ?= 16
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./runner/... ./convert/... ./evals/probes/... ./compare/ ./server/
 	$(GO) test -tags llama -run '^$$' -bench 'FreshLlama/(tiny|short)/(packed|one-doc-per-call)/ctx2048' -benchtime 1x -timeout 60m ./evals/fresh/
+
+# bench-pytorch is the speed peer: the reference scorer in float32 on CPU
+# (torch threads = udgam-ci's) against score fresh and score probes on a
+# SmolLM2-135M-shaped random model, back to back (BENCHMARKS.md; a few
+# minutes once the crosscheck environment is installed).
+bench-pytorch: build hfref
+	bash scripts/crosscheck/run.sh --bench $(BENCH_PYTORCH_ARGS)
 
 # bench-llamacpp builds llama.cpp with its own CMake from the same sources
 # and times it back to back with our engine (needs cmake; about 20 minutes):

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -65,6 +66,9 @@ func ParseConfig(b []byte) (Config, error) {
 	if err := json.Unmarshal(pythonNumbers(b), &raw); err != nil {
 		return Config{}, fmt.Errorf("config.json: %w", err)
 	}
+	if err := untagFloats(raw); err != nil {
+		return Config{}, err
+	}
 	c := Config{raw: raw}
 	if err := c.Get("architectures", &c.Classes); err != nil {
 		return Config{}, err
@@ -119,6 +123,47 @@ func pythonNumbers(b []byte) []byte {
 		return b
 	}
 	return out
+}
+
+// untagFloats reads the floats JSON cannot hold as transformers 5 writes
+// them, {"__float__": "Infinity"} (its default time_step_limit of Mamba-2
+// and Falcon-H1 is [0.0, {"__float__": "Infinity"}]), as the strings
+// pythonNumbers gives older files' bare Infinity.
+func untagFloats(raw map[string]json.RawMessage) error {
+	for k, v := range raw {
+		if !bytes.Contains(v, []byte(`"__float__"`)) {
+			continue
+		}
+		d := json.NewDecoder(bytes.NewReader(v))
+		d.UseNumber() // numbers keep their text: 0.0 stays 0.0
+		var x any
+		if err := d.Decode(&x); err != nil {
+			return fmt.Errorf("config.json: %s: %w", k, err)
+		}
+		b, err := json.Marshal(untag(x))
+		if err != nil {
+			return fmt.Errorf("config.json: %s: %w", k, err)
+		}
+		raw[k] = b
+	}
+	return nil
+}
+
+func untag(x any) any {
+	switch t := x.(type) {
+	case map[string]any:
+		if s, ok := t["__float__"].(string); ok && len(t) == 1 {
+			return s
+		}
+		for k, v := range t {
+			t[k] = untag(v)
+		}
+	case []any:
+		for i, v := range t {
+			t[i] = untag(v)
+		}
+	}
+	return x
 }
 
 // Has reports whether config.json sets key to something other than null.

@@ -269,6 +269,9 @@ func TestGPTFamilyRefusals(t *testing.T) {
 		{"gptneox tanh gelu", neox.Checkpoint(), set("hidden_act", "gelu_new"), `hidden_act = "gelu_new"`},
 		{"gptneox odd rotary", neox.Checkpoint(), set("rotary_pct", 0.2), "rotary_pct"},
 		{"gptneox two rotary bases", neox.Checkpoint(), set("rope_theta", 500000), "rope_theta"},
+		{"gptneox scaled rope_parameters", neox.Checkpoint(), set("rope_parameters", map[string]any{"rope_type": "linear", "factor": 2.0, "rope_theta": 10000}), "rope_parameters.factor = 2"},
+		{"gptneox rope_parameters unlike rotary_pct", neox.Checkpoint(), set("rope_parameters", map[string]any{"rope_type": "default", "partial_rotary_factor": 0.5}), "rope_parameters.partial_rotary_factor 0.5 differs from rotary_pct 0.25"},
+		{"olmo scaled rope_parameters", olmo.Checkpoint(), set("rope_parameters", map[string]any{"rope_type": "dynamic", "factor": 2.0}), "rope_parameters.factor = 2"},
 		{"olmo attention bias", olmo.Checkpoint(), set("attention_bias", true), "attention_bias"},
 		{"olmo rope scaling", olmo.Checkpoint(), set("rope_scaling", map[string]any{"rope_type": "dynamic", "factor": 2}), "rope_scaling"},
 		{"olmo gelu", olmo.Checkpoint(), set("hidden_act", "gelu"), "hidden_act"},
@@ -291,6 +294,51 @@ func TestGPTFamilyRefusals(t *testing.T) {
 				t.Fatal(err)
 			}
 			convert.CheckRefused(t, dir, convert.Options{}, tt.want)
+		})
+	}
+}
+
+// TestGPTFamilyRopeParameters converts GPT-NeoX, OLMo and OLMo 2 configs
+// as transformers 5 saves them (make crosscheck found them refused):
+// rope_theta and GPT-NeoX's rotary fraction inside rope_parameters, the
+// old keys gone. The key-values must be those the old keys give.
+func TestGPTFamilyRopeParameters(t *testing.T) {
+	t.Parallel()
+	neox := converttest.GPTNeoX{Hidden: 64, Heads: 4, Layers: 1, Intermediate: 128, RotaryPct: 0.25, Parallel: true}
+	olmo := converttest.Olmo{Version: 1, Hidden: 32, Intermediate: 64, Heads: 4, KVHeads: 2, Layers: 1}
+	olmo2 := olmo
+	olmo2.Version = 2
+	for _, tt := range []struct {
+		name   string
+		config map[string]any
+		shapes map[string][]uint64
+		drop   []string
+		rp     map[string]any
+		kv     map[string]any
+	}{
+		{"gptneox", neox.Config(), neox.Shapes(converttest.Vocab), []string{"rotary_pct", "rotary_emb_base"},
+			map[string]any{"partial_rotary_factor": 0.5, "rope_theta": 500000.0, "rope_type": "default"},
+			map[string]any{"gptneox.rope.dimension_count": uint32(8), "gptneox.rope.freq_base": float32(500000)}},
+		{"olmo", olmo.Config(), olmo.Shapes(converttest.Vocab), []string{"rope_theta"},
+			map[string]any{"rope_theta": 500000.0, "rope_type": "default"},
+			map[string]any{"olmo.rope.freq_base": float32(500000)}},
+		{"olmo2", olmo2.Config(), olmo2.Shapes(converttest.Vocab), []string{"rope_theta"},
+			map[string]any{"rope_theta": 500000.0, "rope_type": "default"},
+			map[string]any{"olmo2.rope.freq_base": float32(500000)}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := maps.Clone(tt.config)
+			for _, k := range tt.drop {
+				delete(cfg, k)
+			}
+			cfg["rope_parameters"] = tt.rp
+			_, kv, _, _ := convertShapes(t, cfg, tt.shapes)
+			for k, want := range tt.kv {
+				if kv[k] != want {
+					t.Errorf("%s = %v (%T), want %v (%T)", k, kv[k], kv[k], want, want)
+				}
+			}
 		})
 	}
 }

@@ -18,15 +18,18 @@ func convertGPTNeoX(cfg Config, w Weights) (KV, []Tensor, error) {
 	hidden, heads, layers := r.Int("hidden_size"), r.Int("num_attention_heads"), r.Int("num_hidden_layers")
 	vocab, ff, ctx := r.Int("vocab_size"), r.Int("intermediate_size"), r.Int("max_position_embeddings")
 	// transformers has named these two ways.
-	pct := oneOf(r, 0.25, "rotary_pct", "partial_rotary_factor")
-	base := oneOf(r, 10000, "rotary_emb_base", "rope_theta")
+	pct, pctKey := oneOf(r, 0.25, "rotary_pct", "partial_rotary_factor")
+	base, baseKey := oneOf(r, 10000, "rotary_emb_base", "rope_theta")
+	// transformers 5 saves both inside rope_parameters.
+	rp := readRopeParameters(r, true)
+	pct = ropeOverride(r, "partial_rotary_factor", rp.partial, pctKey, pct)
+	base = ropeOverride(r, "rope_theta", rp.theta, baseKey, base)
 	eps := r.FloatOr("layer_norm_eps", 1e-5)
 	parallel := r.BoolOr("use_parallel_residual", true)
 	tied := r.BoolOr("tie_word_embeddings", false)
 	r.Refuse("hidden_act", `"gelu"`)
 	r.Refuse("attention_bias", "true")
 	r.Refuse("rope_scaling")
-	r.Refuse("rope_parameters")
 	r.Refuse("num_key_value_heads")
 	if err := r.Err(); err != nil {
 		return nil, nil, err
@@ -84,7 +87,7 @@ func convertGPTNeoX(cfg Config, w Weights) (KV, []Tensor, error) {
 
 // oneOf reads a number that config.json may name by any of keys; two
 // names set to different values are an error.
-func oneOf(r *ConfigReader, def float64, keys ...string) float64 {
+func oneOf(r *ConfigReader, def float64, keys ...string) (float64, string) {
 	v, from := def, ""
 	for _, k := range keys {
 		if r.c.Has(k) {
@@ -95,7 +98,7 @@ func oneOf(r *ConfigReader, def float64, keys ...string) float64 {
 			v, from = x, k
 		}
 	}
-	return v
+	return v, from
 }
 
 // headsToBlocks reorders rows grouped [head][q|k|v][hd] into

@@ -106,18 +106,11 @@ func (d *decoder) read(r *ConfigReader) {
 // ropeParameters reads transformers 5's rope_parameters, which replace
 // rope_theta and rope_scaling: only the default rope, unscaled.
 func (d *decoder) ropeParameters(r *ConfigReader) {
-	raw := r.Raw("rope_parameters")
-	if raw == nil {
-		return
+	from := ""
+	if r.c.Has("rope_theta") {
+		from = "rope_theta"
 	}
-	theta, ok := r.PlainRope("rope_parameters", raw)
-	switch {
-	case !ok:
-	case r.c.Has("rope_theta") && theta != d.ropeTheta:
-		r.Fail(fmt.Errorf("config.json: rope_parameters.rope_theta %v differs from rope_theta %v", theta, d.ropeTheta))
-	default:
-		d.ropeTheta = theta
-	}
+	d.ropeTheta = ropeOverride(r, "rope_theta", readRopeParameters(r, false).theta, from, d.ropeTheta)
 }
 
 func (d *decoder) kv() KV {

@@ -45,9 +45,8 @@ func convertOlmo(cfg Config, w Weights) (KV, []Tensor, error) {
 // readOlmo reads what OLMo 1 and 2 configs share (llama's fields) and
 // refuses what their llama.cpp architectures do not implement.
 func readOlmo(r *ConfigReader, d *decoder) {
-	d.read(r)
+	d.read(r) // rope_parameters too, as transformers 5 saves them
 	r.Refuse("attention_bias", "false")
-	r.Refuse("rope_parameters")
 	if r.Err() == nil && d.heads*d.headDim != d.hidden {
 		// llama.cpp sizes q and the output projection by the embedding.
 		r.Fail(fmt.Errorf("config.json: num_attention_heads * head_dim = %d != hidden_size %d is not supported by llama.cpp's %s", d.heads*d.headDim, d.hidden, d.arch))

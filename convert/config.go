@@ -3,7 +3,6 @@ package convert
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 )
@@ -110,36 +109,6 @@ func (r *ConfigReader) Raw(key string) json.RawMessage {
 		return nil
 	}
 	return r.c.raw[key]
-}
-
-// PlainRope reads one rope_parameters dict of transformers 5 (name is its
-// path in config.json, for errors) that must be the default, unscaled
-// rope: rope_type (or its older name type) "default", partial_rotary_factor
-// 1, rope_theta a positive number. It returns rope_theta and whether the
-// dict sets it; anything else is r's error, naming the key.
-func (r *ConfigReader) PlainRope(name string, raw json.RawMessage) (theta float64, ok bool) {
-	var rp map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &rp); err != nil {
-		r.Fail(fmt.Errorf("config.json: %s: %w", name, err))
-		return 0, false
-	}
-	for _, k := range slices.Sorted(maps.Keys(rp)) {
-		v := strings.Join(strings.Fields(string(rp[k])), "")
-		switch {
-		case (k == "rope_type" || k == "type") && v == `"default"`:
-		case k == "partial_rotary_factor" && (v == "1" || v == "1.0"):
-		case k == "rope_theta":
-			if err := json.Unmarshal(rp[k], &theta); err != nil || theta <= 0 {
-				r.Fail(fmt.Errorf("config.json: %s.rope_theta = %s is not a positive number", name, v))
-				return 0, false
-			}
-			ok = true
-		default:
-			r.Fail(fmt.Errorf("config.json: %s.%s = %s is not supported by the converter (only the default, unscaled rope: rope_type \"default\" and rope_theta)", name, k, v))
-			return 0, false
-		}
-	}
-	return theta, ok
 }
 
 // LayerTypes reads layer_types: one of allowed for each of the model's

@@ -452,8 +452,9 @@ func TestSSMStateSlots(t *testing.T) {
 	}
 }
 
-// TestPythonInfinity: transformers writes Mamba-2's and Falcon-H1's
-// default time_step_limit as [0.0, Infinity], which is not JSON. Such a
+// TestPythonInfinity: transformers 4 writes Mamba-2's and Falcon-H1's
+// default time_step_limit as [0.0, Infinity], which is not JSON, and
+// transformers 5 as [0.0, {"__float__": "Infinity"}]. Such a
 // config.json parses (text inside strings untouched), the default converts,
 // and a real clamp is refused by name.
 func TestPythonInfinity(t *testing.T) {
@@ -469,7 +470,10 @@ func TestPythonInfinity(t *testing.T) {
 	if err := cfg.Get("v", &v); err != nil || fmt.Sprint(v) != "[0 -Infinity NaN Infinity]" {
 		t.Errorf("list %v, %v", v, err)
 	}
-	for _, tt := range []struct{ limit, want string }{{"[0.0, Infinity]", ""}, {"[0.0, 0.1]", "time_step_limit = [0.0,0.1] is not supported"}} {
+	// transformers 5 writes the default as [0.0, {"__float__": "Infinity"}]
+	// (make crosscheck found it refused).
+	for _, tt := range []struct{ limit, want string }{{"[0.0, Infinity]", ""}, {`[0.0, {"__float__": "Infinity"}]`, ""},
+		{"[0.0, 0.1]", "time_step_limit = [0.0,0.1] is not supported"}, {`[0.0, {"__float__": "NaN"}]`, `time_step_limit = [0.0,"NaN"] is not supported`}} {
 		for _, c := range ssmCases[:2] {
 			dir := t.TempDir()
 			if err := c.checkpoint.Write(dir, converttest.Safetensors); err != nil {
