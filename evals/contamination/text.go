@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/udgamlabs/udgam-ci/report"
+	"github.com/udgamlabs/udgam-ci/internal/numfmt"
 )
 
 // Line is the one-sentence result the PR comment and the score summary
@@ -20,7 +20,7 @@ func (r *Report) Line() string {
 			continue
 		}
 		noun := map[string]string{"probes": "probe items", "fresh": "Fresh Text documents"}[test]
-		parts = append(parts, fmt.Sprintf("%s of %s %s", report.FormatCount(s.Contaminated), report.FormatCount(s.Items), noun))
+		parts = append(parts, fmt.Sprintf("%s of %s %s", numfmt.Count(s.Contaminated), numfmt.Count(s.Items), noun))
 	}
 	return fmt.Sprintf("%s share a %d-gram with the training data", strings.Join(parts, ", "), r.N)
 }
@@ -29,7 +29,7 @@ func (r *Report) Line() string {
 // each contaminated item with where it was first seen.
 func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "Contamination: %s (%s words, %s bytes of training text in %d files).\n",
-		r.Line(), report.FormatCount(int(r.Words)), report.FormatCount(int(r.Bytes)), len(r.Train))
+		r.Line(), numfmt.Count(int(r.Words)), numfmt.Count(int(r.Bytes)), len(r.Train))
 	for _, test := range slices.Sorted(mapKeys(r.Summary)) {
 		s := r.Summary[test]
 		fmt.Fprintf(w, "\n%-28s %8s %13s %10s\n", test, "items", "contaminated", fmt.Sprintf("> %.2f", r.MinFraction))
