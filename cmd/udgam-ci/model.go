@@ -60,12 +60,12 @@ type gitFlags struct {
 
 // git is the run's git metadata: the flags, then the environment.
 func (r *runFlags) git(e *env) runfile.Git {
-	g := runfile.Git{Repo: r.Git.Repo, SHA: r.Git.SHA, Ref: r.Git.Ref}
+	g := ghenv.Commit{Repo: r.Git.Repo, SHA: r.Git.SHA, Ref: r.Git.Ref}
 	if r.Git.PR > 0 {
 		pr := r.Git.PR
 		g.PR = &pr
 	}
-	return ghenv.Fill(g, e.Getenv)
+	return runfile.Git(ghenv.Fill(g, e.Getenv))
 }
 
 // add registers the shared flags; unit names what is scored ("documents",
