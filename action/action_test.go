@@ -20,6 +20,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/evals/contamination"
 	"github.com/udgamlabs/udgam-ci/fetch"
+	"github.com/udgamlabs/udgam-ci/ggufspec"
 	"github.com/udgamlabs/udgam-ci/hub"
 	"github.com/udgamlabs/udgam-ci/hub/hubtest"
 	"github.com/udgamlabs/udgam-ci/runfile"
@@ -120,7 +121,7 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	w := &world{t: t, gh: actiontest.NewGitHub(t, repo, token), hub: hubtest.New(t), cache: t.TempDir(),
-		scorer: &fakeScorer{engine: runner.EngineVersion(), scores: map[string]map[string]float64{
+		scorer: &fakeScorer{engine: ggufspec.EngineVersion(), scores: map[string]map[string]float64{
 			baseSHA: {"fresh": 0.95, "probes": 45},
 		}}, server: &fakeServer{}}
 	w.newServer = func(url, token string) action.Server { return w.server }
@@ -480,7 +481,7 @@ func TestActionSettingsMismatch(t *testing.T) {
 			if o.res.ExitCode != tt.exit || !o.res.Mismatch || o.outputs["settings-mismatch"] != "true" {
 				t.Errorf("exit %d (want %d), mismatch %v", o.res.ExitCode, tt.exit, o.res.Mismatch)
 			}
-			if !strings.Contains(o.log, tt.annot) || !strings.Contains(o.log, "engine: llama.cpp 0000000 (other build) -> "+runner.EngineVersion()) {
+			if !strings.Contains(o.log, tt.annot) || !strings.Contains(o.log, "engine: llama.cpp 0000000 (other build) -> "+ggufspec.EngineVersion()) {
 				t.Errorf("log lacks the mismatch annotation naming the engine:\n%s", o.log)
 			}
 		})
@@ -691,7 +692,7 @@ func TestActionFailuresAreAnnotated(t *testing.T) {
 
 	// A baseline that shares too few records: warned, the scores stand.
 	small := servertest.Spec{ID: "probes-small", Test: "probes", Model: model, Repo: repo, Records: 5, Score: 45, Seed: 7,
-		Engine: runner.EngineVersion()}.Run()
+		Engine: ggufspec.EngineVersion()}.Run()
 	p := filepath.Join(t.TempDir(), "probes.jsonl")
 	if err := runfile.WriteFile(p, small); err != nil {
 		t.Fatal(err)

@@ -26,10 +26,10 @@ import (
 
 	"github.com/ollama/ollama/fs/ggml"
 	"github.com/udgamlabs/udgam-ci/convert/tokenizer"
+	"github.com/udgamlabs/udgam-ci/ggufspec"
 	"github.com/udgamlabs/udgam-ci/internal/atomicfile"
 	"github.com/udgamlabs/udgam-ci/internal/release"
 	"github.com/udgamlabs/udgam-ci/runfile"
-	"github.com/udgamlabs/udgam-ci/runner"
 )
 
 // Dtypes are the output types Convert writes.
@@ -285,7 +285,7 @@ func ReadConversion(path string) (c *runfile.Conversion, err error) {
 // Tool names the converter: udgam-ci's own pipeline, with ollama's GGUF
 // writer and tokenizer parser, whose version EngineVersion names.
 func Tool() string {
-	return "udgam-ci " + release.Version + " convert, " + runner.EngineVersion()
+	return "udgam-ci " + release.Version + " convert, " + ggufspec.EngineVersion()
 }
 
 func outputKind(dtype string) (ggml.TensorType, ggml.FileType, error) {

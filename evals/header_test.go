@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/udgamlabs/udgam-ci/ggufspec"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 )
@@ -73,7 +74,7 @@ func TestNewHeader(t *testing.T) {
 		Dataset: runfile.Dataset{Name: "smoke", SHA256: "cc", Count: 3, Smoke: true},
 		Settings: runfile.Settings{
 			AddBOS: true, BOSMode: "auto", BOSID: 1, Window: 2048, Stride: 1024, Dtype: "F16",
-			TokenizerSHA256: "bb", Engine: runner.EngineVersion(), Formulation: "f1",
+			TokenizerSHA256: "bb", Engine: ggufspec.EngineVersion(), Formulation: "f1",
 		},
 		Runtime:   runfile.Runtime{Threads: 2},
 		Git:       runfile.Git{Repo: "o/r"},

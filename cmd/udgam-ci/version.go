@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/udgamlabs/udgam-ci/ggufspec"
 	"github.com/udgamlabs/udgam-ci/internal/release"
-	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 )
 
@@ -14,7 +14,7 @@ func runVersion(e *env, args []string) error {
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.Stdout, "udgam-ci %s\nengine %s\n", release.Version, runner.EngineVersion())
+	fmt.Fprintf(e.Stdout, "udgam-ci %s\nengine %s\n", release.Version, ggufspec.EngineVersion())
 	if release.CPUVariant != "" {
 		fmt.Fprintf(e.Stdout, "engine CPU target: %s\n", release.CPUVariant)
 	}
