@@ -3,7 +3,7 @@ package runner
 import (
 	"context"
 
-	"github.com/udgamlabs/udgam-ci/runner/tokspec"
+	"github.com/udgamlabs/udgam-ci/ggufspec/tokspec"
 )
 
 // Request asks for next-token log-probabilities along one or more token

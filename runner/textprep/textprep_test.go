@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/ggufspec/tokspec"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/hftok"
-	"github.com/udgamlabs/udgam-ci/runner/tokspec"
 )
 
 // byteTok tokenizes text into its bytes and gives each byte as its piece,
