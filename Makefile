@@ -57,7 +57,7 @@ endif
 
 TEST_TIMEOUT ?= 20m
 
-.PHONY: cuda env all build test unit hfref e2e bench bench-llamacpp demo vet clean docs check-docs variants launcher release FORCE
+.PHONY: cuda env all build test unit hfref e2e bench bench-llamacpp demo vet tidy clean docs check-docs variants launcher release FORCE
 
 all: build
 
@@ -96,6 +96,11 @@ RELEASE_TAR := udgam-ci-$(shell $(GO) env GOOS)-$(shell $(GO) env GOARCH).tar.gz
 release: variants
 	tar -C $(DIST) -czf $(RELEASE_TAR) bin libexec
 	@echo "$(RELEASE_TAR): unpack into a prefix (/usr/local) and run bin/udgam-ci"
+
+# tidy runs go mod tidy on the module alone (the engine workspace would
+# add its copy); internal/structure's TestGoModTidy fails until it is run.
+tidy:
+	GOWORK=off $(GO) mod tidy
 
 vet:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
