@@ -80,6 +80,17 @@ func TestActionYAMLMatchesInputs(t *testing.T) {
 		}
 	}
 
+	// An input with a fixed set of values names each in its description;
+	// the sets live where the values are read (convert, evals, here).
+	for name, valid := range map[string][]string{"dtype": validDtypes, "add-bos": validAddBOS, "gpu": validGPU, "fail-on": validFailOn, "tests": validTestNames} {
+		desc := a.Inputs[name].Description
+		for _, v := range valid {
+			if !regexp.MustCompile(`(^|[^\w-])` + regexp.QuoteMeta(v) + `($|[^\w-])`).MatchString(desc) {
+				t.Errorf("input %s: action.yml's description does not name %q (one of %s)", name, v, strings.Join(valid, ", "))
+			}
+		}
+	}
+
 	var run *step
 	for i, s := range a.Runs.Steps {
 		if s.ID == "run" {

@@ -32,8 +32,11 @@ import (
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
-// Dtypes are the output types Convert writes.
+// Dtypes are the output types Convert writes; DefaultDtype is the one the
+// CLI and the Action write unless told (f32 widens bf16 and f16 exactly).
 var Dtypes = []string{"f32", "f16", "bf16", "q8_0"}
+
+const DefaultDtype = "f32"
 
 // Options control a conversion.
 type Options struct {

@@ -6,6 +6,7 @@ package evals
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/udgamlabs/udgam-ci/runner"
 )
@@ -16,6 +17,9 @@ const (
 	BOSYes  = "yes"  // BOS first; an error when the tokenizer has none
 	BOSNo   = "no"   // never BOS
 )
+
+// BOSModes lists the modes, the default (BOSAuto) first.
+var BOSModes = []string{BOSAuto, BOSYes, BOSNo}
 
 // ResolveBOS turns a BOS mode into whether BOS is put first. "yes" on a
 // tokenizer without BOS is an error rather than a silent "no".
@@ -31,7 +35,7 @@ func ResolveBOS(mode string, info runner.Info) (bool, error) {
 	case BOSNo:
 		return false, nil
 	}
-	return false, fmt.Errorf("BOS mode %q: want auto, yes or no", mode)
+	return false, fmt.Errorf("BOS mode %q: want %s or %s", mode, strings.Join(BOSModes[:len(BOSModes)-1], ", "), BOSModes[len(BOSModes)-1])
 }
 
 func modelLabel(info runner.Info) string {

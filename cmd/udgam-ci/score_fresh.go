@@ -46,8 +46,8 @@ func (o *scoreFreshOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Data, "data", "", "documents: JSONL or Parquet file, or hf://OWNER/NAME@COMMIT[/path] (default: the embedded smoke sample, not the benchmark)")
 	fs.StringVar(&o.Out, "out", "", "run file to write (JSON Lines)")
 	fs.StringVar(&o.AddBOS, "add-bos", evals.BOSAuto, "BOS before each document: auto (when the tokenizer has one), yes or no (then the first token is not scored and its bytes are left out)")
-	fs.IntVar(&o.Window, "window", 2048, "tokens per window")
-	fs.IntVar(&o.Stride, "stride", 1024, "tokens between window starts; later windows score only tokens not scored before")
+	fs.IntVar(&o.Window, "window", fresh.DefaultWindow, "tokens per window")
+	fs.IntVar(&o.Stride, "stride", fresh.DefaultStride, "tokens between window starts; later windows score only tokens not scored before")
 	fs.IntVar(&o.BatchTokens, "batch-tokens", fresh.DefaultBatchTokens, "tokens of windows per engine call (speed only)")
 	o.runFlags.add(fs, "documents", "source")
 }
