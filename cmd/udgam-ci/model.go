@@ -9,7 +9,6 @@ import (
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/evals/contamination"
 	"github.com/udgamlabs/udgam-ci/internal/ghenv"
-	"github.com/udgamlabs/udgam-ci/internal/release"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -142,7 +141,7 @@ func (r *runFlags) cpuOnly() (bool, error) {
 func (r *runFlags) header(e *env, threads int) evals.HeaderOptions {
 	return evals.HeaderOptions{
 		ModelName: r.ModelName, ModelRevision: r.ModelRevision, Git: r.git(e),
-		Runtime: runfile.Runtime{Threads: threads, GPU: r.GPU, CPU: release.CPUVariant},
+		Runtime: runfile.Runtime{Threads: threads, GPU: r.GPU, CPU: e.CPUVariant},
 	}
 }
 

@@ -122,6 +122,7 @@ func TestScoreProbesUsage(t *testing.T) {
 // scored by the engine gives each choice the log-probability the closed
 // form gives (float32 inside llama.cpp, hence 1e-4), and the same picks.
 func TestScoreProbesLlamaMatchesBigram(t *testing.T) {
+	needEngine(t)
 	dir := t.TempDir()
 	bg := testmodel.RandomBigram(8)
 	model := filepath.Join(dir, "bigram.gguf")

@@ -6,7 +6,6 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/ggufspec"
 	"github.com/udgamlabs/udgam-ci/internal/release"
-	"github.com/udgamlabs/udgam-ci/runner/llama"
 )
 
 func runVersion(e *env, args []string) error {
@@ -15,11 +14,11 @@ func runVersion(e *env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(e.Stdout, "udgam-ci %s\nengine %s\n", release.Version, ggufspec.EngineVersion())
-	if release.CPUVariant != "" {
-		fmt.Fprintf(e.Stdout, "engine CPU target: %s\n", release.CPUVariant)
+	if e.CPUVariant != "" {
+		fmt.Fprintf(e.Stdout, "engine CPU target: %s\n", e.CPUVariant)
 	}
 	// A portable build on a newer CPU is exact but slower: say so.
-	if _, unused := llama.CPUFeatures(); len(unused) > 0 {
+	if unused := engineUnusedCPU(); len(unused) > 0 {
 		fmt.Fprintf(e.Stdout, "engine CPU: this CPU also has %s, which this build leaves unused (make build compiles for it)\n", strings.Join(unused, ", "))
 	}
 	return nil
