@@ -255,6 +255,7 @@ func ourComments(gh *actiontest.GitHub, pr int) []actiontest.Comment {
 }
 
 func TestActionCommentsOnceAndEditsInPlace(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.90, "probes": 60}
 	w.gh.PerPage = 3
@@ -366,6 +367,7 @@ func TestActionCommentsOnceAndEditsInPlace(t *testing.T) {
 // A fork PR's token cannot write: the comment and the Check run are
 // warnings, the evaluation stands.
 func TestActionReadOnlyTokenWarns(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.90, "probes": 60}
 	w.gh.ReadOnly = true
@@ -381,6 +383,7 @@ func TestActionReadOnlyTokenWarns(t *testing.T) {
 }
 
 func TestActionRegressionFails(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.95, "probes": 30}
 	tests := []struct {
@@ -421,6 +424,7 @@ func TestActionRegressionFails(t *testing.T) {
 // annotation per regression when the job fails, neutral with a warning one
 // when fail-on is never; the second job updates the first one's run.
 func TestActionCheckConclusionFollowsFailOn(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.95, "probes": 30}
 	for i, tt := range []struct{ failOn, conclusion, level string }{
@@ -448,6 +452,7 @@ func TestActionCheckConclusionFollowsFailOn(t *testing.T) {
 }
 
 func TestActionSettingsMismatch(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.95, "probes": 45}
 	// Baseline run files made by another engine build.
@@ -490,6 +495,7 @@ func TestActionSettingsMismatch(t *testing.T) {
 }
 
 func TestActionServerDownOnlyWarns(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.93, "probes": 50}
 	// The real client, against a server that has stopped listening.
@@ -528,6 +534,7 @@ func TestActionServerDownOnlyWarns(t *testing.T) {
 }
 
 func TestActionPushRecordsBaseline(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	// A local safetensors checkpoint, converted in the job.
 	dir := t.TempDir()
@@ -561,6 +568,7 @@ func TestActionPushRecordsBaseline(t *testing.T) {
 }
 
 func TestActionBadInputsFailClearly(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	o := w.run("pull_request", prPayload(1), map[string]string{"model": model, "revision": "main"})
 	if o.err == nil || o.res.ExitCode != 1 {
@@ -574,6 +582,7 @@ func TestActionBadInputsFailClearly(t *testing.T) {
 // TestActionWithReportServer runs a push (recording main's baseline) and
 // then a PR compared with that baseline, against the real report server.
 func TestActionWithReportServer(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"), store.Options{})
@@ -640,6 +649,7 @@ func TestActionWithReportServer(t *testing.T) {
 }
 
 func TestActionForkPatterns(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.90, "probes": 60}
 	inputs := map[string]string{"model": model, "revision": headSHA, "baseline": "revision:" + baseSHA}
@@ -681,6 +691,7 @@ func TestActionForkPatterns(t *testing.T) {
 }
 
 func TestActionFailuresAreAnnotated(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.90, "probes": 60}
 
@@ -713,6 +724,7 @@ func TestActionFailuresAreAnnotated(t *testing.T) {
 }
 
 func TestActionLocalGGUFKeepsItsProvenance(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.scorer.scores["local"] = map[string]float64{"fresh": 0.9, "probes": 50}
 	dir := t.TempDir()
@@ -734,6 +746,7 @@ func TestActionLocalGGUFKeepsItsProvenance(t *testing.T) {
 }
 
 func TestActionResolvesUnpinnedRevision(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t) // the hub's main branch points at baseSHA
 	o := w.run("pull_request", prPayload(12), map[string]string{"model": model, "revision": "main", "allow-unpinned": "true",
 		"baseline": "none", "tests": "probes"})

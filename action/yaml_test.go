@@ -54,6 +54,7 @@ func readAction(t *testing.T) actionYAML {
 // and outputs `udgam-ci action` reads and writes, with the same defaults,
 // and passes every input to the binary.
 func TestActionYAMLMatchesInputs(t *testing.T) {
+	t.Parallel()
 	a := readAction(t)
 	if a.Runs.Using != "composite" {
 		t.Errorf("runs.using %q", a.Runs.Using)
@@ -145,6 +146,7 @@ var exprRE = regexp.MustCompile(`\$\{\{[^}]*\}\}`)
 // copy: known inputs, least-privilege permissions, run files kept as
 // artifacts, and no fork code checked out where secrets are.
 func TestExampleWorkflows(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("../examples/workflows/*.yml")
 	if err != nil || len(files) < 7 {
 		t.Fatalf("examples: %v %v", files, err)
@@ -219,6 +221,7 @@ func TestExampleWorkflows(t *testing.T) {
 // TestDockerfile checks the image's contract: a multi-stage portable cgo
 // build, a non-root final stage, the server on a /data volume by default.
 func TestDockerfile(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../Dockerfile")
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestResolveBOS(t *testing.T) {
+	t.Parallel()
 	with := runner.Info{BOS: 1}
 	without := runner.Info{BOS: -1, Path: "m.gguf"}
 	tests := []struct {
@@ -44,6 +45,7 @@ func TestResolveBOS(t *testing.T) {
 }
 
 func TestNewHeader(t *testing.T) {
+	t.Parallel()
 	info := runner.Info{
 		Path: "/models/tiny.gguf", SHA256: "aa", Name: "Tiny", Arch: "llama", Params: 1234,
 		Dtype: "F16", BOS: 1, TokenizerSHA256: "bb",
@@ -93,6 +95,7 @@ func TestNewHeader(t *testing.T) {
 }
 
 func TestNewRunIDUnique(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	a, err := NewRunID(at, nil)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestLayoutFromKV(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		kv     ggml.KV

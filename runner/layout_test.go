@@ -11,6 +11,7 @@ import (
 // LFM2 lists one KV head count per layer; 0 marks a short-convolution
 // layer. The array is read as a GGUF file holds it.
 func TestLayoutPerLayerHeads(t *testing.T) {
+	t.Parallel()
 	path := t.TempDir() + "/lfm2.gguf"
 	f, err := os.Create(path)
 	if err != nil {

@@ -73,6 +73,7 @@ func seedHistory(t *testing.T, ts *testServer, revisions int) {
 }
 
 func TestChromiumHistoryPage(t *testing.T) {
+	t.Parallel()
 	bin := chromium(t)
 	ts := startServer(t, server.Config{})
 	const revisions = 40
@@ -190,6 +191,7 @@ func phoneProxy(t *testing.T, target string) string {
 // overflows sideways (tables scroll inside their box, charts scale), and
 // the compare page's headline numbers are within the first screen.
 func TestChromiumPhoneWidth(t *testing.T) {
+	t.Parallel()
 	bin := chromium(t)
 	ts := startServer(t, server.Config{})
 	seedHistory(t, ts, 12)

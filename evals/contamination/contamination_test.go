@@ -20,6 +20,7 @@ import (
 )
 
 func TestWords(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want []string
@@ -214,6 +215,7 @@ func flagged(r *Report) []string {
 }
 
 func TestPlantedPositivesAndNearMisses(t *testing.T) {
+	t.Parallel()
 	ps := planted(t)
 	ix, err := NewIndex(ps.items, DefaultN)
 	if err != nil {
@@ -295,6 +297,7 @@ func bruteForce(items []Item, corpus []string, n int) map[string][]int32 {
 }
 
 func TestAgreesWithBruteForce(t *testing.T) {
+	t.Parallel()
 	// A tiny vocabulary makes chance n-gram matches frequent.
 	rng := rand.New(rand.NewPCG(3, 4))
 	vocab := vocabulary(rng, 6)
@@ -361,6 +364,7 @@ type parquetDoc struct {
 }
 
 func TestFormatsFindTheSame(t *testing.T) {
+	t.Parallel()
 	ps := planted(t)
 	ix, err := NewIndex(ps.items, DefaultN)
 	if err != nil {
@@ -415,6 +419,7 @@ func TestFormatsFindTheSame(t *testing.T) {
 }
 
 func TestShardsMergeToTheWholeScan(t *testing.T) {
+	t.Parallel()
 	ps := planted(t)
 	ix, _ := NewIndex(ps.items, DefaultN)
 	dir := t.TempDir()
@@ -443,6 +448,7 @@ func TestShardsMergeToTheWholeScan(t *testing.T) {
 }
 
 func TestResumeSkipsFinishedFiles(t *testing.T) {
+	t.Parallel()
 	ps := planted(t)
 	ix, _ := NewIndex(ps.items, DefaultN)
 	dir := t.TempDir()
@@ -474,6 +480,7 @@ func must[T any](v T, err error) T {
 }
 
 func TestBadInputIsNamed(t *testing.T) {
+	t.Parallel()
 	ix, _ := NewIndex([]Item{{Test: "probes", ID: "a", Text: "one two three four five six"}}, DefaultN)
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.jsonl")
@@ -505,6 +512,7 @@ func TestBadInputIsNamed(t *testing.T) {
 }
 
 func TestJSONFieldAgreesWithEncodingJSON(t *testing.T) {
+	t.Parallel()
 	for _, line := range []string{
 		`{"text":"plain"}`,
 		`{"id": 3, "meta": {"text": "nested", "a": [1, {"b": "}"}]}, "text": "after \"escapes\" \u00e9\n"}`,

@@ -8,6 +8,7 @@ import (
 )
 
 func TestFill(t *testing.T) {
+	t.Parallel()
 	pr := func(n int) *int { return &n }
 	tests := []struct {
 		name  string

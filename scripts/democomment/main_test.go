@@ -42,6 +42,7 @@ func scoreBoth(t *testing.T, m runner.Model, name string) (string, string) {
 }
 
 func TestRunWritesTheActionsComment(t *testing.T) {
+	t.Parallel()
 	text := []byte(strings.Repeat("The quick brown fox jumps over the lazy dog. Question: What is 2 + 2?\nAnswer: 4\n\n", 50))
 	fitted, err := testmodel.FitBigram(text, 0.5)
 	if err != nil {
@@ -74,6 +75,7 @@ func TestRunWritesTheActionsComment(t *testing.T) {
 }
 
 func TestRunNamesAMissingRunFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "nope.jsonl")
 	out := filepath.Join(dir, "comment.md")

@@ -17,6 +17,7 @@ import (
 // The demo scores the core set and the smoke sample: neither may be in the
 // text the models learn from.
 func TestTrainingTextHoldsNoScoredData(t *testing.T) {
+	t.Parallel()
 	text, st, err := trainingText()
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +52,7 @@ func TestTrainingTextHoldsNoScoredData(t *testing.T) {
 // The demo's point: the candidate predicts unseen text better than the
 // baseline, in total and on the English prose and technical sources.
 func TestCandidatePredictsSmokeSampleBetter(t *testing.T) {
+	t.Parallel()
 	text, _, err := trainingText()
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +99,7 @@ func bitsPerByte(b *testmodel.Bigram, docs []fresh.Document) map[string]float64 
 }
 
 func TestRunWritesTwoModels(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := run(dir, io.Discard); err != nil {
 		t.Fatal(err)
