@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runfile"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 func freshTestEnv() (*env, *bytes.Buffer, *bytes.Buffer) {

@@ -33,7 +33,7 @@ var stages = []struct {
 // development (demo, benchmarks, load generation), which may import
 // anything but which production never imports either.
 var (
-	referencePackages = []string{"internal/reference", "runner/testmodel", "internal/hfref", "evals/probes/bench"}
+	referencePackages = []string{"internal/reference", "internal/hfref", "evals/probes/bench"}
 	tools             = []string{"scripts", "server/cmd"}
 )
 
@@ -140,7 +140,7 @@ func TestFlowViolations(t *testing.T) {
 		{"against the flow", map[string][]string{"convert": {"runner"}}, nil, "convert (GGUF) imports runner (scoring), later in the flow"},
 		{"measuring imports presentation", map[string][]string{"evals/contamination": {"report"}}, nil, "evals/contamination (scoring) imports report (comment/server), later in the flow"},
 		{"bottom knows the run file", map[string][]string{"internal/ghenv": {"runfile"}}, nil, "internal/ghenv (internal) imports runfile (contracts), later in the flow"},
-		{"test model in production", map[string][]string{"cmd/udgam-ci": {"runner"}}, map[string][]string{"cmd/udgam-ci": {"runner", "runner/testmodel"}}, "cmd/udgam-ci depends on reference runner/testmodel"},
+		{"test model in production", map[string][]string{"cmd/udgam-ci": {"runner"}}, map[string][]string{"cmd/udgam-ci": {"runner", "internal/reference/testmodel"}}, "cmd/udgam-ci depends on reference internal/reference/testmodel"},
 		{"test helper in production", map[string][]string{"action": nil}, map[string][]string{"action": {"hub/hubtest"}}, "action depends on reference hub/hubtest"},
 		{"tool in production", map[string][]string{"server": nil}, map[string][]string{"server": {"server/cmd/loadgen"}}, "server depends on tool server/cmd/loadgen"},
 		{"unplaced", map[string][]string{"newthing": nil}, nil, "newthing: production package in no stage of the flow (add it to stages)"},
@@ -153,7 +153,7 @@ func TestFlowViolations(t *testing.T) {
 			}
 		})
 	}
-	fine := map[string][]string{"cmd/udgam-ci": {"runner/llama", "action"}, "report": {"compare", "templates"}, "runner/testmodel": {"runner"}, "scripts/demomodels": {"runner/testmodel"}}
+	fine := map[string][]string{"cmd/udgam-ci": {"runner/llama", "action"}, "report": {"compare", "templates"}, "internal/reference/testmodel": {"runner"}, "scripts/demomodels": {"internal/reference/testmodel"}}
 	if got := violations(fine, fine); len(got) > 0 {
 		t.Errorf("violations of a graph along the flow: %q", got)
 	}
