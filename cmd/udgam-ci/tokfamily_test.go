@@ -16,7 +16,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
-	"github.com/udgamlabs/udgam-ci/internal/hfref"
+	"github.com/udgamlabs/udgam-ci/internal/reference/hfref"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 )

@@ -33,7 +33,7 @@ var stages = []struct {
 // development (demo, benchmarks, load generation), which may import
 // anything but which production never imports either.
 var (
-	referencePackages = []string{"internal/reference", "internal/hfref", "evals/probes/bench"}
+	referencePackages = []string{"internal/reference", "evals/probes/bench"}
 	tools             = []string{"scripts", "server/cmd"}
 )
 
