@@ -17,7 +17,7 @@ var stages = []struct {
 	name     string
 	prefixes []string
 }{
-	{"internal", []string{"internal"}},
+	{"base", []string{"internal"}},
 	{"contracts", []string{"runfile", "ggufspec"}},
 	{"checkpoint", []string{"hub"}},
 	{"GGUF", []string{"convert", "fetch"}},
@@ -139,7 +139,7 @@ func TestFlowViolations(t *testing.T) {
 	}{
 		{"against the flow", map[string][]string{"convert": {"runner"}}, nil, "convert (GGUF) imports runner (scoring), later in the flow"},
 		{"measuring imports presentation", map[string][]string{"evals/contamination": {"report"}}, nil, "evals/contamination (scoring) imports report (comment/server), later in the flow"},
-		{"bottom knows the run file", map[string][]string{"internal/ghenv": {"runfile"}}, nil, "internal/ghenv (internal) imports runfile (contracts), later in the flow"},
+		{"bottom knows the run file", map[string][]string{"internal/ghenv": {"runfile"}}, nil, "internal/ghenv (base) imports runfile (contracts), later in the flow"},
 		{"test model in production", map[string][]string{"cmd/udgam-ci": {"runner"}}, map[string][]string{"cmd/udgam-ci": {"runner", "internal/reference/testmodel"}}, "cmd/udgam-ci depends on reference internal/reference/testmodel"},
 		{"test helper in production", map[string][]string{"action": nil}, map[string][]string{"action": {"hub/hubtest"}}, "action depends on reference hub/hubtest"},
 		{"tool in production", map[string][]string{"server": nil}, map[string][]string{"server": {"server/cmd/loadgen"}}, "server depends on tool server/cmd/loadgen"},
