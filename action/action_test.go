@@ -21,6 +21,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/evals/audit"
 	"github.com/udgamlabs/udgam-ci/evals/contamination"
 	"github.com/udgamlabs/udgam-ci/fetch"
+	"github.com/udgamlabs/udgam-ci/ggufspec"
 	"github.com/udgamlabs/udgam-ci/hub"
 	"github.com/udgamlabs/udgam-ci/hub/hubtest"
 	"github.com/udgamlabs/udgam-ci/runfile"
@@ -125,7 +126,7 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	w := &world{t: t, gh: actiontest.NewGitHub(t, repo, token), hub: hubtest.New(t), cache: t.TempDir(),
-		scorer: &fakeScorer{engine: runner.EngineVersion(), scores: map[string]map[string]float64{
+		scorer: &fakeScorer{engine: ggufspec.EngineVersion(), scores: map[string]map[string]float64{
 			baseSHA: {"fresh": 0.95, "probes": 45},
 		}}, server: &fakeServer{}}
 	w.newServer = func(url, token string) action.Server { return w.server }
@@ -260,6 +261,7 @@ func ourComments(gh *actiontest.GitHub, pr int) []actiontest.Comment {
 }
 
 func TestActionCommentsOnceAndEditsInPlace(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.90, "probes": 60}
 	w.gh.PerPage = 3
@@ -371,6 +373,7 @@ func TestActionCommentsOnceAndEditsInPlace(t *testing.T) {
 // A fork PR's token cannot write: the comment and the Check run are
 // warnings, the evaluation stands.
 func TestActionReadOnlyTokenWarns(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.90, "probes": 60}
 	w.gh.ReadOnly = true
@@ -386,6 +389,7 @@ func TestActionReadOnlyTokenWarns(t *testing.T) {
 }
 
 func TestActionRegressionFails(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.95, "probes": 30}
 	tests := []struct {
@@ -426,6 +430,7 @@ func TestActionRegressionFails(t *testing.T) {
 // annotation per regression when the job fails, neutral with a warning one
 // when fail-on is never; the second job updates the first one's run.
 func TestActionCheckConclusionFollowsFailOn(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.95, "probes": 30}
 	for i, tt := range []struct{ failOn, conclusion, level string }{
@@ -453,6 +458,7 @@ func TestActionCheckConclusionFollowsFailOn(t *testing.T) {
 }
 
 func TestActionSettingsMismatch(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.95, "probes": 45}
 	// Baseline run files made by another engine build.
@@ -486,7 +492,7 @@ func TestActionSettingsMismatch(t *testing.T) {
 			if o.res.ExitCode != tt.exit || !o.res.Mismatch || o.outputs["settings-mismatch"] != "true" {
 				t.Errorf("exit %d (want %d), mismatch %v", o.res.ExitCode, tt.exit, o.res.Mismatch)
 			}
-			if !strings.Contains(o.log, tt.annot) || !strings.Contains(o.log, "engine: llama.cpp 0000000 (other build) -> "+runner.EngineVersion()) {
+			if !strings.Contains(o.log, tt.annot) || !strings.Contains(o.log, "engine: llama.cpp 0000000 (other build) -> "+ggufspec.EngineVersion()) {
 				t.Errorf("log lacks the mismatch annotation naming the engine:\n%s", o.log)
 			}
 		})
@@ -495,6 +501,7 @@ func TestActionSettingsMismatch(t *testing.T) {
 }
 
 func TestActionServerDownOnlyWarns(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.93, "probes": 50}
 	// The real client, against a server that has stopped listening.
@@ -533,6 +540,7 @@ func TestActionServerDownOnlyWarns(t *testing.T) {
 }
 
 func TestActionPushRecordsBaseline(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	// A local safetensors checkpoint, converted in the job.
 	dir := t.TempDir()
@@ -566,6 +574,7 @@ func TestActionPushRecordsBaseline(t *testing.T) {
 }
 
 func TestActionBadInputsFailClearly(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	o := w.run("pull_request", prPayload(1), map[string]string{"model": model, "revision": "main"})
 	if o.err == nil || o.res.ExitCode != 1 {
@@ -579,6 +588,7 @@ func TestActionBadInputsFailClearly(t *testing.T) {
 // TestActionWithReportServer runs a push (recording main's baseline) and
 // then a PR compared with that baseline, against the real report server.
 func TestActionWithReportServer(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"), store.Options{})
@@ -645,6 +655,7 @@ func TestActionWithReportServer(t *testing.T) {
 }
 
 func TestActionForkPatterns(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.90, "probes": 60}
 	inputs := map[string]string{"model": model, "revision": headSHA, "baseline": "revision:" + baseSHA}
@@ -686,6 +697,7 @@ func TestActionForkPatterns(t *testing.T) {
 }
 
 func TestActionFailuresAreAnnotated(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.90, "probes": 60}
 
@@ -697,7 +709,7 @@ func TestActionFailuresAreAnnotated(t *testing.T) {
 
 	// A baseline that shares too few records: warned, the scores stand.
 	small := servertest.Spec{ID: "probes-small", Test: "probes", Model: model, Repo: repo, Records: 5, Score: 45, Seed: 7,
-		Engine: runner.EngineVersion()}.Run()
+		Engine: ggufspec.EngineVersion()}.Run()
 	p := filepath.Join(t.TempDir(), "probes.jsonl")
 	if err := runfile.WriteFile(p, small); err != nil {
 		t.Fatal(err)
@@ -718,6 +730,7 @@ func TestActionFailuresAreAnnotated(t *testing.T) {
 }
 
 func TestActionLocalGGUFKeepsItsProvenance(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.scorer.scores["local"] = map[string]float64{"fresh": 0.9, "probes": 50}
 	dir := t.TempDir()
@@ -739,6 +752,7 @@ func TestActionLocalGGUFKeepsItsProvenance(t *testing.T) {
 }
 
 func TestActionResolvesUnpinnedRevision(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t) // the hub's main branch points at baseSHA
 	o := w.run("pull_request", prPayload(12), map[string]string{"model": model, "revision": "main", "allow-unpinned": "true",
 		"baseline": "none", "tests": "probes"})

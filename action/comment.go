@@ -10,30 +10,15 @@ import (
 	"github.com/google/go-github/v66/github"
 )
 
-// tokenTransport adds the workflow token to every GitHub API request.
-type tokenTransport struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (t tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+t.token)
-	return t.base.RoundTrip(r)
-}
-
 // NewGitHubClient returns a REST client for apiURL (GITHUB_API_URL: the
 // public API or a GitHub Enterprise /api/v3 base) authenticated with token.
 // base carries the requests (http.DefaultTransport when nil).
 func NewGitHubClient(apiURL, token string, base http.RoundTripper) (*github.Client, error) {
-	if base == nil {
-		base = http.DefaultTransport
-	}
 	u, err := url.Parse(strings.TrimRight(apiURL, "/") + "/")
 	if err != nil {
 		return nil, fmt.Errorf("GitHub API URL %q: %w", apiURL, err)
 	}
-	c := github.NewClient(&http.Client{Transport: tokenTransport{token: token, base: base}})
+	c := github.NewClient(&http.Client{Transport: base}).WithAuthToken(token)
 	c.BaseURL = u
 	return c, nil
 }

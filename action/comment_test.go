@@ -12,6 +12,7 @@ import (
 )
 
 func TestUpsertCommentFindsItsCommentOnAnyPage(t *testing.T) {
+	t.Parallel()
 	gh := actiontest.NewGitHub(t, "acme/train", "tok")
 	gh.PerPage = 2
 	gh.Seed(7, 5)
@@ -66,6 +67,7 @@ func TestUpsertCommentFindsItsCommentOnAnyPage(t *testing.T) {
 }
 
 func TestUpsertCommentErrors(t *testing.T) {
+	t.Parallel()
 	gh := actiontest.NewGitHub(t, "acme/train", "tok")
 	ctx := context.Background()
 	bad, _ := NewGitHubClient(gh.APIURL(), "wrong", nil)
@@ -86,6 +88,7 @@ func TestUpsertCommentErrors(t *testing.T) {
 // through runfile.IsGitRepo, so an id GitHub would not accept is refused
 // before any request, and one GitHub allows (".github") is split for the API.
 func TestRepositoryRule(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t.Errorf("request %s %s for a repository that should have been refused", r.Method, r.URL.Path)
 		http.Error(w, "no", http.StatusTeapot)
@@ -116,6 +119,7 @@ func TestRepositoryRule(t *testing.T) {
 }
 
 func TestFitComment(t *testing.T) {
+	t.Parallel()
 	short := "<!-- m -->\nshort"
 	if got := fitComment(short); got != short {
 		t.Errorf("a short body changed: %q", got)
@@ -132,6 +136,7 @@ func TestFitComment(t *testing.T) {
 
 // The verdict line outside a job follows fail-on as the job's does.
 func TestVerdictOutsideAJob(t *testing.T) {
+	t.Parallel()
 	reg := &compare.Comparison{Test: "probes", Result: compare.Result{Metric: compare.MetricAccuracy, Verdict: compare.Regressed}}
 	ok := &compare.Comparison{Test: "fresh", Result: compare.Result{Metric: compare.MetricBPB, Verdict: compare.Improved}}
 	for _, tc := range []struct {

@@ -14,6 +14,7 @@ import (
 )
 
 func TestActionTrainingDataScan(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.95, "probes": 45}
 	var asked action.ScanRequest

@@ -8,6 +8,7 @@ import (
 )
 
 func TestReadEvent(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		kind    string
@@ -88,6 +89,7 @@ func TestReadEvent(t *testing.T) {
 }
 
 func TestReadEventBadPayload(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "event.json")
 	os.WriteFile(path, []byte("{not json"), 0o644)
 	_, err := ReadEvent(func(k string) string {

@@ -12,8 +12,10 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/convert"
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/evals/audit"
+	"github.com/udgamlabs/udgam-ci/evals/fresh"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -93,10 +95,10 @@ var inputList = []input{
 	{"fresh-data", ""},
 	{"probe-items", ""},
 	{"probe-variants", ""},
-	{"dtype", "f32"},
-	{"add-bos", "auto"},
-	{"window", "2048"},
-	{"stride", "1024"},
+	{"dtype", convert.DefaultDtype},
+	{"add-bos", evals.BOSAuto},
+	{"window", strconv.Itoa(fresh.DefaultWindow)},
+	{"stride", strconv.Itoa(fresh.DefaultStride)},
 	{"threads", "0"},
 	{"gpu", "auto"},
 	{"server-url", ""},
@@ -108,7 +110,7 @@ var inputList = []input{
 	{"min-effect-accuracy", strconv.FormatFloat(compare.DefaultMinEffectAccuracy, 'g', -1, 64)},
 	{"work-dir", "udgam-ci-runs"},
 	{"cache-dir", ""},
-	{"resamples", "4000"},
+	{"resamples", strconv.Itoa(compare.DefaultResamples)},
 	{"pr", "0"},
 	{"training-data", ""},
 	{"until", UntilAll},
@@ -137,8 +139,8 @@ func InputDefault(name string) string {
 }
 
 var (
-	validDtypes    = []string{"f32", "f16", "bf16", "q8_0"}
-	validAddBOS    = []string{"auto", "yes", "no"}
+	validDtypes    = convert.Dtypes
+	validAddBOS    = evals.BOSModes
 	validGPU       = []string{"auto", "cpu", "metal", "cuda"}
 	validFailOn    = []string{FailOnRegression, FailOnMismatch, FailOnContamination, FailOnNever}
 	validTestNames = []string{runfile.TestFresh, runfile.TestProbes}

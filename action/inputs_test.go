@@ -19,6 +19,7 @@ func actionWith(env map[string]string) *githubactions.Action {
 }
 
 func TestReadInputs(t *testing.T) {
+	t.Parallel()
 	local := filepath.Join(t.TempDir(), "m.gguf")
 	if err := os.WriteFile(local, []byte("GGUF"), 0o644); err != nil {
 		t.Fatal(err)

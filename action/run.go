@@ -18,10 +18,10 @@ import (
 	"github.com/udgamlabs/udgam-ci/evals/audit"
 	"github.com/udgamlabs/udgam-ci/evals/contamination"
 	"github.com/udgamlabs/udgam-ci/fetch"
+	"github.com/udgamlabs/udgam-ci/ggufspec"
 	"github.com/udgamlabs/udgam-ci/internal/release"
 	"github.com/udgamlabs/udgam-ci/report"
 	"github.com/udgamlabs/udgam-ci/runfile"
-	"github.com/udgamlabs/udgam-ci/runner"
 )
 
 // Result is what one action run concluded.
@@ -447,7 +447,7 @@ func (r *actionRun) revisionBaseline(ctx context.Context, rev, test string) (*ru
 // baselineKey names a cached baseline run by everything that decides it.
 func baselineKey(in Inputs, rev, test string) string {
 	b, _ := json.Marshal([]any{in.Model, rev, test, in.Dtype, in.AddBOS, in.Window, in.Stride,
-		in.FreshData, in.ProbeItems, runner.EngineVersion()})
+		in.FreshData, in.ProbeItems, ggufspec.EngineVersion()})
 	sum := sha256.Sum256(b)
 	return test + "-" + hex.EncodeToString(sum[:8])
 }

@@ -54,6 +54,7 @@ func readAction(t *testing.T) actionYAML {
 // and outputs `udgam-ci action` reads and writes, with the same defaults,
 // and passes every input to the binary.
 func TestActionYAMLMatchesInputs(t *testing.T) {
+	t.Parallel()
 	a := readAction(t)
 	if a.Runs.Using != "composite" {
 		t.Errorf("runs.using %q", a.Runs.Using)
@@ -77,6 +78,17 @@ func TestActionYAMLMatchesInputs(t *testing.T) {
 		}
 		if in.Default != def && !(name == "model" && in.Required) {
 			t.Errorf("input %s: action.yml default %q, udgam-ci default %q", name, in.Default, def)
+		}
+	}
+
+	// An input with a fixed set of values names each in its description;
+	// the sets live where the values are read (convert, evals, here).
+	for name, valid := range map[string][]string{"dtype": validDtypes, "add-bos": validAddBOS, "gpu": validGPU, "fail-on": validFailOn, "tests": validTestNames} {
+		desc := a.Inputs[name].Description
+		for _, v := range valid {
+			if !regexp.MustCompile(`(^|[^\w-])` + regexp.QuoteMeta(v) + `($|[^\w-])`).MatchString(desc) {
+				t.Errorf("input %s: action.yml's description does not name %q (one of %s)", name, v, strings.Join(valid, ", "))
+			}
 		}
 	}
 
@@ -134,6 +146,7 @@ var exprRE = regexp.MustCompile(`\$\{\{[^}]*\}\}`)
 // copy: known inputs, least-privilege permissions, run files kept as
 // artifacts, and no fork code checked out where secrets are.
 func TestExampleWorkflows(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("../examples/workflows/*.yml")
 	if err != nil || len(files) < 7 {
 		t.Fatalf("examples: %v %v", files, err)
@@ -208,6 +221,7 @@ func TestExampleWorkflows(t *testing.T) {
 // TestDockerfile checks the image's contract: a multi-stage portable cgo
 // build, a non-root final stage, the server on a /data volume by default.
 func TestDockerfile(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../Dockerfile")
 	if err != nil {
 		t.Fatal(err)

@@ -31,6 +31,7 @@ func bothTests(bd, hd []runfile.Doc, bi, hi []runfile.Item) []runPair {
 }
 
 func TestIdenticalRunsGiveZero(t *testing.T) {
+	t.Parallel()
 	docs := comparetest.SynthDocs(300, 1, 0.9, 0.2)
 	items := comparetest.SynthItems(300, 1, 0.6)
 	for _, tc := range bothTests(docs, docs, items, items) {
@@ -55,6 +56,7 @@ func TestIdenticalRunsGiveZero(t *testing.T) {
 }
 
 func TestConstantShiftRecovered(t *testing.T) {
+	t.Parallel()
 	docs := comparetest.SynthDocs(400, 2, 0.9, 0.2)
 	for _, tc := range []struct {
 		shift float64
@@ -86,6 +88,7 @@ func TestConstantShiftRecovered(t *testing.T) {
 // three values with probabilities 1/4, 1/2, 1/4, and the 95% percentile
 // interval is exactly [AA, BB].
 func TestHandComputedFresh(t *testing.T) {
+	t.Parallel()
 	base := []runfile.Doc{{ID: "A", Source: "s", Bytes: 100, Bits: 100}, {ID: "B", Source: "s", Bytes: 300, Bits: 300}}
 	head := []runfile.Doc{{ID: "A", Source: "s", Bytes: 100, Bits: 90}, {ID: "B", Source: "s", Bytes: 300, Bits: 300}}
 	c, err := Runs(comparetest.FreshRun("a", "m", base), comparetest.FreshRun("b", "m", head), Options{MinShared: 2, Seed: 9})
@@ -110,6 +113,7 @@ func TestHandComputedFresh(t *testing.T) {
 }
 
 func TestHandComputedProbes(t *testing.T) {
+	t.Parallel()
 	base := []runfile.Item{comparetest.Item("i1", "add", 1, true, 1), comparetest.Item("i2", "add", 1, false, 1), comparetest.Item("i3", "add", 2, false, 2), comparetest.Item("i4", "mul", 1, true, 1)}
 	head := []runfile.Item{comparetest.Item("i1", "add", 1, false, 3), comparetest.Item("i2", "add", 1, true, 1), comparetest.Item("i3", "add", 2, true, 1), comparetest.Item("i4", "mul", 1, true, 1)}
 	c, err := Runs(comparetest.ProbeRun("a", "m", base), comparetest.ProbeRun("b", "m", head), Options{MinShared: 2, ByLevel: true})
@@ -140,6 +144,7 @@ func TestHandComputedProbes(t *testing.T) {
 }
 
 func TestSeededAndParallelReproducible(t *testing.T) {
+	t.Parallel()
 	bd, hd := comparetest.SynthDocs(500, 4, 0.9, 0.3), comparetest.SynthDocs(500, 4, 0.89, 0.3)
 	bi, hi := comparetest.PairedItems(500, 4, 0.5, 0.55)
 	for _, tc := range bothTests(bd, hd, bi, hi) {
@@ -175,6 +180,7 @@ func TestSeededAndParallelReproducible(t *testing.T) {
 // of the time. Each trial draws new data; 400 trials put the coverage
 // within about ±2.2 points of the truth (two standard errors).
 func TestCoverage(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("simulation")
 	}
@@ -218,6 +224,7 @@ func TestCoverage(t *testing.T) {
 }
 
 func TestMinEffect(t *testing.T) {
+	t.Parallel()
 	docs := comparetest.SynthDocs(1000, 5, 0.9, 0.02)
 	_, items := comparetest.PairedItems(2000, 5, 0.5, 0.5)
 	for _, tc := range []struct {
@@ -250,6 +257,7 @@ func TestMinEffect(t *testing.T) {
 }
 
 func TestSettings(t *testing.T) {
+	t.Parallel()
 	docs := comparetest.SynthDocs(100, 6, 0.9, 0.1)
 	for _, tc := range []struct {
 		name     string
@@ -334,6 +342,7 @@ func TestSettings(t *testing.T) {
 }
 
 func TestPairingAndRefusals(t *testing.T) {
+	t.Parallel()
 	docs := comparetest.SynthDocs(30, 7, 0.9, 0.1)
 	c, err := Runs(comparetest.FreshRun("a", "m", docs[:27]), comparetest.FreshRun("b", "m", docs[2:]), Options{})
 	if err != nil {
@@ -364,6 +373,7 @@ func TestPairingAndRefusals(t *testing.T) {
 // The JSON keys and types of `compare --json`, a contract with the
 // report server and anyone scripting against it: a change here breaks them.
 func TestJSONContract(t *testing.T) {
+	t.Parallel()
 	docs := comparetest.SynthDocs(100, 8, 0.9, 0.1)
 	head := comparetest.FreshRun("b", "m", comparetest.Shifted(docs, 0.01))
 	head.Header.Runtime.Threads = 4
@@ -405,6 +415,7 @@ func TestJSONContract(t *testing.T) {
 // TestRunsContextStops: a cancelled context stops the bootstrap with
 // the context's error, whether it ends before or during the resampling.
 func TestRunsContextStops(t *testing.T) {
+	t.Parallel()
 	docs := comparetest.SynthDocs(50000, 1, 0.95, 0.2) // about a second of resampling at 4,000
 	base := comparetest.FreshRun("base", "m", docs)
 	head := comparetest.FreshRun("head", "m", comparetest.Shifted(comparetest.SynthDocs(50000, 1, 0.95, 0.2), -0.003))
@@ -423,6 +434,7 @@ func TestRunsContextStops(t *testing.T) {
 // TestUnverifiedTokenizerNoted: a run whose tokenizer conversion was not
 // verified says so in the comparison's notes, even when both runs share it.
 func TestUnverifiedTokenizerNoted(t *testing.T) {
+	t.Parallel()
 	docs := comparetest.SynthDocs(50, 1, 1.0, 0.1)
 	base, head := comparetest.FreshRun("b", "m", docs), comparetest.FreshRun("h", "m", comparetest.Shifted(docs, 0.01))
 	for _, r := range []*runfile.Run{base, head} {

@@ -6,7 +6,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/ggufspec"
 )
 
 // Gemma3 is Gemma3ForCausalLM, Gemma 3's text model (270M, 1B): four
@@ -81,13 +81,13 @@ func convertGemma3(cfg Config, w Weights) (KV, []Tensor, error) {
 	case !slices.Contains(types, "sliding_attention"):
 		// No sliding layer: written without a window, llama.cpp attends
 		// globally everywhere.
-	case !slices.Equal(types, gemma3Pattern(layers, runner.Gemma3SWAPattern)):
+	case !slices.Equal(types, gemma3Pattern(layers, ggufspec.Gemma3SWAPattern)):
 		// llama.cpp's loader sets this pattern whatever the GGUF says.
-		return nil, nil, fmt.Errorf("config.json: layer_types %v is not supported: llama.cpp's gemma3 makes every %dth layer global and the others sliding-window", types, runner.Gemma3SWAPattern)
-	case layers < runner.Gemma3SWAPattern:
+		return nil, nil, fmt.Errorf("config.json: layer_types %v is not supported: llama.cpp's gemma3 makes every %dth layer global and the others sliding-window", types, ggufspec.Gemma3SWAPattern)
+	case layers < ggufspec.Gemma3SWAPattern:
 		// llama.cpp would build a global-attention cache with no layer,
 		// and abort on its first decode (GGML_ASSERT(buffer)).
-		return nil, nil, fmt.Errorf("config.json: num_hidden_layers = %d is not supported: llama.cpp's gemma3 needs a global-attention layer (layer %d) when sliding_window is set", layers, runner.Gemma3SWAPattern-1)
+		return nil, nil, fmt.Errorf("config.json: num_hidden_layers = %d is not supported: llama.cpp's gemma3 needs a global-attention layer (layer %d) when sliding_window is set", layers, ggufspec.Gemma3SWAPattern-1)
 	case window <= 0:
 		return nil, nil, fmt.Errorf("config.json: sliding_window = %d with sliding_attention layers; want a positive window", window)
 	default:
@@ -196,7 +196,7 @@ func gemma3LayerTypes(r *ConfigReader, layers int) []string {
 	if types := r.LayerTypes(layers, "sliding_attention", "full_attention"); types != nil || r.Err() != nil {
 		return types
 	}
-	pattern := r.IntOr("sliding_window_pattern", runner.Gemma3SWAPattern)
+	pattern := r.IntOr("sliding_window_pattern", ggufspec.Gemma3SWAPattern)
 	if pattern <= 0 {
 		r.Fail(fmt.Errorf("config.json: sliding_window_pattern = %d; want a positive integer", pattern))
 		return nil

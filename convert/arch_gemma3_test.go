@@ -12,10 +12,10 @@ import (
 	"github.com/udgamlabs/udgam-ci/convert"
 	"github.com/udgamlabs/udgam-ci/convert/archtest"
 	"github.com/udgamlabs/udgam-ci/convert/converttest"
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/llama/llamatest"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 func gemma3Case(g converttest.Gemma3, formats ...converttest.Format) archtest.Case {

@@ -11,8 +11,8 @@ import (
 	"github.com/udgamlabs/udgam-ci/convert"
 	"github.com/udgamlabs/udgam-ci/convert/archtest"
 	"github.com/udgamlabs/udgam-ci/convert/converttest"
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 func lfm2Case(c converttest.Lfm2, formats ...converttest.Format) archtest.Case {

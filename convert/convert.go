@@ -26,14 +26,17 @@ import (
 
 	"github.com/ollama/ollama/fs/ggml"
 	"github.com/udgamlabs/udgam-ci/convert/tokenizer"
+	"github.com/udgamlabs/udgam-ci/ggufspec"
 	"github.com/udgamlabs/udgam-ci/internal/atomicfile"
 	"github.com/udgamlabs/udgam-ci/internal/release"
 	"github.com/udgamlabs/udgam-ci/runfile"
-	"github.com/udgamlabs/udgam-ci/runner"
 )
 
-// Dtypes are the output types Convert writes.
+// Dtypes are the output types Convert writes; DefaultDtype is the one the
+// CLI and the Action write unless told (f32 widens bf16 and f16 exactly).
 var Dtypes = []string{"f32", "f16", "bf16", "q8_0"}
+
+const DefaultDtype = "f32"
 
 // Options control a conversion.
 type Options struct {
@@ -285,7 +288,7 @@ func ReadConversion(path string) (c *runfile.Conversion, err error) {
 // Tool names the converter: udgam-ci's own pipeline, with ollama's GGUF
 // writer and tokenizer parser, whose version EngineVersion names.
 func Tool() string {
-	return "udgam-ci " + release.Version + " convert, " + runner.EngineVersion()
+	return "udgam-ci " + release.Version + " convert, " + ggufspec.EngineVersion()
 }
 
 func outputKind(dtype string) (ggml.TensorType, ggml.FileType, error) {

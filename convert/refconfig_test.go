@@ -12,7 +12,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/convert"
 	"github.com/udgamlabs/udgam-ci/convert/archtest"
 	"github.com/udgamlabs/udgam-ci/convert/converttest"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 )
 
 // The seed's reference models: SmolLM2-135M and 360M (their config.json;

@@ -19,8 +19,8 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/convert"
 	"github.com/udgamlabs/udgam-ci/convert/converttest"
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 // ssmCase is one state-space architecture: a tiny checkpoint and the

@@ -5,7 +5,7 @@ import (
 	"io/fs"
 
 	"github.com/udgamlabs/udgam-ci/convert/tokenizer"
-	"github.com/udgamlabs/udgam-ci/runner/tokspec"
+	"github.com/udgamlabs/udgam-ci/ggufspec/tokspec"
 )
 
 // convertTokenizer is the pipeline's one tokenizer step

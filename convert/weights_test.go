@@ -13,7 +13,7 @@ import (
 
 	"github.com/ollama/ollama/fs/ggml"
 	"github.com/udgamlabs/udgam-ci/convert/converttest"
-	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/ggufspec"
 )
 
 // Every weight format and source dtype converts to the same GGUF tensors,
@@ -333,12 +333,12 @@ func TestOutputType(t *testing.T) {
 	}
 }
 
-// model info's family (runner.Layout, read from a GGUF) must agree with
+// model info's family (ggufspec.Layout, read from a GGUF) must agree with
 // what each converter says it writes.
 func TestKindMatchesLayoutFamily(t *testing.T) {
 	for _, a := range architectures {
 		kv := ggml.KV{"general.architecture": a.GGUF, a.GGUF + ".block_count": uint32(2)}
-		if got := runner.LayoutFromKV(kv).Family; got != a.Kind {
+		if got := ggufspec.LayoutFromKV(kv).Family; got != a.Kind {
 			t.Errorf("%s (%s): converter says %s, model info says %s", a.Classes[0], a.GGUF, a.Kind, got)
 		}
 	}

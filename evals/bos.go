@@ -18,6 +18,9 @@ const (
 	BOSNo   = "no"   // never BOS
 )
 
+// BOSModes lists the modes, the default (BOSAuto) first.
+var BOSModes = []string{BOSAuto, BOSYes, BOSNo}
+
 // ResolveBOS turns a BOS mode into whether BOS is put first. "yes" on a
 // tokenizer without BOS is an error rather than a silent "no".
 func ResolveBOS(mode string, info runner.Info) (bool, error) {
@@ -32,7 +35,7 @@ func ResolveBOS(mode string, info runner.Info) (bool, error) {
 	case BOSNo:
 		return false, nil
 	}
-	return false, fmt.Errorf("BOS mode %q: want auto, yes or no", mode)
+	return false, fmt.Errorf("BOS mode %q: want %s or %s", mode, strings.Join(BOSModes[:len(BOSModes)-1], ", "), BOSModes[len(BOSModes)-1])
 }
 
 func modelLabel(info runner.Info) string {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/udgamlabs/udgam-ci/ggufspec"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 )
@@ -84,7 +85,7 @@ func NewHeader(test string, info runner.Info, opt HeaderOptions) (runfile.Header
 			Stride:             opt.Stride,
 			Dtype:              info.Dtype,
 			TokenizerSHA256:    info.TokenizerSHA256,
-			Engine:             runner.EngineVersion(),
+			Engine:             ggufspec.EngineVersion(),
 			Formulation:        opt.Formulation,
 			TextPrep:           opt.TextPrep,
 			Template:           runfile.TemplateNone,

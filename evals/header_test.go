@@ -6,11 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/udgamlabs/udgam-ci/ggufspec"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 )
 
 func TestResolveBOS(t *testing.T) {
+	t.Parallel()
 	with := runner.Info{BOS: 1}
 	without := runner.Info{BOS: -1, Path: "m.gguf"}
 	tests := []struct {
@@ -43,6 +45,7 @@ func TestResolveBOS(t *testing.T) {
 }
 
 func TestNewHeader(t *testing.T) {
+	t.Parallel()
 	info := runner.Info{
 		Path: "/models/tiny.gguf", SHA256: "aa", Name: "Tiny", Arch: "llama", Params: 1234,
 		Dtype: "F16", BOS: 1, TokenizerSHA256: "bb",
@@ -73,7 +76,7 @@ func TestNewHeader(t *testing.T) {
 		Dataset: runfile.Dataset{Name: "smoke", SHA256: "cc", Count: 3, Smoke: true},
 		Settings: runfile.Settings{
 			AddBOS: true, BOSMode: "auto", BOSID: 1, Window: 2048, Stride: 1024, Dtype: "F16",
-			TokenizerSHA256: "bb", Engine: runner.EngineVersion(), Formulation: "f1", Template: runfile.TemplateNone,
+			TokenizerSHA256: "bb", Engine: ggufspec.EngineVersion(), Formulation: "f1", Template: runfile.TemplateNone,
 		},
 		Runtime:   runfile.Runtime{Threads: 2},
 		Git:       runfile.Git{Repo: "o/r"},
@@ -92,6 +95,7 @@ func TestNewHeader(t *testing.T) {
 }
 
 func TestNewRunIDUnique(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	a, err := NewRunID(at, nil)
 	if err != nil {

@@ -21,6 +21,7 @@ func shardRun(id string, index, count int, docIDs ...string) *runfile.Run {
 }
 
 func TestMerge(t *testing.T) {
+	t.Parallel()
 	runs := []*runfile.Run{shardRun("s2", 2, 2, "b", "d"), shardRun("s1", 1, 2, "a", "c")}
 	m, err := Merge(runs)
 	if err != nil {
@@ -46,6 +47,7 @@ func TestMerge(t *testing.T) {
 }
 
 func TestMergeRefuses(t *testing.T) {
+	t.Parallel()
 	otherWindow := shardRun("s2", 2, 2, "b")
 	otherWindow.Header.Settings.Window = 99
 	notShard := shardRun("x", 1, 1, "a")

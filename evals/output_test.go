@@ -23,6 +23,7 @@ func testHeader(id string) runfile.Header {
 }
 
 func TestOutputResume(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "run.jsonl")
 	o, err := OpenOutput(path, testHeader("first"), false)
 	if err != nil {
@@ -73,6 +74,7 @@ func TestOutputResume(t *testing.T) {
 }
 
 func TestOutputResumeWithoutFileStarts(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "new.jsonl")
 	o, err := OpenOutput(path, testHeader("fresh"), true)
 	if err != nil {

@@ -15,6 +15,7 @@ func (c *clock) step(d time.Duration) { c.t = c.t.Add(d) }
 func newClock() *clock                { return &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
 
 func TestProgressPlainLines(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	var buf bytes.Buffer
 	p := NewProgress(&buf, 10, ProgressOptions{Label: "docs", Every: 5 * time.Second, Now: c.now})
@@ -37,6 +38,7 @@ func TestProgressPlainLines(t *testing.T) {
 }
 
 func TestProgressTerminalBar(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	var buf bytes.Buffer
 	p := NewProgress(&buf, 4, ProgressOptions{Label: "docs", Terminal: true, Now: c.now})
@@ -65,6 +67,7 @@ func TestProgressTerminalBar(t *testing.T) {
 }
 
 func TestProgressSkipAndUnknownTotal(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	var buf bytes.Buffer
 	p := NewProgress(&buf, 10, ProgressOptions{Every: time.Second, Now: c.now})
@@ -83,6 +86,7 @@ func TestProgressSkipAndUnknownTotal(t *testing.T) {
 }
 
 func TestFormatDuration(t *testing.T) {
+	t.Parallel()
 	for d, want := range map[time.Duration]string{
 		0:                "0s",
 		59 * time.Second: "59s",
@@ -96,6 +100,7 @@ func TestFormatDuration(t *testing.T) {
 }
 
 func TestIsTerminal(t *testing.T) {
+	t.Parallel()
 	if IsTerminal(&bytes.Buffer{}) {
 		t.Error("a buffer is a terminal")
 	}
@@ -104,6 +109,7 @@ func TestIsTerminal(t *testing.T) {
 // With TotalWork the ETA follows the work left, not the items: one long
 // document done of two short ones left is most of the job.
 func TestProgressETAFollowsWork(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	var buf bytes.Buffer
 	p := NewProgress(&buf, 3, ProgressOptions{Label: "docs", Every: time.Second, Now: c.now, TotalWork: 1000})

@@ -31,6 +31,7 @@ func countGroups(ids []string) map[string]int {
 }
 
 func TestSampleStratified(t *testing.T) {
+	t.Parallel()
 	keys := corpus(map[string]int{"arxiv": 300, "wikipedia": 600, "tiny": 100})
 	tests := []struct {
 		n    int
@@ -59,6 +60,7 @@ func TestSampleStratified(t *testing.T) {
 }
 
 func TestSampleReproducible(t *testing.T) {
+	t.Parallel()
 	keys := corpus(map[string]int{"a": 50, "b": 80})
 	s1, _ := Sample(keys, 20, 7)
 	// The input order must not matter: shuffle a copy.
@@ -81,6 +83,7 @@ func TestSampleReproducible(t *testing.T) {
 }
 
 func TestParseShard(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		in   string
 		want *runfile.Shard
@@ -103,6 +106,7 @@ func TestParseShard(t *testing.T) {
 }
 
 func TestInShardPartition(t *testing.T) {
+	t.Parallel()
 	keys := corpus(map[string]int{"a": 10, "b": 13})
 	var ids []string
 	for _, k := range keys {
@@ -131,6 +135,7 @@ func TestInShardPartition(t *testing.T) {
 }
 
 func TestSelect(t *testing.T) {
+	t.Parallel()
 	keys := corpus(map[string]int{"a": 20, "b": 20})
 	// Sample, then shard: the shards of a sample join into the sample.
 	var union []string

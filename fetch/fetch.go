@@ -62,7 +62,7 @@ type Model struct {
 // cache key is always a commit.
 func Fetch(ctx context.Context, h Hub, opts Options) (Model, error) {
 	if opts.Dtype == "" {
-		opts.Dtype = "f32"
+		opts.Dtype = convert.DefaultDtype
 	}
 	if !slices.Contains(convert.Dtypes, opts.Dtype) {
 		return Model{}, fmt.Errorf("fetch %s: dtype %q, want one of %s", opts.Repo, opts.Dtype, strings.Join(convert.Dtypes, ", "))

@@ -33,6 +33,7 @@ func newClient(t *testing.T, fh *hubtest.Hub) *hub.Client {
 }
 
 func TestFetchConvertsSafetensorsAndCaches(t *testing.T) {
+	t.Parallel()
 	fh := hubtest.New(t)
 	src := t.TempDir()
 	if _, err := converttest.Small.Write(src); err != nil {
@@ -93,6 +94,7 @@ func TestFetchConvertsSafetensorsAndCaches(t *testing.T) {
 // TestFetchSentencePiece: a repository with tokenizer.model (and no
 // tokenizer.json) is fetched with it and converted from it.
 func TestFetchSentencePiece(t *testing.T) {
+	t.Parallel()
 	fh := hubtest.New(t)
 	src := t.TempDir()
 	if _, err := converttest.Small.Write(src); err != nil {
@@ -129,6 +131,7 @@ func TestFetchSentencePiece(t *testing.T) {
 }
 
 func TestFetchPrefersMatchingGGUF(t *testing.T) {
+	t.Parallel()
 	fh := hubtest.New(t)
 	fh.Add("acme/quant", sha, map[string][]byte{
 		"model-f16.gguf":  []byte("GGUF f16 bytes"),
@@ -167,6 +170,7 @@ func TestFetchPrefersMatchingGGUF(t *testing.T) {
 }
 
 func TestFetchRevisionPinning(t *testing.T) {
+	t.Parallel()
 	fh := hubtest.New(t)
 	fh.Add("acme/quant", sha, map[string][]byte{"model-f32.gguf": []byte("GGUF")})
 	client := newClient(t, fh)
@@ -210,6 +214,7 @@ func publish(t *testing.T, fh *hubtest.Hub, repo, dir, prefix string, extra map[
 }
 
 func TestFetchRefusesUnsupportedArchitectureBeforeWeights(t *testing.T) {
+	t.Parallel()
 	fh := hubtest.New(t)
 	src := t.TempDir()
 	c := converttest.Small.Checkpoint()
@@ -230,6 +235,7 @@ func TestFetchRefusesUnsupportedArchitectureBeforeWeights(t *testing.T) {
 }
 
 func TestFetchSubfolderWithTorchWeights(t *testing.T) {
+	t.Parallel()
 	fh := hubtest.New(t)
 	src := t.TempDir()
 	if err := converttest.Small.Checkpoint().Write(src, converttest.ShardedTorch); err != nil {

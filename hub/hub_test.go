@@ -19,6 +19,7 @@ const (
 )
 
 func TestNewFromEnv(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name                   string
 		env                    map[string]string
@@ -40,6 +41,7 @@ func TestNewFromEnv(t *testing.T) {
 }
 
 func TestResolveRevision(t *testing.T) {
+	t.Parallel()
 	h := hubtest.New(t)
 	h.Add("acme/tiny", shaA, map[string][]byte{"a.txt": []byte("a")}).Branch("v1.0", shaB)
 	c, _ := newClient(t, h, nil)
@@ -63,6 +65,7 @@ func TestResolveRevision(t *testing.T) {
 }
 
 func TestListFilesPaginates(t *testing.T) {
+	t.Parallel()
 	h := hubtest.New(t)
 	h.PageSize = 2
 	files := map[string][]byte{
@@ -102,6 +105,7 @@ func TestListFilesPaginates(t *testing.T) {
 }
 
 func TestDownload(t *testing.T) {
+	t.Parallel()
 	big := bytes.Repeat([]byte("0123456789abcdef"), 4096) // 64 KiB
 	tests := []struct {
 		name     string
@@ -181,6 +185,7 @@ func newClient(t *testing.T, h *hubtest.Hub, env map[string]string) (*Client, *[
 }
 
 func TestDownloadSmallGitFileChecksBlobID(t *testing.T) {
+	t.Parallel()
 	h := hubtest.New(t)
 	h.Add("datasets/acme/d", shaA, map[string][]byte{"test.jsonl": []byte(`{"id":"a","text":"x"}` + "\n")})
 	h.Corrupt("test.jsonl", true)
@@ -196,6 +201,7 @@ func TestDownloadSmallGitFileChecksBlobID(t *testing.T) {
 }
 
 func TestResolveReusesCacheOffline(t *testing.T) {
+	t.Parallel()
 	h := hubtest.New(t)
 	body := []byte(`{"id":"a","text":"hello"}` + "\n")
 	h.Add("datasets/udgamlabs/fresh", shaA, map[string][]byte{"README.md": []byte("x"), "data/test.jsonl": body})
@@ -242,6 +248,7 @@ func TestResolveReusesCacheOffline(t *testing.T) {
 }
 
 func TestResolvePinning(t *testing.T) {
+	t.Parallel()
 	h := hubtest.New(t)
 	h.Add("datasets/udgamlabs/udgam-probes", shaB, map[string][]byte{"data/test-00000-of-00001.parquet": []byte("PAR1"), "data/train-00000-of-00001.parquet": []byte("PAR1x")})
 	c, _ := newClient(t, h, nil)
@@ -271,6 +278,7 @@ func TestResolvePinning(t *testing.T) {
 }
 
 func TestParseRef(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want Ref
@@ -308,6 +316,7 @@ func TestParseRef(t *testing.T) {
 }
 
 func TestPickDataFile(t *testing.T) {
+	t.Parallel()
 	f := func(ps ...string) []File {
 		var out []File
 		for _, p := range ps {
@@ -345,6 +354,7 @@ func TestPickDataFile(t *testing.T) {
 }
 
 func TestProgressLines(t *testing.T) {
+	t.Parallel()
 	h := hubtest.New(t)
 	h.Add("acme/m", shaA, map[string][]byte{"m.gguf": bytes.Repeat([]byte("z"), 3<<20)}, "m.gguf")
 	c, _ := newClient(t, h, nil)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/internal/numfmt"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -83,20 +84,7 @@ func fmtEffect(metric string, v float64) string {
 }
 
 // FormatCount writes a count with thousands commas: 1,670.
-func FormatCount(n int) string {
-	s := strconv.Itoa(n)
-	if n < 0 {
-		return "-" + FormatCount(-n)
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
+func FormatCount(n int) string { return numfmt.Count(n) }
 
 func fmtPct(v float64) string { return FormatScore(compare.MetricAccuracy, v) }
 

@@ -109,6 +109,7 @@ func renderCases(t *testing.T) map[string]Comment {
 // what the job concludes, explains its terms and warns where the head does
 // not beat the constant answer (issue 14).
 func TestCommentSaysWhatWasMeasured(t *testing.T) {
+	t.Parallel()
 	c := renderCases(t)["smoke"]
 	var md bytes.Buffer
 	if err := RenderComment(&md, c); err != nil {
@@ -133,6 +134,7 @@ func TestCommentSaysWhatWasMeasured(t *testing.T) {
 }
 
 func TestRenderGolden(t *testing.T) {
+	t.Parallel()
 	for name, c := range renderCases(t) {
 		t.Run(name, func(t *testing.T) {
 			var md, sum, txt bytes.Buffer
@@ -240,6 +242,7 @@ func markdownProblems(md string) []string {
 var detailsOpen = regexp.MustCompile(`^<details( open)?>$`)
 
 func TestMarkdownProblemsCatchesBrokenLayout(t *testing.T) {
+	t.Parallel()
 	good := "text\n\n| a | b |\n|---|---:|\n| 1 | 2 |\n\n<details>\n<summary>s</summary>\n\n| a |\n|---|\n| x \\| y |\n\n</details>\n"
 	if p := markdownProblems(good); len(p) != 0 {
 		t.Fatalf("good Markdown flagged: %v", p)
@@ -259,6 +262,7 @@ func TestMarkdownProblemsCatchesBrokenLayout(t *testing.T) {
 }
 
 func TestMarker(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"HuggingFaceTB/SmolLM2-135M", "<!-- udgam-ci: model=HuggingFaceTB/SmolLM2-135M -->"},
 		{"evil-->\nname", "<!-- udgam-ci: model=evil-- name -->"},
@@ -270,6 +274,7 @@ func TestMarker(t *testing.T) {
 }
 
 func TestFormat(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ got, want string }{
 		{FormatScore(compare.MetricBPB, 0.94449), "0.9445"},
 		// 689 of 2,000 is 34.45: the score and the comparison both compute
@@ -309,6 +314,7 @@ func TestFormat(t *testing.T) {
 // Markdown file must parse into as many HTML tables as it has tables, with
 // no table left as a paragraph of pipes.
 func TestGoldenMarkdownParsesAsGFM(t *testing.T) {
+	t.Parallel()
 	bin, err := exec.LookPath("cmark-gfm")
 	if err != nil {
 		t.Skip("cmark-gfm not installed")

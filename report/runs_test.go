@@ -11,6 +11,7 @@ import (
 )
 
 func TestRenderRunsGolden(t *testing.T) {
+	t.Parallel()
 	docs := comparetest.SynthDocs(60, 11, 0.95, 0.15)
 	a := comparetest.FreshRun("fresh-a", "HuggingFaceTB/SmolLM2-135M", docs)
 	b := comparetest.FreshRun("fresh-b", "HuggingFaceTB/SmolLM2-360M", comparetest.Shifted(docs[:50], -0.09))

@@ -8,6 +8,7 @@ import (
 )
 
 func TestIDRules(t *testing.T) {
+	t.Parallel()
 	sha := strings.Repeat("0123456789", 4)
 	for _, tc := range []struct {
 		s                    string

@@ -21,6 +21,7 @@ func header(test string) Header {
 }
 
 func TestWriteReadRoundTrip(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "run.jsonl")
 	w, err := Create(path, header(TestFresh))
 	if err != nil {
@@ -53,6 +54,7 @@ func TestWriteReadRoundTrip(t *testing.T) {
 }
 
 func TestResumeCutsTornLine(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "run.jsonl")
 	w, _ := Create(path, header(TestFresh))
 	w.Append(Doc{ID: "a", Bytes: 1, Tokens: 1, Bits: 1})
@@ -83,6 +85,7 @@ func TestResumeCutsTornLine(t *testing.T) {
 }
 
 func TestReadErrorsNameTheLine(t *testing.T) {
+	t.Parallel()
 	h := `{"schema":"udgam-ci.run/v1","id":"r","test":"fresh","model":{"name":"m"},"dataset":{"name":"d","sha256":"x","count":1},"settings":{"add_bos":true,"bos_mode":"auto","bos_id":1,"dtype":"F32","tokenizer_sha256":"t","engine":"e"},"runtime":{},"git":{"pr":null},"started_at":"2026-11-30T00:00:00Z"}`
 	cases := []struct{ name, body, want string }{
 		{"empty", "", "empty run file"},
@@ -104,6 +107,7 @@ func TestReadErrorsNameTheLine(t *testing.T) {
 }
 
 func TestItemValidate(t *testing.T) {
+	t.Parallel()
 	ok := Item{ID: "i", Logprobs: []float64{-1, -2}, Pred: 0, Answer: 0, Correct: true}
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
@@ -121,6 +125,7 @@ func TestItemValidate(t *testing.T) {
 }
 
 func TestSummarizeProbes(t *testing.T) {
+	t.Parallel()
 	items := []Item{
 		{ID: "1", Type: "add", Level: 1, Logprobs: []float64{0, -1, -1, -1}, Correct: true},
 		{ID: "2", Type: "add", Level: 2, Logprobs: []float64{0, -1, -1, -1}, Pred: 1, Tie: true},
@@ -139,6 +144,7 @@ func TestSummarizeProbes(t *testing.T) {
 }
 
 func TestSettingsDiff(t *testing.T) {
+	t.Parallel()
 	a, b := header(TestFresh), header(TestFresh)
 	b.Settings.AddBOS = false
 	b.Runtime.Threads = 8
@@ -158,6 +164,7 @@ func TestSettingsDiff(t *testing.T) {
 // TestRecordRules: every meaningless record is refused by Validate, the
 // one check every reader (server, compare, push) goes through.
 func TestRecordRules(t *testing.T) {
+	t.Parallel()
 	okDocs := []Doc{
 		{ID: "d", Bytes: 10, Tokens: 3, Bits: 7, Windows: 1},
 		{ID: "one-unscored-token", FirstUnscored: true, TextBytes: 4, Windows: 1},
@@ -202,6 +209,7 @@ func TestRecordRules(t *testing.T) {
 }
 
 func TestCheckStarted(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		at time.Time
@@ -226,6 +234,7 @@ func TestCheckStarted(t *testing.T) {
 // TestMarshalKeepsHTML: '<' stays one byte, so a re-encoded run is never
 // larger than the file read, and it reads back the same.
 func TestMarshalKeepsHTML(t *testing.T) {
+	t.Parallel()
 	h := header(TestFresh)
 	h.Dataset.Name = strings.Repeat("<&>", 1000)
 	b, err := Marshal(h)

@@ -12,6 +12,7 @@ import (
 // token costs 2*(16+8+8+16+96) = 288 FLOPs per layer, a key 4*4 = 16 per
 // layer and a read 2*4*10 = 80.
 func TestFLOPs(t *testing.T) {
+	t.Parallel()
 	one := Shape{Layers: 1, Embd: 4, Heads: 2, KVHeads: 1, HeadDim: 2, FFN: 8, Vocab: 10}
 	two := one
 	two.Layers = 2
@@ -59,6 +60,7 @@ func TestFLOPs(t *testing.T) {
 }
 
 func TestKVBytes(t *testing.T) {
+	t.Parallel()
 	s := Shape{Layers: 30, Embd: 576, Heads: 9, KVHeads: 3, HeadDim: 64, FFN: 1536, Vocab: 49152}
 	// SmolLM2-135M, 2,048 cells: 2048 x 30 layers x (k, v) x 192 x 4 bytes.
 	if got, want := s.KVBytes(2048), int64(2048*30*2*192*4); got != want {
@@ -67,6 +69,7 @@ func TestKVBytes(t *testing.T) {
 }
 
 func TestShapeFromGGUF(t *testing.T) {
+	t.Parallel()
 	llama := func(edit func(ggml.KV)) ggml.KV {
 		kv := ggml.KV{
 			"general.architecture":          "llama",

@@ -13,7 +13,7 @@ import (
 
 	"github.com/ollama/ollama/fs/ggml"
 
-	"github.com/udgamlabs/udgam-ci/runner/tokspec"
+	"github.com/udgamlabs/udgam-ci/ggufspec/tokspec"
 )
 
 // ReadInfo reads a GGUF file's metadata in pure Go, before llama.cpp sees

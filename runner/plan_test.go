@@ -148,6 +148,7 @@ func randomRequests(rng *rand.Rand, n int) []Request {
 }
 
 func TestPlannerRoutesEveryRead(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	reqs := randomRequests(rng, 200)
 	want := direct(reqs)
@@ -186,6 +187,7 @@ func TestPlannerRoutesEveryRead(t *testing.T) {
 }
 
 func TestPlannerSharesPrefixOnce(t *testing.T) {
+	t.Parallel()
 	prefix := []int32{1, 2, 3, 4, 5}
 	req := Request{Prefix: prefix}
 	for c := range 4 {
@@ -217,6 +219,7 @@ func TestPlannerSharesPrefixOnce(t *testing.T) {
 // Two items whose prompts begin alike and whose choices begin alike: with
 // ShareStarts each distinct start is one token, and every read is the same.
 func TestPlannerSharesStarts(t *testing.T) {
+	t.Parallel()
 	item := func(last int32) Request {
 		r := Request{Prefix: []int32{1, 2, 3, last}}
 		for _, c := range []int32{8, 9} {
@@ -253,6 +256,7 @@ func TestPlannerSharesStarts(t *testing.T) {
 }
 
 func TestValidateRejects(t *testing.T) {
+	t.Parallel()
 	lim := Limits{BatchTokens: 8, MaxSeqs: 2, Cells: 10}
 	long := make([]int32, 11)
 	cases := []struct {
@@ -277,6 +281,7 @@ func TestValidateRejects(t *testing.T) {
 }
 
 func TestCheckTrainingContext(t *testing.T) {
+	t.Parallel()
 	reqs := []Request{{Prefix: make([]int32, 6), Branches: []Branch{{Tokens: make([]int32, 2)}, {Tokens: make([]int32, 4)}}}}
 	if err := CheckTrainingContext(reqs, 10); err != nil {
 		t.Errorf("10 tokens in a context of 10: %v", err)
@@ -291,6 +296,7 @@ func TestCheckTrainingContext(t *testing.T) {
 }
 
 func TestUnshareReshare(t *testing.T) {
+	t.Parallel()
 	reqs := randomRequests(rand.New(rand.NewPCG(3, 4)), 30)
 	flat := Unshare(reqs)
 	for _, r := range flat {
@@ -310,6 +316,7 @@ func TestUnshareReshare(t *testing.T) {
 }
 
 func TestPlannerPackCells(t *testing.T) {
+	t.Parallel()
 	long := Request{Branches: []Branch{{Tokens: make([]int32, 300), Positions: []int{1}}}}
 	short := Request{Branches: []Branch{{Tokens: make([]int32, 50), Positions: []int{1}}}}
 	p := NewPlanner([]Request{short, short, long, short}, Limits{BatchTokens: 512, MaxSeqs: 8, Cells: 1024, PackCells: 128})

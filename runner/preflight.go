@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ollama/ollama/fs/ggml"
+	"github.com/udgamlabs/udgam-ci/ggufspec"
 )
 
 // archChecks are the checks particular to one architecture, each naming
@@ -28,7 +29,7 @@ var archChecks = map[string]func(kv ggml.KV) error{
 // a global layer beside them (the Gemma 3 abort: fewer than six layers),
 // and a hybrid needs both attention and recurrent layers.
 func checkLoadable(kv ggml.KV) error {
-	l := LayoutFromKV(kv)
+	l := ggufspec.LayoutFromKV(kv)
 	var global, sliding, state int
 	for _, layer := range l.Layers {
 		switch {
@@ -46,7 +47,7 @@ func checkLoadable(kv ggml.KV) error {
 	arch := kv.Architecture()
 	switch {
 	case sliding > 0 && global == 0:
-		return fmt.Errorf("%s with %d layers, all sliding-window (llama.cpp makes every %dth layer global): llama.cpp cannot run a model without a global-attention layer", arch, len(l.Layers), swaPattern[arch])
+		return fmt.Errorf("%s with %d layers, all sliding-window (llama.cpp makes every %dth layer global): llama.cpp cannot run a model without a global-attention layer", arch, len(l.Layers), ggufspec.SWAPeriod(arch))
 	case l.Family == "hybrid" && global == 0 && state > 0:
 		return fmt.Errorf("%s whose layers are all %s: llama.cpp cannot run a hybrid model without attention layers", arch, l.Layers[0])
 	case l.Family == "hybrid" && state == 0 && global > 0:

@@ -8,6 +8,7 @@ import (
 )
 
 func TestCheckLoadable(t *testing.T) {
+	t.Parallel()
 	gemma := func(layers, window uint32) ggml.KV {
 		return ggml.KV{"general.architecture": "gemma3", "gemma3.block_count": layers, "gemma3.attention.sliding_window": window}
 	}
@@ -46,6 +47,7 @@ func TestCheckLoadable(t *testing.T) {
 }
 
 func TestCheckSSM(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		arch string
 		kv   map[string]any

@@ -25,6 +25,7 @@ const model = "HuggingFaceTB/SmolLM2-135M"
 func day(d int) time.Time { return time.Date(2026, 11, d, 9, 0, 0, 0, time.UTC) }
 
 func TestUploadReadBack(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, server.Config{})
 	ctx := context.Background()
 	for _, test := range []string{runfile.TestFresh, runfile.TestProbes} {
@@ -72,6 +73,7 @@ func TestUploadReadBack(t *testing.T) {
 }
 
 func TestModelRoutesWithSlash(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, server.Config{})
 	ctx := context.Background()
 	for i := range 5 {
@@ -145,6 +147,7 @@ func TestModelRoutesWithSlash(t *testing.T) {
 }
 
 func TestSettingsFlags(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, server.Config{})
 	up := func(sp servertest.Spec, q string) client.UploadResult {
 		t.Helper()
@@ -183,6 +186,7 @@ func TestSettingsFlags(t *testing.T) {
 }
 
 func TestCompareAPI(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, server.Config{CompareResamples: 500})
 	a := servertest.Spec{ID: "a", Seed: 1, Records: 300, Score: 40, Started: day(1)}
 	b := servertest.Spec{ID: "b", Seed: 2, Records: 300, Score: 60, Started: day(2)}

@@ -29,6 +29,7 @@ func golden(t *testing.T, name, got string) {
 }
 
 func TestChartGolden(t *testing.T) {
+	t.Parallel()
 	pts := []chartPoint{
 		{Value: 0.95, Lo: 0.93, Hi: 0.97, Base: true, Href: "/runs/a", Tip: "a", Tick1: "Nov 1", Tick2: "aaaa"},
 		{Value: 0.96, Lo: 0.94, Hi: 0.99, Base: false, Href: "/runs/b", Tip: "b <pr>", Tick1: "Nov 2", Tick2: "bbbb"},
@@ -56,6 +57,7 @@ func TestChartGolden(t *testing.T) {
 }
 
 func TestNiceTicks(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		lo, hi float64
 		step   float64
@@ -127,6 +129,7 @@ func FuzzNiceTicks(f *testing.F) {
 // TestChartHostileValues: a chart of stored runs with any values renders
 // quickly to SVG without NaN or Inf in it.
 func TestChartHostileValues(t *testing.T) {
+	t.Parallel()
 	for _, vals := range [][]float64{
 		{1e17, 1e17 + 16},
 		{math.NaN(), 0.9, math.Inf(1)},

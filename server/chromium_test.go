@@ -73,6 +73,7 @@ func seedHistory(t *testing.T, ts *testServer, revisions int) {
 }
 
 func TestChromiumHistoryPage(t *testing.T) {
+	t.Parallel()
 	bin := chromium(t)
 	ts := startServer(t, server.Config{})
 	const revisions = 40
@@ -226,6 +227,7 @@ func phoneProxy(t *testing.T, target string) string {
 // verdict) within the screen's width, so nothing that matters needs a
 // sideways scroll, and the page itself no wider than the screen.
 func TestChromiumLegibleAtPhoneWidth(t *testing.T) {
+	t.Parallel()
 	bin := chromium(t)
 	ts := startServer(t, server.Config{})
 	seedHistory(t, ts, 12)

@@ -18,6 +18,7 @@ import (
 // before loading them, answers a repeated comparison from its cache, and
 // gives up with 503 once its time budget is spent (issue 13, case 7).
 func TestCompareIsBounded(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, server.Config{CompareResamples: 200, MaxRecords: 100})
 	for _, sp := range []servertest.Spec{
 		{ID: "a", Seed: 1, Records: 60, Started: day(1)},

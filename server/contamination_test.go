@@ -11,6 +11,7 @@ import (
 )
 
 func TestRunPageShowsContamination(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, server.Config{CompareResamples: 200})
 	run := servertest.Spec{ID: "scanned-1", Test: runfile.TestProbes, Seed: 3, Records: 40}.Run()
 	run.Header.Contamination = &runfile.Contamination{Report: "contamination.json", SHA256: strings.Repeat("ab", 32), N: 13,

@@ -111,6 +111,7 @@ func newDB(t testing.TB) (string, string) {
 }
 
 func TestConcurrentUploadsLandOnce(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, server.Config{})
 	const n = 50
 	specs := make([]servertest.Spec, n)
@@ -170,6 +171,7 @@ func (b *slowBody) Read(p []byte) (int, error) {
 }
 
 func TestShutdownFinishesInFlightUpload(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, server.Config{})
 	body := servertest.Spec{ID: "in-flight", Seed: 1, Records: 50}.Body()
 	sb := &slowBody{first: body[:100], rest: body[100:], sent: make(chan struct{}), release: make(chan struct{})}
@@ -218,6 +220,7 @@ func TestShutdownFinishesInFlightUpload(t *testing.T) {
 }
 
 func TestKill9DuringUploads(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts server processes")
 	}
@@ -297,6 +300,7 @@ func TestKill9DuringUploads(t *testing.T) {
 }
 
 func TestSIGTERMFinishesInFlightUpload(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server process")
 	}

@@ -19,6 +19,7 @@ import (
 // logged address ignores X-Forwarded-For unless the proxy is trusted; and
 // upload answers never echo the Host header (issue 13, case 9).
 func TestSecurityHeaders(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, server.Config{})
 	if code, _, body := ts.upload(servertest.Spec{ID: "r1", Seed: 1, Records: 20}.Body(), ""); code != 201 {
 		t.Fatalf("upload: %s", body)

@@ -23,6 +23,7 @@ import (
 // window, are each a 400 naming the record, the database unchanged and
 // every page still answering (issue 13, cases 3, 4 and 5).
 func TestUploadRefusesMeaninglessNumbers(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	ts := startServerWith(t, server.Config{}, store.Options{Now: func() time.Time { return now }})
 	fresh := servertest.Spec{ID: "good-fresh", Test: runfile.TestFresh, Seed: 1, Records: 20, Started: day(1)}
@@ -106,6 +107,7 @@ func TestUploadRefusesMeaninglessNumbers(t *testing.T) {
 // (an infinite interval, a record the reader now refuses) never make a
 // page or API answer 500; such a run is flagged and never a baseline.
 func TestReadSurvivesBadStoredRows(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, server.Config{CompareResamples: 100})
 	for i, id := range []string{"old-1", "old-2", "old-3"} {
 		sp := servertest.Spec{ID: id, Test: runfile.TestFresh, Seed: uint64(i), Records: 20, Started: day(1 + i)}
@@ -193,6 +195,7 @@ func trickle(t *testing.T, ts *testServer, token string, wait time.Duration) str
 // body is read; with one, the body has BodyTimeout to arrive (issue 13,
 // case 8). The server's own read timeout is 5 minutes.
 func TestTrickledUploadIsBounded(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, server.Config{BodyTimeout: 300 * time.Millisecond})
 	for _, tc := range []struct {
 		name, token, want string
@@ -218,6 +221,7 @@ func TestTrickledUploadIsBounded(t *testing.T) {
 // the most the record limits allow) once made the chart loop forever on
 // any viewer's GET; the page now answers (issue 13, case 1).
 func TestHistoryOfHugeScoresAnswers(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, server.Config{})
 	const m = "acme/huge"
 	for i, bits := range []string{"1e15", "1000000000000000.125"} {

@@ -13,6 +13,7 @@ import (
 )
 
 func TestPages(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, server.Config{CompareResamples: 200})
 	seedHistory(t, ts, 12)
 	other := servertest.Spec{ID: "other-1", Model: "EleutherAI/pythia-70m", Test: runfile.TestFresh, Seed: 5, Records: 40, Unverified: "pre-tokenizer Split(x) unmatched"}
@@ -71,6 +72,7 @@ func TestPages(t *testing.T) {
 // A run scored on the smoke sample is marked on the history page and the
 // run page; the benchmark's runs are not (issue 14).
 func TestPagesMarkSmokeRuns(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, server.Config{})
 	const m = "acme/smoky"
 	for i, smoke := range []bool{false, true, false} {

@@ -40,6 +40,7 @@ func gz(b []byte) []byte {
 }
 
 func TestUploadRejectsBadInput(t *testing.T) {
+	t.Parallel()
 	const limit = 64 << 10
 	ts := startServer(t, server.Config{MaxBody: limit})
 	ctx := context.Background()
@@ -138,6 +139,7 @@ func TestUploadRejectsBadInput(t *testing.T) {
 }
 
 func TestReadRejectsBadInput(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, server.Config{})
 	if code, _, body := ts.upload(servertest.Spec{ID: "r1", Seed: 1, Records: 20}.Body(), ""); code != 201 {
 		t.Fatalf("upload: %s", body)
@@ -188,6 +190,7 @@ func TestReadRejectsBadInput(t *testing.T) {
 }
 
 func TestPrivateServerNeedsToken(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, server.Config{Private: true})
 	if code, _, body := ts.upload(servertest.Spec{ID: "r1", Seed: 1, Records: 20}.Body(), ""); code != 201 {
 		t.Fatalf("upload: %s", body)

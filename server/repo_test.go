@@ -20,6 +20,7 @@ import (
 // unambiguously whatever slashes its name holds, and the legacy ones
 // answer where one repository has the model and refuse where several do.
 func TestModelIdentityIsRepoAndName(t *testing.T) {
+	t.Parallel()
 	for _, private := range []bool{false, true} {
 		t.Run(map[bool]string{false: "public", true: "private"}[private], func(t *testing.T) {
 			testModelIdentity(t, private)

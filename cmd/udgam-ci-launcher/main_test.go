@@ -75,6 +75,7 @@ func features(t *testing.T, name string) string {
 }
 
 func TestLauncher(t *testing.T) {
+	t.Parallel()
 	launcher := buildLauncher(t)
 	all := []string{"x86-64-v2", "x86-64-v3", "x86-64-v4"}
 	v2, v3, v4 := features(t, "x86-64-v2"), features(t, "x86-64-v3"), features(t, "x86-64-v4")
@@ -168,6 +169,7 @@ func checkRun(t *testing.T, stdout, stderr string, code int, ran, argLines strin
 
 // The launcher must start on any CPU: it links neither cgo nor the engine.
 func TestLauncherHasNoCgo(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command("go", "list", "-deps", ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
 	out, err := cmd.Output()

@@ -17,7 +17,6 @@ import (
 	"github.com/udgamlabs/udgam-ci/hub/hubtest"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/llama"
 )
 
 func actionTestEnv(vars map[string]string) (*env, *bytes.Buffer, *bytes.Buffer) {
@@ -86,6 +85,7 @@ func TestActionCommandRejectsBadInputs(t *testing.T) {
 // safetensors checkpoint is converted, scored by llama.cpp on a few
 // documents, recorded as main's baseline, then compared with itself.
 func TestActionScoresSafetensorsWithLlama(t *testing.T) {
+	needEngine(t)
 	dir := t.TempDir()
 	ckpt := filepath.Join(dir, "ckpt")
 	if _, err := converttest.Small.Write(ckpt); err != nil {
@@ -143,6 +143,7 @@ func TestActionScoresSafetensorsWithLlama(t *testing.T) {
 // one by one (the "smollm" pre-tokenizer; ollama's "default" would merge
 // "10" into one token).
 func TestConvertedTokenizerInLlama(t *testing.T) {
+	needEngine(t)
 	dir := t.TempDir()
 	tied := converttest.Small
 	tied.Tied = true // SmolLM2 ties the output layer to the embedding
@@ -153,7 +154,7 @@ func TestConvertedTokenizerInLlama(t *testing.T) {
 	if _, err := convert.Dir(filepath.Join(dir, "ckpt"), out, convert.Options{Dtype: "f32"}); err != nil {
 		t.Fatal(err)
 	}
-	m, err := llama.Load(out, llama.Options{Threads: 2, Context: 256})
+	m, err := loadEngine(out, engineOptions{Threads: 2, Context: 256})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-
-	"github.com/udgamlabs/udgam-ci/internal/release"
 )
 
 // The command line refuses numbers out of range, naming the flag, and
@@ -69,9 +67,8 @@ func TestScoreFlagsClampThreads(t *testing.T) {
 // A build's CPU target (make variants, make build) is named by version and
 // recorded in the run header as a runtime fact.
 func TestCPUTargetInVersionAndHeader(t *testing.T) {
-	defer func(v string) { release.CPUVariant = v }(release.CPUVariant)
-	release.CPUVariant = "x86-64-v3"
 	e, stdout, _ := freshTestEnv()
+	e.CPUVariant = "x86-64-v3"
 	if code := run(e, []string{"version"}); code != 0 || !strings.Contains(stdout.String(), "\nengine CPU target: x86-64-v3\n") {
 		t.Errorf("version: exit %d, %q", code, stdout)
 	}

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package main
 
 import (
@@ -7,7 +9,7 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 )
 
 // TestConvertedGPTFamilyScore runs checkConvertedScores on GPT-2, GPT-NeoX,

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runfile"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 func freshTestEnv() (*env, *bytes.Buffer, *bytes.Buffer) {
@@ -46,6 +46,7 @@ func writeDocs(t *testing.T, dir string, docs []fresh.Document) string {
 // llama.cpp and checks the command's bpb against the bigram arithmetic,
 // with and without BOS, then shards the run and merges the shards.
 func TestScoreFreshThroughLlama(t *testing.T) {
+	needEngine(t)
 	dir := t.TempDir()
 	model := testmodel.RandomBigram(8)
 	gguf := filepath.Join(dir, "bigram.gguf")

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/udgamlabs/udgam-ci/internal/release"
 )
 
 // env is what every command gets from the outside world, so tests can run
@@ -27,6 +29,9 @@ type env struct {
 	Stderr io.Writer
 	Getenv func(string) string
 	Now    func() time.Time
+	// CPUVariant is the build's CPU target (release.CPUVariant in main),
+	// named by version and recorded in run headers.
+	CPUVariant string
 }
 
 type command struct {
@@ -73,7 +78,7 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	e := &env{Ctx: ctx, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Now: time.Now}
+	e := &env{Ctx: ctx, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Now: time.Now, CPUVariant: release.CPUVariant}
 	os.Exit(run(e, os.Args[1:]))
 }
 

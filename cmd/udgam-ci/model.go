@@ -9,7 +9,6 @@ import (
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/evals/contamination"
 	"github.com/udgamlabs/udgam-ci/internal/ghenv"
-	"github.com/udgamlabs/udgam-ci/internal/release"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -61,12 +60,12 @@ type gitFlags struct {
 
 // git is the run's git metadata: the flags, then the environment.
 func (r *runFlags) git(e *env) runfile.Git {
-	g := runfile.Git{Repo: r.Git.Repo, SHA: r.Git.SHA, Ref: r.Git.Ref}
+	g := ghenv.Commit{Repo: r.Git.Repo, SHA: r.Git.SHA, Ref: r.Git.Ref}
 	if r.Git.PR > 0 {
 		pr := r.Git.PR
 		g.PR = &pr
 	}
-	return ghenv.Fill(g, e.Getenv)
+	return runfile.Git(ghenv.Fill(g, e.Getenv))
 }
 
 // add registers the shared flags; unit names what is scored ("documents",
@@ -144,7 +143,7 @@ func (r *runFlags) cpuOnly() (bool, error) {
 func (r *runFlags) header(e *env, threads int) evals.HeaderOptions {
 	return evals.HeaderOptions{
 		ModelName: r.ModelName, ModelRevision: r.ModelRevision, Git: r.git(e),
-		Runtime: runfile.Runtime{Threads: threads, GPU: r.GPU, CPU: release.CPUVariant},
+		Runtime: runfile.Runtime{Threads: threads, GPU: r.GPU, CPU: e.CPUVariant},
 	}
 }
 

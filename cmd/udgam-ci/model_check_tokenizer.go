@@ -10,7 +10,6 @@ import (
 	"github.com/udgamlabs/udgam-ci/convert"
 	"github.com/udgamlabs/udgam-ci/fetch"
 	"github.com/udgamlabs/udgam-ci/runner/hftok"
-	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/textprep"
 	"github.com/udgamlabs/udgam-ci/runner/tokcheck"
 )
@@ -107,17 +106,18 @@ func checkTokenizer(e *env, o checkTokenizerOptions) error {
 		}
 		ref = t.Encode
 	}
-	m, err := llama.Load(gguf, llama.Options{Threads: 1, Context: 64, Batch: 64, Parallel: 1, CPUOnly: true})
+	m, err := loadEngine(gguf, engineOptions{Threads: 1, Context: 64, Batch: 64, Parallel: 1, CPUOnly: true})
 	if err != nil {
 		return err
 	}
-	defer m.Close()
 	w, err := textprep.WrapModel(m)
 	if err != nil {
+		m.Close()
 		return fmt.Errorf("model %s: %w", o.Model, err)
 	}
+	defer w.Close()
 	piece := func(id int32) string {
-		b, err := m.TokenBytes(id)
+		b, err := w.TokenBytes(id)
 		if err != nil {
 			return "?"
 		}

@@ -26,7 +26,7 @@ func runModelConvert(e *env, args []string) error {
 		"convert a local Hugging Face checkpoint (config.json, tokenizer, safetensors or pytorch_model.bin weights) to GGUF; supported: "+strings.Join(convert.SupportedClasses(), ", "),
 		"udgam-ci model convert ./checkpoint --out model.gguf --dtype f32")
 	fs.StringVar(&o.Out, "out", "", "where to write the GGUF")
-	fs.StringVar(&o.Dtype, "dtype", "f32", "tensor type: "+strings.Join(convert.Dtypes, ", "))
+	fs.StringVar(&o.Dtype, "dtype", convert.DefaultDtype, "tensor type: "+strings.Join(convert.Dtypes, ", "))
 	fs.StringVar(&o.Subfolder, "subfolder", "", "the checkpoint's directory inside DIR")
 	fs.BoolVar(&o.Force, "force", false, "overwrite OUT if it exists")
 	fs.BoolVar(&o.AllowUnverifiedTokenizer, "allow-unverified-tokenizer", false, "convert a tokenizer udgam-ci cannot show to equal the Hugging Face tokenizer, marking every run of the model as unverified")

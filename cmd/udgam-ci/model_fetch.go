@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
+	"github.com/udgamlabs/udgam-ci/convert"
 	"github.com/udgamlabs/udgam-ci/fetch"
 	"github.com/udgamlabs/udgam-ci/hub"
 )
@@ -28,7 +30,7 @@ func runModelFetch(e *env, args []string) error {
 		"udgam-ci model fetch HuggingFaceTB/SmolLM2-135M --revision <commit-sha> --dtype f32 --out smollm2-135m.gguf")
 	fs.StringVar(&o.Revision, "revision", "", "commit sha (40 hex) of the model repository")
 	fs.BoolVar(&o.AllowUnpinned, "allow-unpinned", false, "accept a branch or tag for --revision and resolve it to its commit")
-	fs.StringVar(&o.Dtype, "dtype", "f32", "tensor type: f32, f16, bf16 or q8_0")
+	fs.StringVar(&o.Dtype, "dtype", convert.DefaultDtype, "tensor type: "+strings.Join(convert.Dtypes, ", "))
 	fs.StringVar(&o.Out, "out", "", "where to write the GGUF")
 	fs.BoolVar(&o.AllowUnverifiedTokenizer, "allow-unverified-tokenizer", false, "convert a tokenizer udgam-ci cannot show to equal the Hugging Face tokenizer, marking every run of the model as unverified")
 	fs.StringVar(&o.Subfolder, "subfolder", "", "the checkpoint's directory in the repository, when it is not at the top level")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/udgamlabs/udgam-ci/ggufspec"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 )
@@ -44,7 +45,7 @@ func modelInfo(e *env, o modelInfoOptions) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			runner.Info
-			Layout runner.Layout `json:"layout"`
+			Layout ggufspec.Layout `json:"layout"`
 		}{info, layout})
 	}
 	w := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)

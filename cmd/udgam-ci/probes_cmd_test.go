@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/evals/probes"
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 func TestProbesGenerateCommand(t *testing.T) {
@@ -122,6 +122,7 @@ func TestScoreProbesUsage(t *testing.T) {
 // scored by the engine gives each choice the log-probability the closed
 // form gives (float32 inside llama.cpp, hence 1e-4), and the same picks.
 func TestScoreProbesLlamaMatchesBigram(t *testing.T) {
+	needEngine(t)
 	dir := t.TempDir()
 	bg := testmodel.RandomBigram(8)
 	model := filepath.Join(dir, "bigram.gguf")

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runfile"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 // TestScoredOutsideCIPushes: the README's path to score a model on one's

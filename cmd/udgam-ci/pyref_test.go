@@ -16,9 +16,9 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/convert"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
-	"github.com/udgamlabs/udgam-ci/internal/hfref"
+	"github.com/udgamlabs/udgam-ci/internal/reference/hfref"
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 	"github.com/udgamlabs/udgam-ci/runner/textprep"
 	"github.com/udgamlabs/udgam-ci/runner/tokcheck"
 )

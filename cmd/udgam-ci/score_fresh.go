@@ -9,7 +9,6 @@ import (
 	"github.com/udgamlabs/udgam-ci/hub"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/textprep"
 )
 
@@ -46,8 +45,8 @@ func (o *scoreFreshOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Data, "data", "", "documents: JSONL or Parquet file, or hf://OWNER/NAME@COMMIT[/path] (default: the embedded smoke sample, not the benchmark)")
 	fs.StringVar(&o.Out, "out", "", "run file to write (JSON Lines)")
 	fs.StringVar(&o.AddBOS, "add-bos", evals.BOSAuto, "BOS before each document: auto (when the tokenizer has one), yes or no (then the first token is not scored and its bytes are left out)")
-	fs.IntVar(&o.Window, "window", 2048, "tokens per window")
-	fs.IntVar(&o.Stride, "stride", 1024, "tokens between window starts; later windows score only tokens not scored before")
+	fs.IntVar(&o.Window, "window", fresh.DefaultWindow, "tokens per window")
+	fs.IntVar(&o.Stride, "stride", fresh.DefaultStride, "tokens between window starts; later windows score only tokens not scored before")
 	fs.IntVar(&o.BatchTokens, "batch-tokens", fresh.DefaultBatchTokens, "tokens of windows per engine call (speed only)")
 	o.runFlags.add(fs, "documents", "source")
 }
@@ -64,14 +63,28 @@ func (o *scoreFreshOptions) validate(e *env, pos []string) error {
 // short documents are packed into it, and a larger cache only makes every
 // token attend over more (masked) cells (BENCHMARKS.md).
 func openFreshLlama(path string, threads, window int, cpuOnly bool) (runner.Model, error) {
-	return openLlama(path, llama.Options{Threads: threads, Context: window, CPUOnly: cpuOnly})
+	return openLlama(path, engineOptions{Threads: threads, Context: window, CPUOnly: cpuOnly})
+}
+
+// engineOptions are the engine's settings the commands choose (the rest
+// keep runner/llama's defaults).
+type engineOptions struct {
+	Threads, Context, Batch, Parallel int
+	CPUOnly                           bool
+}
+
+// engineModel is a model the engine loaded: closing it frees the engine's
+// memory.
+type engineModel interface {
+	runner.Model
+	Close() error
 }
 
 // openLlama loads a GGUF for scoring with its text preparation
 // (runner/textprep): the one way both tests, and so the Action, load a
 // model.
-func openLlama(path string, opts llama.Options) (runner.Model, error) {
-	m, err := llama.Load(path, opts)
+func openLlama(path string, opts engineOptions) (runner.Model, error) {
+	m, err := loadEngine(path, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/udgamlabs/udgam-ci/hub"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/llama"
 )
 
 type scoreProbesOptions struct {
@@ -64,7 +63,7 @@ func (o *scoreProbesOptions) validate(e *env, pos []string) error {
 // openProbesLlama loads a model for short prompts and choices, with
 // probes.Cells cache cells.
 func openProbesLlama(path string, threads int, cpuOnly bool) (runner.Model, error) {
-	return openLlama(path, llama.Options{Threads: threads, Context: probes.Cells, CPUOnly: cpuOnly})
+	return openLlama(path, engineOptions{Threads: threads, Context: probes.Cells, CPUOnly: cpuOnly})
 }
 
 func scoreProbes(e *env, o scoreProbesOptions) error {

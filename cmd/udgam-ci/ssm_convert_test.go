@@ -1,3 +1,5 @@
+//go:build cgo
+
 package main
 
 import (
@@ -10,10 +12,10 @@ import (
 	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/llama/llamatest"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 // TestConvertedFalconH1Scores converts a tiny Falcon-H1 (hybrid, no BOS,

@@ -16,7 +16,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
-	"github.com/udgamlabs/udgam-ci/internal/hfref"
+	"github.com/udgamlabs/udgam-ci/internal/reference/hfref"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 )
@@ -172,6 +172,7 @@ func (m *previousTokenModel) logp(prev, next int32) float64 {
 // every choice's log-probability against the float64 sums over
 // transformers.js's ids: 1e-4 nats per token.
 func TestTokenizerFamiliesBits(t *testing.T) {
+	needEngine(t)
 	texts := hfref.Texts()
 	var docs []fresh.Document
 	var docTexts []string
@@ -339,6 +340,7 @@ func writeProbeItems(t *testing.T, dir string, items []probes.Item) string {
 // with nothing to compare against, and on a GGUF against another family's
 // tokenizer.json, which must fail naming the first difference.
 func TestModelCheckTokenizer(t *testing.T) {
+	needEngine(t)
 	fm := familyModel(t, "gpt2")
 	textFile := filepath.Join(t.TempDir(), "extra.txt")
 	if err := os.WriteFile(textFile, []byte("Extra text, 12,345 <|endoftext|> and e\u0301"), 0o644); err != nil {

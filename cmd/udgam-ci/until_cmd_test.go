@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 // score probes --until decided --budget N --baseline RUN stops at the

@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/udgamlabs/udgam-ci/ggufspec"
 	"github.com/udgamlabs/udgam-ci/internal/release"
-	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/llama"
 )
 
 func runVersion(e *env, args []string) error {
@@ -14,12 +13,12 @@ func runVersion(e *env, args []string) error {
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.Stdout, "udgam-ci %s\nengine %s\n", release.Version, runner.EngineVersion())
-	if release.CPUVariant != "" {
-		fmt.Fprintf(e.Stdout, "engine CPU target: %s\n", release.CPUVariant)
+	fmt.Fprintf(e.Stdout, "udgam-ci %s\nengine %s\n", release.Version, ggufspec.EngineVersion())
+	if e.CPUVariant != "" {
+		fmt.Fprintf(e.Stdout, "engine CPU target: %s\n", e.CPUVariant)
 	}
 	// A portable build on a newer CPU is exact but slower: say so.
-	if _, unused := llama.CPUFeatures(); len(unused) > 0 {
+	if unused := engineUnusedCPU(); len(unused) > 0 {
 		fmt.Fprintf(e.Stdout, "engine CPU: this CPU also has %s, which this build leaves unused (make build compiles for it)\n", strings.Join(unused, ", "))
 	}
 	return nil

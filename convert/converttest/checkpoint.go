@@ -13,8 +13,8 @@ import (
 	"os"
 	"slices"
 
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runfile"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 	"github.com/x448/float16"
 )
 

@@ -16,11 +16,11 @@ import (
 	"github.com/udgamlabs/udgam-ci/convert"
 	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/convert/tokenizer"
-	"github.com/udgamlabs/udgam-ci/internal/hfref"
+	"github.com/udgamlabs/udgam-ci/ggufspec/tokspec"
+	"github.com/udgamlabs/udgam-ci/internal/reference/hfref"
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/textprep"
-	"github.com/udgamlabs/udgam-ci/runner/tokspec"
 )
 
 // Each family's GGUF is built once per test binary: a tiny llama (hidden

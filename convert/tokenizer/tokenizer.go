@@ -18,7 +18,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/udgamlabs/udgam-ci/runner/tokspec"
+	"github.com/udgamlabs/udgam-ci/ggufspec/tokspec"
 )
 
 // Options control a tokenizer conversion.

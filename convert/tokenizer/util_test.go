@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/udgamlabs/udgam-ci/runner/tokspec"
+	"github.com/udgamlabs/udgam-ci/ggufspec/tokspec"
 )
 
 type added struct {

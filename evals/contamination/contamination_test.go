@@ -20,6 +20,7 @@ import (
 )
 
 func TestWords(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want []string
@@ -219,6 +220,7 @@ func flagged(r *Report) []string {
 }
 
 func TestPlantedPositivesAndNearMisses(t *testing.T) {
+	t.Parallel()
 	ps := planted(t)
 	ix, err := NewIndex(ps.items, DefaultN)
 	if err != nil {
@@ -309,6 +311,7 @@ func randomItems(rng *rand.Rand, vocab []string, k int) []Item {
 }
 
 func TestAgreesWithBruteForce(t *testing.T) {
+	t.Parallel()
 	// A tiny vocabulary makes chance n-gram matches frequent.
 	rng := rand.New(rand.NewPCG(3, 4))
 	vocab := vocabulary(rng, 6)
@@ -372,6 +375,7 @@ type parquetDoc struct {
 }
 
 func TestFormatsFindTheSame(t *testing.T) {
+	t.Parallel()
 	ps := planted(t)
 	ix, err := NewIndex(ps.items, DefaultN)
 	if err != nil {
@@ -426,6 +430,7 @@ func TestFormatsFindTheSame(t *testing.T) {
 }
 
 func TestShardsMergeToTheWholeScan(t *testing.T) {
+	t.Parallel()
 	ps := planted(t)
 	ix, _ := NewIndex(ps.items, DefaultN)
 	dir := t.TempDir()
@@ -454,6 +459,7 @@ func TestShardsMergeToTheWholeScan(t *testing.T) {
 }
 
 func TestResumeSkipsFinishedFiles(t *testing.T) {
+	t.Parallel()
 	ps := planted(t)
 	ix, _ := NewIndex(ps.items, DefaultN)
 	dir := t.TempDir()
@@ -485,6 +491,7 @@ func must[T any](v T, err error) T {
 }
 
 func TestBadInputIsNamed(t *testing.T) {
+	t.Parallel()
 	ix, _ := NewIndex([]Item{{Test: "probes", ID: "a", Text: "one two three four five six"}}, DefaultN)
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.jsonl")
@@ -529,6 +536,7 @@ var jsonLines = []string{
 }
 
 func TestJSONFieldAgreesWithEncodingJSON(t *testing.T) {
+	t.Parallel()
 	for _, line := range jsonLines {
 		var want map[string]any
 		if err := json.Unmarshal([]byte(line), &want); err != nil {

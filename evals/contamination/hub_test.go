@@ -16,6 +16,7 @@ import (
 const datasetSHA = "0123456789abcdef0123456789abcdef01234567"
 
 func TestHubDatasetStreamsShardByShard(t *testing.T) {
+	t.Parallel()
 	ps := planted(t)
 	ix, _ := NewIndex(ps.items, DefaultN)
 	dir := t.TempDir()

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/udgamlabs/udgam-ci/report"
+	"github.com/udgamlabs/udgam-ci/internal/numfmt"
 )
 
 // Line is the one-sentence result the PR comment and the score summary
@@ -22,7 +22,7 @@ func (r *Report) Line() string {
 			continue
 		}
 		noun := map[string]string{"probes": "probe items", "fresh": "Fresh Text documents"}[test]
-		parts = append(parts, fmt.Sprintf("%s of %s %s", report.FormatCount(s.Contaminated), report.FormatCount(s.Items), noun))
+		parts = append(parts, fmt.Sprintf("%s of %s %s", numfmt.Count(s.Contaminated), numfmt.Count(s.Items), noun))
 	}
 	return fmt.Sprintf("%s share a %d-gram with the training data", strings.Join(parts, ", "), r.N)
 }
@@ -31,7 +31,7 @@ func (r *Report) Line() string {
 // each contaminated item with where it was first seen.
 func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "Contamination: %s (%s words, %s bytes of training text in %d files).\n",
-		r.Line(), report.FormatCount(int(r.Words)), report.FormatCount(int(r.Bytes)), len(r.Train))
+		r.Line(), numfmt.Count(int(r.Words)), numfmt.Count(int(r.Bytes)), len(r.Train))
 	for _, test := range slices.Sorted(mapKeys(r.Summary)) {
 		s := r.Summary[test]
 		fmt.Fprintf(w, "\n%-28s %8s %13s %10s\n", test, "items", "contaminated", fmt.Sprintf("> %.2f", r.MinFraction))
@@ -93,11 +93,11 @@ func (r *Report) CheckRead(allowMissing, allowEmpty bool) (warnings []string, er
 		}
 		if tf.NoText > 0 {
 			missing = append(missing, fmt.Sprintf("%s: %s of %s %s have no text in %q, first at %s %d",
-				tf.Path, report.FormatCount(int(tf.NoText)), report.FormatCount(int(tf.Records)), unit, field, at, tf.NoTextFirst))
+				tf.Path, numfmt.Count(int(tf.NoText)), numfmt.Count(int(tf.Records)), unit, field, at, tf.NoTextFirst))
 		}
 		if tf.InvalidUTF8 > 0 {
 			warnings = append(warnings, fmt.Sprintf("%s: %s bytes are not UTF-8, first at %s %d (each read as a separator between words)",
-				tf.Path, report.FormatCount(int(tf.InvalidUTF8)), at, tf.InvalidUTF8First))
+				tf.Path, numfmt.Count(int(tf.InvalidUTF8)), at, tf.InvalidUTF8First))
 		}
 	}
 	if allowMissing {
@@ -110,7 +110,7 @@ func (r *Report) CheckRead(allowMissing, allowEmpty bool) (warnings []string, er
 		if len(r.Train) == 1 {
 			files = "file"
 		}
-		problems = append(problems, fmt.Sprintf("read no text: %d training %s, %s records, no words", len(r.Train), files, report.FormatCount(int(records))))
+		problems = append(problems, fmt.Sprintf("read no text: %d training %s, %s records, no words", len(r.Train), files, numfmt.Count(int(records))))
 	}
 	if len(problems) > 0 {
 		return warnings, errors.New(strings.Join(problems, "; "))

@@ -18,8 +18,8 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 // BenchmarkFreshLlama scores generated documents through llama.cpp: short

@@ -25,6 +25,7 @@ func writeFile(t *testing.T, name, content string) string {
 }
 
 func TestLoadJSONL(t *testing.T) {
+	t.Parallel()
 	content := `{"id":"a","text":"Grüße","source":"wiki","url":"https://x/a","license":"CC BY-SA 4.0","date":"2026-10-01"}
 
 {"id":"b","text":"plain","extra":"ignored"}
@@ -45,6 +46,7 @@ func TestLoadJSONL(t *testing.T) {
 }
 
 func TestLoadRejectsBadDocuments(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, content, want string
 	}{
@@ -81,6 +83,7 @@ func TestLoadRejectsBadDocuments(t *testing.T) {
 }
 
 func TestLoadReportsEveryBadLine(t *testing.T) {
+	t.Parallel()
 	_, err := LoadFile(writeFile(t, "bad.jsonl", `{"id":"a","text":""}`+"\n"+`{"id":"b","text":""}`))
 	if err == nil || !strings.Contains(err.Error(), "line 1") || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("error %v, want both lines named", err)
@@ -96,6 +99,7 @@ type pqDoc struct {
 }
 
 func TestLoadParquet(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "docs.parquet")
 	if err := parquet.WriteFile(p, []pqDoc{{"a", "naïve", "arxiv", 1}, {"b", "text", "", 1}}); err != nil {
 		t.Fatal(err)
@@ -120,6 +124,7 @@ func TestLoadParquet(t *testing.T) {
 }
 
 func TestLoadRefs(t *testing.T) {
+	t.Parallel()
 	local := writeFile(t, "hub.jsonl", `{"id":"a","text":"x"}`)
 	var asked string
 	fetch := func(ref string) (evals.Fetched, error) {
@@ -147,6 +152,7 @@ func TestLoadRefs(t *testing.T) {
 }
 
 func TestSmokeSample(t *testing.T) {
+	t.Parallel()
 	d, err := Load("", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -174,6 +180,7 @@ func TestSmokeSample(t *testing.T) {
 }
 
 func TestGenerateDocs(t *testing.T) {
+	t.Parallel()
 	a, b := GenerateDocs(1, 50, 100, 40000), GenerateDocs(1, 50, 100, 40000)
 	short, long := 0, 0
 	for i := range a {

@@ -63,10 +63,6 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
 	if info.ContextLength > 0 && opt.Window > info.ContextLength {
 		return Result{}, fmt.Errorf("window %d is longer than the model's context length %d (use --window %d)", opt.Window, info.ContextLength, info.ContextLength)
 	}
-	addBOS, err := evals.ResolveBOS(opt.BOSMode, info)
-	if err != nil {
-		return Result{}, err
-	}
 	docs := opt.Data.Docs
 	keys := make([]evals.Keyed, len(docs))
 	for i, d := range docs {
@@ -80,17 +76,19 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
 	ho.Dataset = opt.Data.Dataset
 	ho.BOSMode = opt.BOSMode
 	ho.Window, ho.Stride = opt.Window, opt.Stride
-	ho.Formulation = Formulation(addBOS)
 	ho.TextPrep = evals.TextPrepOf(m)
 	ho.Sample, ho.Shard, ho.Contamination = sel.Sample, sel.Shard, sel.Contamination
 	ho.Sequential = evals.HeaderOf(opt.Until)
 	if ho.Now == nil {
 		ho.Now = now
 	}
+	// NewHeader resolves the BOS mode (an impossible one fails here);
+	// the formulation follows from it.
 	h, err := evals.NewHeader(runfile.TestFresh, info, ho)
 	if err != nil {
 		return Result{}, err
 	}
+	h.Settings.Formulation = Formulation(h.Settings.AddBOS)
 	// Text the tokenizer is known to get wrong fails here, before the run
 	// file is written or anything scored.
 	pending := make([]evals.Pending, len(idx))
@@ -114,7 +112,7 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
 		todo[j] = docs[idx[k]]
 	}
 	so := ScoreOptions{Window: opt.Window, Stride: opt.Stride, AddBOS: h.Settings.AddBOS, BOS: h.Settings.BOSID, BatchTokens: opt.BatchTokens}
-	err = Score(ctx, m, todo, so, func(rec runfile.Doc) error { return loop.Add(rec.ID, rec, rec.Tokens) })
+	err = score(ctx, m, todo, so, func(rec runfile.Doc) error { return loop.Add(rec.ID, rec, rec.Tokens) })
 	tally, err := loop.Finish(err)
 	if err != nil {
 		return Result{}, err

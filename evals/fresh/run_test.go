@@ -70,6 +70,7 @@ func sameDocs(t *testing.T, got, want []runfile.Doc) {
 }
 
 func TestRunResumeAfterFailureAndTornLine(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := genData(30)
 	whole, err := Run(context.Background(), newByteModel(3), runOptions(data, filepath.Join(dir, "whole.jsonl")))
@@ -126,6 +127,7 @@ func TestRunResumeAfterFailureAndTornLine(t *testing.T) {
 }
 
 func TestRunShardsMergeToTheWholeRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := genData(25)
 	sample := func(o RunOptions) RunOptions { o.SampleN, o.SampleSeed = 17, 9; return o }
@@ -168,6 +170,7 @@ func TestRunShardsMergeToTheWholeRun(t *testing.T) {
 }
 
 func TestRunRefusesBadSettings(t *testing.T) {
+	t.Parallel()
 	data := genData(3)
 	tests := []struct {
 		name string
@@ -225,6 +228,7 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestRunSmoke(t *testing.T) {
+	t.Parallel()
 	smoke, err := Smoke()
 	if err != nil {
 		t.Fatal(err)
@@ -298,6 +302,7 @@ func testHeaderFor(smoke bool) runfile.Header {
 }
 
 func TestSummaryGolden(t *testing.T) {
+	t.Parallel()
 	for _, smoke := range []bool{false, true} {
 		name := "summary"
 		if smoke {
@@ -334,6 +339,7 @@ const killChildEnv = "UDGAM_FRESH_KILL_CHILD"
 // TestKillChild is the process TestResumeAfterKill kills; it does nothing
 // in a normal test run.
 func TestKillChild(t *testing.T) {
+	t.Parallel()
 	path := os.Getenv(killChildEnv)
 	if path == "" {
 		t.Skip("helper process for TestResumeAfterKill")
@@ -345,6 +351,7 @@ func TestKillChild(t *testing.T) {
 }
 
 func TestResumeAfterKill(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a subprocess")
 	}

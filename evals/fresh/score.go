@@ -87,6 +87,12 @@ func Score(ctx context.Context, m runner.Model, docs []Document, opt ScoreOption
 	if err := validateWindow(opt.Window, opt.Stride); err != nil {
 		return err
 	}
+	return score(ctx, m, docs, opt, emit)
+}
+
+// score is Score for a caller that has validated the window (Run, before
+// it writes the run file).
+func score(ctx context.Context, m runner.Model, docs []Document, opt ScoreOptions, emit func(runfile.Doc) error) error {
 	if opt.BatchTokens <= 0 {
 		opt.BatchTokens = DefaultBatchTokens
 	}

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 // byteModel is the bigram test model with TokenBytes: its tokens are
@@ -66,6 +66,7 @@ func scoreAll(t *testing.T, m runner.Model, docs []Document, opt ScoreOptions) [
 func relErr(got, want float64) float64 { return math.Abs(got-want) / math.Abs(want) }
 
 func TestBitsMatchBigramArithmetic(t *testing.T) {
+	t.Parallel()
 	m := newByteModel(3)
 	// Long documents (many windows of 64) with multi-byte text, and short ones.
 	docs := append(GenerateDocs(11, 12, 300, 3000), Document{ID: "one-char", Text: "é"}, Document{ID: "x", Text: "xy"})
@@ -103,6 +104,7 @@ func TestBitsMatchBigramArithmetic(t *testing.T) {
 }
 
 func TestBigramResultsIgnoreWindowsAndPacking(t *testing.T) {
+	t.Parallel()
 	// A bigram model sees one token of context, so neither the windows nor
 	// the packing may change a single bit.
 	m := newByteModel(5)
@@ -135,6 +137,7 @@ func TestBigramResultsIgnoreWindowsAndPacking(t *testing.T) {
 }
 
 func TestPlan(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		n, window, stride int
 		want              []span
@@ -176,6 +179,7 @@ func TestPlan(t *testing.T) {
 }
 
 func TestCheckCoverageCatchesBrokenWindows(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		spans []span
@@ -200,6 +204,7 @@ func TestCheckCoverageCatchesBrokenWindows(t *testing.T) {
 }
 
 func TestValidateWindow(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		window, stride int
 		ok             bool
@@ -229,6 +234,7 @@ func (m pieceModel) Info() runner.Info {
 }
 
 func TestFirstTokenBytes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		text        string
 		piece       string
@@ -286,6 +292,7 @@ func (m silentModel) Tokenize(s string) ([]int32, error) {
 // whole run: from BOS nothing is scored and all its bytes count; without
 // BOS there is no first token to leave out.
 func TestScoreNoTokens(t *testing.T) {
+	t.Parallel()
 	m := silentModel{newByteModel(3)}
 	docs := []Document{{ID: "a", Text: "ab"}, {ID: "ws", Text: " \n\t "}, {ID: "c", Text: "cd"}}
 	for _, addBOS := range []bool{true, false} {
@@ -337,6 +344,7 @@ func (m badModel) Score(ctx context.Context, reqs []runner.Request) ([]runner.Re
 }
 
 func TestScoreRejectsBrokenEngines(t *testing.T) {
+	t.Parallel()
 	docs := []Document{{ID: "a", Text: "some text"}, {ID: "b", Text: "more text"}}
 	for mode, want := range map[string]string{
 		"error":    "engine failed",

@@ -2,6 +2,14 @@ package fresh
 
 import "fmt"
 
+// The default window and stride (--window, --stride, the Action's inputs):
+// a later window scores its last 1,024 tokens with at least 1,024 before
+// them as context.
+const (
+	DefaultWindow = 2048
+	DefaultStride = 1024
+)
+
 // span is one window over a document's token sequence: seq[Begin:End] is
 // evaluated and positions [From, End) are scored, each given everything
 // before it in the window as context.

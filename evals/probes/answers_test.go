@@ -216,6 +216,7 @@ func solve(t *testing.T, it Item) string {
 }
 
 func TestEveryAnswerRecomputes(t *testing.T) {
+	t.Parallel()
 	for _, seed := range []int64{2026, 99} {
 		for _, it := range generate(t, Options{Types: TypesAll, Per: 100, Seed: seed}) {
 			if got := solve(t, it); got != it.Answer {
@@ -233,6 +234,7 @@ func TestEveryAnswerRecomputes(t *testing.T) {
 
 // Wrong numeric choices are near misses: off by 1, 2, 9, 10 or 100, or double.
 func TestDistractors(t *testing.T) {
+	t.Parallel()
 	for _, it := range generate(t, Options{Types: TypesCore, Per: 100, Seed: 2026}) {
 		if len(it.Choices) != 4 {
 			continue
@@ -256,6 +258,7 @@ func TestDistractors(t *testing.T) {
 // Level 2 of syllogism asks against the chain: always No. Levels 1 and 3
 // follow it: always Yes.
 func TestSyllogismLevels(t *testing.T) {
+	t.Parallel()
 	for _, it := range generate(t, Options{Types: TypesCore, Per: 100, Seed: 2026}) {
 		if it.Type != "syllogism" {
 			continue

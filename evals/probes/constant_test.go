@@ -6,6 +6,7 @@ import (
 )
 
 func TestConstantBest(t *testing.T) {
+	t.Parallel()
 	items := []Item{
 		{Type: "syllogism", Answer: "Yes", Choices: []string{"No", "Yes"}},
 		{Type: "syllogism", Answer: "Yes", Choices: []string{"Yes", "No"}},

@@ -35,6 +35,7 @@ func encode(t *testing.T, items []Item) []byte {
 // The embedded default set must be exactly what the generator makes, so it
 // can never drift from the code. go test -run TestCoreFile -update rewrites it.
 func TestCoreFile(t *testing.T) {
+	t.Parallel()
 	items := generate(t, Options{Types: TypesCore, Per: DefaultPer, Seed: DefaultSeed})
 	want := encode(t, items)
 	if *update {
@@ -62,6 +63,7 @@ func TestCoreFile(t *testing.T) {
 }
 
 func TestCounts(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		opts  Options
@@ -105,6 +107,7 @@ func TestCounts(t *testing.T) {
 }
 
 func TestCoreExcludesFrontier(t *testing.T) {
+	t.Parallel()
 	core := generate(t, Options{Types: TypesCore, Per: 20, Seed: 3})
 	all := generate(t, Options{Types: TypesAll, Per: 20, Seed: 3})
 	// Each type and level has its own stream, so adding frontier types
@@ -120,6 +123,7 @@ func TestCoreExcludesFrontier(t *testing.T) {
 }
 
 func TestDeterminism(t *testing.T) {
+	t.Parallel()
 	a := encode(t, generate(t, Options{Types: TypesAll, Per: 100, Seed: 2026}))
 	b := encode(t, generate(t, Options{Types: TypesAll, Per: 100, Seed: 2026}))
 	if !bytes.Equal(a, b) {
@@ -132,6 +136,7 @@ func TestDeterminism(t *testing.T) {
 }
 
 func TestGenerateRejectsBadOptions(t *testing.T) {
+	t.Parallel()
 	for _, opts := range []Options{{Types: "some", Per: 10}, {Types: TypesCore, Per: 0}} {
 		if _, err := Generate(opts); err == nil {
 			t.Errorf("Generate(%+v) succeeded", opts)
@@ -140,6 +145,7 @@ func TestGenerateRejectsBadOptions(t *testing.T) {
 }
 
 func TestItemShape(t *testing.T) {
+	t.Parallel()
 	items := generate(t, Options{Types: TypesAll, Per: 100, Seed: 2026})
 	prompts := map[string]string{}
 	ids := map[string]bool{}
@@ -179,6 +185,7 @@ func TestItemShape(t *testing.T) {
 
 // The answer's position among the choices is spread out, not always first.
 func TestChoiceOrderShuffled(t *testing.T) {
+	t.Parallel()
 	pos := map[int]int{}
 	for _, it := range generate(t, Options{Types: TypesCore, Per: 100, Seed: 2026}) {
 		if len(it.Choices) == 4 {
@@ -193,6 +200,7 @@ func TestChoiceOrderShuffled(t *testing.T) {
 }
 
 func TestFormatInt(t *testing.T) {
+	t.Parallel()
 	for n, want := range map[int]string{0: "0", 9999: "9999", 10000: "10,000", 110730: "110,730", 1713248: "1,713,248", -12345: "-12,345"} {
 		if got := formatInt(n); got != want {
 			t.Errorf("formatInt(%d) = %q, want %q", n, got, want)
@@ -201,6 +209,7 @@ func TestFormatInt(t *testing.T) {
 }
 
 func TestWriteFileAtomic(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "items.jsonl")
 	items := generate(t, Options{Types: TypesCore, Per: 2, Seed: 1})

@@ -37,6 +37,7 @@ func writeParquet(t *testing.T, items []Item) string {
 }
 
 func TestLoadRoundTrip(t *testing.T) {
+	t.Parallel()
 	items := generate(t, Options{Types: TypesAll, Per: 3, Seed: 1})
 	jsonl := filepath.Join(t.TempDir(), "items.jsonl")
 	if err := WriteFile(jsonl, items); err != nil {
@@ -57,6 +58,7 @@ func TestLoadRoundTrip(t *testing.T) {
 }
 
 func TestLoadNumericAnswer(t *testing.T) {
+	t.Parallel()
 	p := writeText(t, "n.jsonl", `{"id":"a","type":"add","level":1,"prompt":"Question: What is 1 + 1?\nAnswer:","answer":2,"choices":["2","3"]}`+"\n")
 	set, err := LoadFile(p)
 	if err != nil {
@@ -70,6 +72,7 @@ func TestLoadNumericAnswer(t *testing.T) {
 const good = `{"id":"a","type":"add","level":1,"prompt":"Question: x\nAnswer:","answer":"1","choices":["1","2"]}`
 
 func TestLoadJSONLErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, text, want string
 	}{
@@ -96,6 +99,7 @@ func TestLoadJSONLErrors(t *testing.T) {
 }
 
 func TestLoadParquetErrors(t *testing.T) {
+	t.Parallel()
 	ok := Item{ID: "a", Type: "add", Level: 1, Prompt: "Q", Answer: "1", Choices: []string{"1", "2"}}
 	tests := []struct {
 		name  string
@@ -122,6 +126,7 @@ func TestLoadParquetErrors(t *testing.T) {
 }
 
 func TestLoadRefs(t *testing.T) {
+	t.Parallel()
 	local := writeText(t, "test.jsonl", good+"\n")
 	var asked []string
 	fetch := func(ref string) (evals.Fetched, error) {

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/udgamlabs/udgam-ci/evals"
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runfile"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 func testSet(t *testing.T, per int) *Set {
@@ -31,6 +31,7 @@ func runOpts(out string, set *Set) RunOptions {
 }
 
 func TestRunWritesRecordsAndHeader(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "run.jsonl")
 	set := testSet(t, 5)
 	m := testmodel.RandomBigram(3)
@@ -63,6 +64,7 @@ func TestRunWritesRecordsAndHeader(t *testing.T) {
 }
 
 func TestRunResume(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	set := testSet(t, 5) // 105 items, 14 calls of 8
 	m := testmodel.RandomBigram(3)
@@ -114,6 +116,7 @@ func TestRunResume(t *testing.T) {
 }
 
 func TestRunSampleAndShard(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	set := testSet(t, 10)
 	m := testmodel.RandomBigram(3)
@@ -184,6 +187,7 @@ func TestRunSampleAndShard(t *testing.T) {
 }
 
 func TestSummaryOutput(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "run.jsonl")
 	res, err := Run(context.Background(), testmodel.RandomBigram(3), runOpts(out, testSet(t, 2)))
 	if err != nil {
@@ -217,6 +221,7 @@ func TestSummaryOutput(t *testing.T) {
 }
 
 func TestAccNorm(t *testing.T) {
+	t.Parallel()
 	items := []runfile.Item{
 		{Logprobs: []float64{-1, -2}, Norm: []float64{-0.5, -0.1}, Answer: 1},
 		{Logprobs: []float64{-1, -2}, Norm: []float64{-0.5, -0.6}, Answer: 1},

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 // recorder wraps a model and keeps every request it is asked to score.
@@ -53,6 +53,7 @@ func scoreAll(t *testing.T, m runner.Model, opt ScoreOptions, items []Item) []ru
 // score can be computed here by hand: log p of each byte of " "+choice given
 // the byte before it, the first one given the prompt's last byte.
 func TestScoreMatchesBigramArithmetic(t *testing.T) {
+	t.Parallel()
 	m := testmodel.RandomBigram(11)
 	items := generate(t, Options{Types: TypesAll, Per: 100, Seed: 2026})
 	for _, addBOS := range []bool{true, false} {
@@ -127,6 +128,7 @@ func bytesOf(s string) []int32 {
 }
 
 func TestRequestStructure(t *testing.T) {
+	t.Parallel()
 	it := Item{ID: "x", Prompt: "Question: What is 2 + 2?\nAnswer:", Answer: "4", Choices: []string{"4", "5", "40"}}
 	tok := mergingTokenizer{testmodel.RandomBigram(1)}
 	tests := []struct {
@@ -169,6 +171,7 @@ func TestRequestStructure(t *testing.T) {
 }
 
 func TestBuildRequestErrors(t *testing.T) {
+	t.Parallel()
 	tok := testmodel.RandomBigram(1)
 	empty := Item{ID: "e", Prompt: "", Answer: "a", Choices: []string{"a", "b"}}
 	if _, err := BuildRequest(tok, &empty, false, -1); err == nil || !strings.Contains(err.Error(), "item e") {
@@ -177,6 +180,7 @@ func TestBuildRequestErrors(t *testing.T) {
 }
 
 func TestTies(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		xs   []float64
 		pred int

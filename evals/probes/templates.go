@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/udgamlabs/udgam-ci/internal/numfmt"
 )
 
 // question is one generated question before it becomes an Item: the text
@@ -81,23 +83,10 @@ var suite = []struct {
 // formatInt writes n with thousands commas from 10,000 up, as the suite
 // defines ("9999", "10,000").
 func formatInt(n int) string {
-	s := strconv.Itoa(n)
 	if n < 10000 && n > -10000 {
-		return s
+		return strconv.Itoa(n)
 	}
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	return numfmt.Count(n)
 }
 
 // nearMisses returns three wrong answers close to a: off by 1, 2, 9, 10 or

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runfile"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 // Every published core item has each variant: the same type, level,

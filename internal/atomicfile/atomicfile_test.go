@@ -24,6 +24,7 @@ func entries(t *testing.T, dir string) []string {
 }
 
 func TestWrite(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "out.json")
 	if err := Write(p, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err }); err != nil {
@@ -45,6 +46,7 @@ func TestWrite(t *testing.T) {
 // TestFailedWritesLeaveNothing: every way a write can fail leaves no file
 // (or the old one, untouched) and no temporary file.
 func TestFailedWritesLeaveNothing(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("boom")
 	for _, tc := range []struct {
 		name string
@@ -127,6 +129,7 @@ func TestFailedWritesLeaveNothing(t *testing.T) {
 }
 
 func TestCreateInAMissingDirectory(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "no", "such", "out")
 	if err := Write(p, func(io.Writer) error { return nil }); err == nil || !strings.Contains(err.Error(), p) {
 		t.Errorf("error %v, want one naming %s", err, p)

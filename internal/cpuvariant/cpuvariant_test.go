@@ -33,6 +33,7 @@ func without(fs []string, drop ...string) []string {
 }
 
 func TestChoose(t *testing.T) {
+	t.Parallel()
 	v2, v3, v4 := level(t, "x86-64-v2"), level(t, "x86-64-v3"), level(t, "x86-64-v4")
 	all := []string{"x86-64-v2", "x86-64-v3", "x86-64-v4"}
 	tests := []struct {
@@ -99,6 +100,7 @@ func TestChoose(t *testing.T) {
 }
 
 func TestInstalled(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for name, mode := range map[string]os.FileMode{
 		"udgam-ci-x86-64-v3": 0o755,
@@ -144,6 +146,7 @@ var gccMacro = map[string]string{
 // required, and nothing else but OSXSAVE (the OS saving AVX state, which
 // has no macro).
 func TestRequiresMatchCompiler(t *testing.T) {
+	t.Parallel()
 	cc, err := exec.LookPath("gcc")
 	if err != nil {
 		t.Skip("no gcc")
@@ -245,6 +248,7 @@ func TestCPUInfoDisagreements(t *testing.T) {
 // Detect agrees with the kernel's reading of the CPU, as far as a
 // hypervisor lets the two agree (cpuinfoDisagreements).
 func TestDetectMatchesCPUInfo(t *testing.T) {
+	t.Parallel()
 	if runtime.GOARCH != "amd64" || runtime.GOOS != "linux" {
 		t.Skip("reads /proc/cpuinfo's x86 flags")
 	}
@@ -282,6 +286,7 @@ func TestDetectMatchesCPUInfo(t *testing.T) {
 
 // The Makefile builds (make variants) exactly the table's variants.
 func TestMakefileBuildsTheTable(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../../Makefile")
 	if err != nil {
 		t.Fatal(err)

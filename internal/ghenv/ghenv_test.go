@@ -5,47 +5,47 @@ import (
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/internal/ghenv"
-	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
 func TestFill(t *testing.T) {
+	t.Parallel()
 	pr := func(n int) *int { return &n }
 	tests := []struct {
 		name  string
-		flags runfile.Git
+		flags ghenv.Commit
 		env   map[string]string
-		want  runfile.Git
+		want  ghenv.Commit
 	}{
-		{"nothing", runfile.Git{}, nil, runfile.Git{}},
+		{"nothing", ghenv.Commit{}, nil, ghenv.Commit{}},
 		{
 			"pull request",
-			runfile.Git{},
+			ghenv.Commit{},
 			map[string]string{"GITHUB_REPOSITORY": "o/r", "GITHUB_SHA": "abc", "GITHUB_HEAD_REF": "feature", "GITHUB_REF_NAME": "7/merge", "GITHUB_REF": "refs/pull/7/merge"},
-			runfile.Git{Repo: "o/r", SHA: "abc", Ref: "feature", PR: pr(7)},
+			ghenv.Commit{Repo: "o/r", SHA: "abc", Ref: "feature", PR: pr(7)},
 		},
 		{
 			"push to main",
-			runfile.Git{},
+			ghenv.Commit{},
 			map[string]string{"GITHUB_REPOSITORY": "o/r", "GITHUB_SHA": "def", "GITHUB_REF_NAME": "main", "GITHUB_REF": "refs/heads/main"},
-			runfile.Git{Repo: "o/r", SHA: "def", Ref: "main"},
+			ghenv.Commit{Repo: "o/r", SHA: "def", Ref: "main"},
 		},
 		{
 			"flags win",
-			runfile.Git{Repo: "x/y", SHA: "123", Ref: "dev", PR: pr(9)},
+			ghenv.Commit{Repo: "x/y", SHA: "123", Ref: "dev", PR: pr(9)},
 			map[string]string{"GITHUB_REPOSITORY": "o/r", "GITHUB_SHA": "abc", "GITHUB_HEAD_REF": "feature", "GITHUB_REF": "refs/pull/7/merge"},
-			runfile.Git{Repo: "x/y", SHA: "123", Ref: "dev", PR: pr(9)},
+			ghenv.Commit{Repo: "x/y", SHA: "123", Ref: "dev", PR: pr(9)},
 		},
 		{
 			"not a pull ref",
-			runfile.Git{},
+			ghenv.Commit{},
 			map[string]string{"GITHUB_REF": "refs/pull/abc/merge"},
-			runfile.Git{},
+			ghenv.Commit{},
 		},
 		{
 			"pull number 0",
-			runfile.Git{},
+			ghenv.Commit{},
 			map[string]string{"GITHUB_REF": "refs/pull/0/merge"},
-			runfile.Git{},
+			ghenv.Commit{},
 		},
 	}
 	for _, tt := range tests {
@@ -57,7 +57,7 @@ func TestFill(t *testing.T) {
 			}
 		})
 	}
-	if g := ghenv.Fill(runfile.Git{Repo: "a/b"}, nil); g.Repo != "a/b" || g.SHA != "" {
+	if g := ghenv.Fill(ghenv.Commit{Repo: "a/b"}, nil); g.Repo != "a/b" || g.SHA != "" {
 		t.Errorf("Fill with no environment = %+v", g)
 	}
 }

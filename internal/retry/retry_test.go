@@ -7,6 +7,7 @@ import (
 )
 
 func TestBackoff(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
 	h := func(v string) http.Header { return http.Header{"Retry-After": {v}} }
 	tests := []struct {
@@ -31,6 +32,7 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestRetryable(t *testing.T) {
+	t.Parallel()
 	for status, want := range map[int]bool{200: false, 404: false, 403: false, 429: true, 500: true, 503: true} {
 		if got := Retryable(status); got != want {
 			t.Errorf("Retryable(%d) = %v, want %v", status, got, want)

@@ -9,6 +9,7 @@ import (
 // Pinned: a change here changes the generated probe set, every sample
 // selection and every bootstrap interval.
 func TestKnownValues(t *testing.T) {
+	t.Parallel()
 	// SplitMix64 seeded with 0: its published first outputs.
 	s := splitmix.New(0)
 	for i, want := range []uint64{0xe220a8397b1dcdaf, 0x6e789e6aa1b965f4, 0x06c45d188009454f} {

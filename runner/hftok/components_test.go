@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/udgamlabs/udgam-ci/internal/hfref"
+	"github.com/udgamlabs/udgam-ci/internal/reference/hfref"
 )
 
 // TestComponentsMatchTransformersJS swaps the normalizer, pre-tokenizer
@@ -23,6 +23,7 @@ import (
 // TestPreTokenizers, TestNormalizers and TestAddedTokens against
 // tokenizers' source and its own cases.
 func TestComponentsMatchTransformersJS(t *testing.T) {
+	t.Parallel()
 	const toMeta = `{"type":"Replace","pattern":{"String":" "},"content":"▁"}`
 	const prep = `{"type":"Prepend","prepend":"▁"}`
 	mistralAdded := `[{"id":0,"content":"<unk>","special":true,"normalized":false},{"id":1,"content":"<s>","special":true,"normalized":false},{"id":2,"content":"</s>","special":true,"normalized":false}]`

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/udgamlabs/udgam-ci/internal/hfref"
+	"github.com/udgamlabs/udgam-ci/internal/reference/hfref"
 )
 
 // loaded parses each family's tokenizer.json once per test binary (Gemma
@@ -93,6 +93,7 @@ func firstDiff(got, want []int32) string {
 // its characters and words and on long texts, id for id against
 // transformers.js (one node call a family).
 func TestFamiliesMatchTransformersJS(t *testing.T) {
+	t.Parallel()
 	texts := hfref.Texts()
 	mixes := mixtures(texts, 150)
 	// Long runs test the merge order (lowest rank, then leftmost) on long
@@ -150,6 +151,7 @@ func mixtures(texts []string, n int) []string {
 // GPT-2's <|endoftext|> has normalized=true, so only the second pass
 // (SplitNormalized, which Segments runs) finds it.
 func TestSegmentsRealFamilies(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		family, text  string
 		segments, raw string

@@ -26,6 +26,7 @@ func pieceTexts(ps []piece) []string {
 }
 
 func TestPreTokenizers(t *testing.T) {
+	t.Parallel()
 	split := func(behavior string) string {
 		return `{"type":"Split","pattern":{"String":"-"},"behavior":"` + behavior + `","invert":false}`
 	}
@@ -85,6 +86,7 @@ func TestPreTokenizers(t *testing.T) {
 }
 
 func TestNormalizers(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, json, in, want string
 	}{
@@ -178,6 +180,7 @@ func segs(ss []Segment) string {
 // Lowercase normalizer, tokens matched on raw or normalized text, with
 // lstrip, rstrip and single_word.
 func TestAddedTokens(t *testing.T) {
+	t.Parallel()
 	const chars = "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ[]<>,-\t\u2000\u25cc\u0330"
 	cases := []struct {
 		name   string
@@ -278,6 +281,7 @@ func TestAddedTokens(t *testing.T) {
 // TestPrependPerSegment: a Prepend normalizer applies to each segment
 // between added tokens, as in Llama 2 / Mistral tokenizers.
 func TestPrependPerSegment(t *testing.T) {
+	t.Parallel()
 	doc := tokenizerJSON(t, "▁ab", nil, nil, []map[string]any{added("<s>", "special")},
 		`{"type":"Prepend","prepend":"▁"}`, `null`)
 	tok, err := Parse(doc)
@@ -294,6 +298,7 @@ func TestPrependPerSegment(t *testing.T) {
 }
 
 func TestBPE(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		model map[string]any
@@ -341,6 +346,7 @@ func TestBPE(t *testing.T) {
 }
 
 func TestUnigram(t *testing.T) {
+	t.Parallel()
 	vocab := `[["<unk>",0],["a",-1],["b",-1.5],["ab",-2],["abc",-4.5],["c",-2],["<0xC3>",-3],["<0xA9>",-3],["bc",-2.2]]`
 	cases := []struct {
 		name, vocab string
@@ -381,6 +387,7 @@ func TestUnigram(t *testing.T) {
 
 // TestRefusals: what hftok does not implement is an error naming it.
 func TestRefusals(t *testing.T) {
+	t.Parallel()
 	base := func(mod func(m map[string]any)) []byte {
 		doc := tokenizerJSON(t, "ab", nil, nil, nil, `null`, `null`)
 		var m map[string]any

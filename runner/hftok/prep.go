@@ -7,7 +7,7 @@ import (
 
 // ParsePrep builds a Tokenizer that only prepares text, from a
 // tokenizer.json's normalizer and added_tokens as udgam-ci's converter
-// records them in a GGUF (runner/tokspec): Segments, SplitAdded, Normalize
+// records them in a GGUF (ggufspec/tokspec): Segments, SplitAdded, Normalize
 // and SplitNormalized work as with Parse, Encode refuses (there is no
 // model). The added tokens' ids are taken as given: the converter checked
 // them against the vocabulary.

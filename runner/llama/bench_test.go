@@ -6,8 +6,8 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 func benchTokens(n int, seed int32) []int32 {

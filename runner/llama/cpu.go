@@ -79,13 +79,10 @@ func CPUFeatures() (missing, unused []string) {
 // compiledFor names the instruction sets ggml-cpu was compiled for.
 func compiledFor() []string { return strings.Fields(C.GoString(C.udgam_cpu_compiled())) }
 
-// cpuFeatures is CPUFeatures; tests replace it to exercise the refusal.
-var cpuFeatures = CPUFeatures
-
 // checkCPU refuses to start the engine on a CPU without the instructions
-// it was compiled for.
-func checkCPU() error {
-	missing, _ := cpuFeatures()
+// it was compiled for; features is CPUFeatures outside tests.
+func checkCPU(features func() (missing, unused []string)) error {
+	missing, _ := features()
 	if len(missing) == 0 {
 		return nil
 	}

@@ -19,8 +19,8 @@ func TestCPUFeaturesOfThisBuild(t *testing.T) {
 
 func TestLoadRefusesMissingCPUFeatures(t *testing.T) {
 	_, tinyLlama := fixtures(t)
-	defer llama.SetCPUFeatures(func() ([]string, []string) { return []string{"AVX-512F", "AVX-512BW"}, nil })()
-	m, err := llama.Load(tinyLlama, llama.Options{Threads: 1, Context: 64, Parallel: 1})
+	opts := llama.WithCPUFeatures(llama.Options{Threads: 1, Context: 64, Parallel: 1}, func() ([]string, []string) { return []string{"AVX-512F", "AVX-512BW"}, nil })
+	m, err := llama.Load(tinyLlama, opts)
 	if err == nil {
 		m.Close()
 		t.Fatal("Load on a CPU without the build's instruction sets succeeded")

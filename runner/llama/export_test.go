@@ -1,27 +1,39 @@
 package llama
 
-// SetGELUCheck replaces ExactGELU, as Load consults it, until restore is
-// called, so a test can see what a binary with ggml's float16 GELU table
-// does without being one.
-func SetGELUCheck(check func() error) (restore func()) {
-	old := geluCheck
-	geluCheck = check
-	return func() { geluCheck = old }
+// WithGELUCheck returns o with check in place of ExactGELU, as Load
+// consults it, so a test can see what a binary with ggml's float16 GELU
+// table does without being one.
+func WithGELUCheck(o Options, check func() error) Options {
+	c := o.testChecks()
+	c.gelu = check
+	return o
 }
 
-// SetRopeCheck replaces ExactRope, as Load consults it, until restore is
-// called, so a test can see what a binary with ggml's float32 rope angles
-// does without being one.
-func SetRopeCheck(check func() error) (restore func()) {
-	old := ropeCheck
-	ropeCheck = check
-	return func() { ropeCheck = old }
+// WithRopeCheck returns o with check in place of ExactRope, as Load
+// consults it, so a test can see what a binary with ggml's float32 rope
+// angles does without being one.
+func WithRopeCheck(o Options, check func() error) Options {
+	c := o.testChecks()
+	c.rope = check
+	return o
 }
 
-// SetCPUFeatures replaces CPUFeatures, as Load consults it, until restore
-// is called, so a test can see what a binary carried to an older CPU does.
-func SetCPUFeatures(f func() (missing, unused []string)) (restore func()) {
-	old := cpuFeatures
-	cpuFeatures = f
-	return func() { cpuFeatures = old }
+// WithCPUFeatures returns o with f in place of CPUFeatures, as Load
+// consults it, so a test can see what a binary carried to an older CPU
+// does.
+func WithCPUFeatures(o Options, f func() (missing, unused []string)) Options {
+	c := o.testChecks()
+	c.cpu = f
+	return o
+}
+
+// testChecks gives o checks of its own (a copy, so options copied before
+// keep theirs) and returns them for the caller to fill.
+func (o *Options) testChecks() *engineChecks {
+	c := &engineChecks{}
+	if o.checks != nil {
+		*c = *o.checks
+	}
+	o.checks = c
+	return c
 }

@@ -8,9 +8,9 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/convert"
 	"github.com/udgamlabs/udgam-ci/convert/converttest"
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/llama/llamatest"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 // The test binary is built as make builds: ggml's GELU kernels evaluate
@@ -27,7 +27,7 @@ func TestExactGELU(t *testing.T) {
 func TestGELUTableRefusesGELUModels(t *testing.T) {
 	_, tinyLlama := fixtures(t)
 	table := errors.New("float16 GELU table in use")
-	defer llama.SetGELUCheck(func() error { return table })()
+	opts := llama.WithGELUCheck(llama.Options{Threads: 1, Context: 64, Parallel: 1}, func() error { return table })
 	gelu := map[string]converttest.Checkpoint{
 		"gpt2":   converttest.GPT2{Embd: 32, Heads: 4, Layers: 1, Positions: 64, Dtype: "F32", Seed: 1}.Checkpoint(),
 		"gemma3": converttest.Gemma3{Model: converttest.TinyGemma3(), Dtype: "F32", Seed: 1}.Checkpoint(),
@@ -35,7 +35,7 @@ func TestGELUTableRefusesGELUModels(t *testing.T) {
 	bos := int32(converttest.Vocab - 1)
 	for name, c := range gelu {
 		t.Run(name, func(t *testing.T) {
-			m := llamatest.Load(t, converted(t, c), llama.Options{Threads: 1, Context: 64, Parallel: 1})
+			m := llamatest.Load(t, converted(t, c), opts)
 			_, err := m.Score(t.Context(), llamatest.RandomSequences(1, 1, 16, converttest.Vocab, bos))
 			if !errors.Is(err, table) || !strings.Contains(err.Error(), "applies GELU") {
 				t.Fatalf("scoring with the table: %v, want the table's error", err)
@@ -43,7 +43,7 @@ func TestGELUTableRefusesGELUModels(t *testing.T) {
 		})
 	}
 	t.Run("llama", func(t *testing.T) {
-		m := llamatest.Load(t, tinyLlama, llama.Options{Threads: 1, Context: 64, Parallel: 1})
+		m := llamatest.Load(t, tinyLlama, opts)
 		llamatest.Score(t, m, llamatest.RandomSequences(1, 1, 16, testmodel.ByteVocab, 1))
 	})
 }

@@ -117,6 +117,35 @@ type Options struct {
 	// probe benchmark measures sharing against.
 	EachStart bool
 	Verbose   bool // pass llama.cpp's log through to stderr
+
+	// checks replaces the engine's self-checks (tests only, through
+	// export_test.go); nil uses ExactGELU, ExactRope and CPUFeatures.
+	checks *engineChecks
+}
+
+// engineChecks are what Load asks of the binary and the CPU before it
+// trusts a model to them; a test passes its own to exercise the refusals
+// in an exact build on a capable CPU.
+type engineChecks struct {
+	gelu, rope func() error
+	cpu        func() (missing, unused []string)
+}
+
+// engineChecks returns o's checks, each defaulting to the real one.
+func (o Options) engineChecks() engineChecks {
+	c := engineChecks{gelu: ExactGELU, rope: ExactRope, cpu: CPUFeatures}
+	if o.checks != nil {
+		if o.checks.gelu != nil {
+			c.gelu = o.checks.gelu
+		}
+		if o.checks.rope != nil {
+			c.rope = o.checks.rope
+		}
+		if o.checks.cpu != nil {
+			c.cpu = o.checks.cpu
+		}
+	}
+	return c
 }
 
 func (o Options) withDefaults() Options {
@@ -173,13 +202,6 @@ type Model struct {
 	inexact inexact
 }
 
-// geluCheck and ropeCheck are ExactGELU and ExactRope; tests replace them
-// to exercise the refusals in an exact build.
-var (
-	geluCheck = ExactGELU
-	ropeCheck = ExactRope
-)
-
 // Load reads a GGUF file into llama.cpp. The file is checked in Go first
 // (runner.ReadInfo), so bad files are Go errors naming the file.
 func Load(path string, opts Options) (*Model, error) {
@@ -191,7 +213,8 @@ func Load(path string, opts Options) (*Model, error) {
 	if opts.Parallel > 256 {
 		return nil, fmt.Errorf("model %s: %d parallel sequences, at most 256", path, opts.Parallel)
 	}
-	if err := checkCPU(); err != nil {
+	checks := opts.engineChecks()
+	if err := checkCPU(checks.cpu); err != nil {
 		return nil, fmt.Errorf("model %s: %w", path, err)
 	}
 	backendInit(opts.Verbose)
@@ -235,7 +258,7 @@ func Load(path string, opts Options) (*Model, error) {
 	cp.n_threads = C.int32_t(opts.Threads)
 	cp.n_threads_batch = C.int32_t(opts.Threads)
 	cp.no_perf = true
-	m.inexact = inexact{gelu: geluCheck(), rope: ropeCheck()}
+	m.inexact = inexact{gelu: checks.gelu(), rope: checks.rope()}
 	if err := m.inexact.watch(&cp); err != nil {
 		m.Close()
 		return nil, fmt.Errorf("model %s: %w", path, err)

@@ -10,10 +10,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/llama/llamatest"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 // Test models are written once per test binary: the transformer's GGUF is

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/llama/llamatest"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 // pairOpts load both models of a pair alike. One thread: ggml's threads

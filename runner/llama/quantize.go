@@ -43,7 +43,7 @@ func Quantize(in, out, typ string, threads int) error {
 	if threads <= 0 {
 		threads = runtime.NumCPU()
 	}
-	if err := checkCPU(); err != nil {
+	if err := checkCPU(CPUFeatures); err != nil {
 		return fmt.Errorf("quantize %s: %w", in, err)
 	}
 	backendInit(false)

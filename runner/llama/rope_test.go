@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/convert/converttest"
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/llama/llamatest"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 // The test binary is built as make builds: ggml's rope turns by the exact
@@ -25,10 +25,10 @@ func TestExactRope(t *testing.T) {
 func TestFloat32RopeRefusesRopeModels(t *testing.T) {
 	_, tinyLlama := fixtures(t)
 	float32Angles := errors.New("float32 rope angles in use")
-	defer llama.SetRopeCheck(func() error { return float32Angles })()
+	opts := llama.WithRopeCheck(llama.Options{Threads: 1, Context: 64, Parallel: 1}, func() error { return float32Angles })
 
 	t.Run("llama", func(t *testing.T) {
-		m := llamatest.Load(t, tinyLlama, llama.Options{Threads: 1, Context: 64, Parallel: 1})
+		m := llamatest.Load(t, tinyLlama, opts)
 		_, err := m.Score(t.Context(), llamatest.RandomSequences(1, 1, 16, testmodel.ByteVocab, 1))
 		if !errors.Is(err, float32Angles) || !strings.Contains(err.Error(), "applies rope") {
 			t.Fatalf("scoring with float32 angles: %v, want the probe's error", err)
@@ -36,7 +36,7 @@ func TestFloat32RopeRefusesRopeModels(t *testing.T) {
 	})
 	t.Run("gpt2", func(t *testing.T) {
 		gpt2 := converttest.GPT2{Embd: 32, Heads: 4, Layers: 1, Positions: 64, Dtype: "F32", Seed: 1}.Checkpoint()
-		m := llamatest.Load(t, converted(t, gpt2), llama.Options{Threads: 1, Context: 64, Parallel: 1})
+		m := llamatest.Load(t, converted(t, gpt2), opts)
 		llamatest.Score(t, m, llamatest.RandomSequences(1, 1, 16, converttest.Vocab, int32(converttest.Vocab-1)))
 	})
 }

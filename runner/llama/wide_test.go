@@ -4,9 +4,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/llama/llamatest"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 // A model wide enough that its matrix products take scripts/engine.sh's

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 
+	"github.com/udgamlabs/udgam-ci/ggufspec/tokspec"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/tokspec"
 )
 
 // Model is a loaded model whose Tokenize prepares text as its GGUF says:

@@ -17,10 +17,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/udgamlabs/udgam-ci/ggufspec/tokspec"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/hftok"
-	"github.com/udgamlabs/udgam-ci/runner/tokspec"
 )
 
 // Prep is Hugging Face's text preparation ahead of the pre-tokenizer and

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/ggufspec/tokspec"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/hftok"
-	"github.com/udgamlabs/udgam-ci/runner/tokspec"
 )
 
 // byteTok tokenizes text into its bytes and gives each byte as its piece,
@@ -38,6 +38,7 @@ func (b *byteTok) TokenBytes(id int32) ([]byte, error) {
 }
 
 func TestLlamaOwnRefusesControlLiterals(t *testing.T) {
+	t.Parallel()
 	inner := &byteTok{}
 	tok, err := wrap(inner, runnerSpecNone, runner.Info{ControlTokens: []string{"<|endoftext|>", "<s>", "</s>"}})
 	if err != nil {
@@ -98,6 +99,7 @@ func (fakePrep) Segments(text string) ([]hftok.Segment, error) {
 }
 
 func TestSpecTokenize(t *testing.T) {
+	t.Parallel()
 	for _, spacePrefix := range []bool{false, true} {
 		inner := &byteTok{spacePrefix: spacePrefix}
 		tok := &Tokenizer{inner: inner, prep: fakePrep{}, spacePrefix: spacePrefix, user: newLiterals([]string{"[PAD0]"})}
@@ -134,6 +136,7 @@ func TestSpecTokenize(t *testing.T) {
 }
 
 func TestSpecFirstTokenBytes(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		text        string
 		spacePrefix bool
@@ -160,6 +163,7 @@ func TestSpecFirstTokenBytes(t *testing.T) {
 }
 
 func TestDescribeNormalizer(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ raw, want string }{
 		{``, ""},
 		{`null`, ""},
@@ -174,6 +178,7 @@ func TestDescribeNormalizer(t *testing.T) {
 }
 
 func TestLiterals(t *testing.T) {
+	t.Parallel()
 	l := newLiterals([]string{"<a>", "<ab>", "x", ""})
 	for _, tt := range []struct {
 		text, lit string
@@ -227,6 +232,7 @@ func (r *runTok) Tokenize(s string) ([]int32, error) {
 }
 
 func TestFirstTokenBytesEmptyPiece(t *testing.T) {
+	t.Parallel()
 	for _, prep := range []Prep{nil, fakePrep{}} {
 		tok := &Tokenizer{inner: &runTok{}, prep: prep}
 		got, err := tok.FirstTokenBytes("   leading", 2003)
@@ -248,6 +254,7 @@ func (m *infoModel) Score(context.Context, []runner.Request) ([]runner.Result, e
 }
 
 func TestWrapModelWithoutRecord(t *testing.T) {
+	t.Parallel()
 	// A byte-level GGUF that names no pre-tokenizer is refused: llama.cpp
 	// would fall back to its default split.
 	if _, err := WrapModel(&infoModel{info: runner.Info{TokenizerModel: "gpt2"}}); err == nil || !strings.Contains(err.Error(), "tokenizer.ggml.pre") {

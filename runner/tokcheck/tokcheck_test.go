@@ -7,6 +7,7 @@ import (
 )
 
 func TestTexts(t *testing.T) {
+	t.Parallel()
 	texts := Texts()
 	if len(texts) < 100 {
 		t.Fatalf("%d texts, want the whole shared set", len(texts))
@@ -33,6 +34,7 @@ func bytesOf(s string) ([]int32, error) {
 func piece(id int32) string { return string(rune(id)) }
 
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	texts := []string{"ab", "cd", "ef"}
 	if r := Check(texts, bytesOf, bytesOf, piece); !r.OK() || r.Equal != 3 || r.Tokens != 6 || !r.Compared {
 		t.Errorf("equal sides: %+v", r)

@@ -11,8 +11,8 @@ import (
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 // scoreBoth scores a pure-Go model on the smoke sample and the core set,
@@ -42,6 +42,7 @@ func scoreBoth(t *testing.T, m runner.Model, name string) (string, string) {
 }
 
 func TestRunWritesTheActionsComment(t *testing.T) {
+	t.Parallel()
 	text := []byte(strings.Repeat("The quick brown fox jumps over the lazy dog. Question: What is 2 + 2?\nAnswer: 4\n\n", 50))
 	fitted, err := testmodel.FitBigram(text, 0.5)
 	if err != nil {
@@ -74,6 +75,7 @@ func TestRunWritesTheActionsComment(t *testing.T) {
 }
 
 func TestRunNamesAMissingRunFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "nope.jsonl")
 	out := filepath.Join(dir, "comment.md")

@@ -25,7 +25,7 @@ import (
 	"strings"
 
 	"github.com/udgamlabs/udgam-ci/evals/probes"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 )
 
 //go:embed corpus.txt

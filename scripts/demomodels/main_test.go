@@ -10,13 +10,14 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 // The demo scores the core set and the smoke sample: neither may be in the
 // text the models learn from.
 func TestTrainingTextHoldsNoScoredData(t *testing.T) {
+	t.Parallel()
 	text, st, err := trainingText()
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +52,7 @@ func TestTrainingTextHoldsNoScoredData(t *testing.T) {
 // The demo's point: the candidate predicts unseen text better than the
 // baseline, in total and on the English prose and technical sources.
 func TestCandidatePredictsSmokeSampleBetter(t *testing.T) {
+	t.Parallel()
 	text, _, err := trainingText()
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +99,7 @@ func bitsPerByte(b *testmodel.Bigram, docs []fresh.Document) map[string]float64 
 }
 
 func TestRunWritesTwoModels(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := run(dir, 0, io.Discard); err != nil {
 		t.Fatal(err)

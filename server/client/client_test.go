@@ -14,6 +14,7 @@ import (
 // The client reads the server's error body and its relative URLs; the
 // server's own tests run it against the real server.
 func TestClientAnswers(t *testing.T) {
+	t.Parallel()
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.Method == http.MethodPost:
@@ -59,6 +60,7 @@ func TestClientAnswers(t *testing.T) {
 }
 
 func TestModelPath(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ repo, model, want string }{
 		{"acme/train", "HuggingFaceTB/SmolLM2-135M", "/repos/acme/train/models/HuggingFaceTB/SmolLM2-135M"},
 		{"", "m 1", "/models/m%201"},

@@ -19,6 +19,7 @@ import (
 // header's git.repo; a run whose header names no repository stays, under
 // the empty repository, readable but never a baseline.
 func TestMigrationKeysRunsByRepo(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "old.db")
 	db, err := sql.Open("sqlite", path)

@@ -41,6 +41,7 @@ func put(t *testing.T, s *store.Store, sp servertest.Spec, opt store.PutOptions)
 }
 
 func TestPutRunRoundTripAndIdempotent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := open(t)
 	for _, test := range []string{runfile.TestFresh, runfile.TestProbes} {
@@ -86,6 +87,7 @@ func TestPutRunRoundTripAndIdempotent(t *testing.T) {
 }
 
 func TestPutRunConflict(t *testing.T) {
+	t.Parallel()
 	s := open(t)
 	put(t, s, servertest.Spec{ID: "r1", Seed: 1}, store.PutOptions{})
 	_, err := s.PutRun(context.Background(), servertest.Spec{ID: "r1", Seed: 2}.Run(), store.PutOptions{})
@@ -95,6 +97,7 @@ func TestPutRunConflict(t *testing.T) {
 }
 
 func TestBaselineAndFlags(t *testing.T) {
+	t.Parallel()
 	s := open(t)
 	day := func(d int) time.Time { return time.Date(2026, 11, d, 0, 0, 0, 0, time.UTC) }
 	put(t, s, servertest.Spec{ID: "main-1", Seed: 1, Started: day(1)}, store.PutOptions{})
@@ -144,6 +147,7 @@ func TestBaselineAndFlags(t *testing.T) {
 }
 
 func TestModelRunsFiltersAndPages(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := open(t)
 	for i := range 25 {
@@ -215,6 +219,7 @@ func mustRun(t *testing.T, s *store.Store, id string) *store.Run {
 }
 
 func TestCheckRunRefusesBadRuns(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		edit func(r *runfile.Run)
@@ -249,6 +254,7 @@ func TestCheckRunRefusesBadRuns(t *testing.T) {
 }
 
 func TestTokens(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := open(t)
 	secret, tok, err := s.CreateToken(ctx, "org/repo")
@@ -294,6 +300,7 @@ func TestTokens(t *testing.T) {
 }
 
 func TestReopenKeepsDataAndSchema(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "runs.db")
 	s, err := store.Open(ctx, path, store.Options{})
@@ -322,6 +329,7 @@ func TestReopenKeepsDataAndSchema(t *testing.T) {
 }
 
 func TestScoreRunDeterministic(t *testing.T) {
+	t.Parallel()
 	r := servertest.Spec{Test: runfile.TestFresh, Records: 500, Seed: 3}.Run()
 	a, b := compare.ScoreRun(r), compare.ScoreRun(r)
 	if a != b {
@@ -355,6 +363,7 @@ func readAll(t *testing.T, path string) []byte {
 
 // The exact accuracy interval agrees with a brute-force bootstrap.
 func TestProbeIntervalMatchesBootstrap(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ n, k int }{{200, 90}, {2000, 888}, {50, 3}, {30, 30}} {
 		items := make([]runfile.Item, tc.n)
 		for i := range items {
@@ -389,6 +398,7 @@ func TestProbeIntervalMatchesBootstrap(t *testing.T) {
 // Several processes (here: stores) opening a new file at once all migrate
 // it without error, and the schema is applied once.
 func TestConcurrentOpenMigratesOnce(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "runs.db")
 	errs := make(chan error, 4)
 	for range 4 {

@@ -49,6 +49,7 @@ func ids(docs []Doc) []string {
 }
 
 func TestWikipediaFiltersAndRechecks(t *testing.T) {
+	t.Parallel()
 	clock := newClock()
 	w := newFakeWiki(t, clock)
 	opts := testOptions(w, nil, clock)
@@ -121,6 +122,7 @@ func mapsEqual(a, b map[string]int) bool {
 }
 
 func TestWikipediaStopsAtNAndIsStable(t *testing.T) {
+	t.Parallel()
 	good := map[string]bool{"wikipedia-1001": true, "wikipedia-1009": true, "wikipedia-1010": true}
 	var runs [][]string
 	for range 2 {
@@ -148,6 +150,7 @@ func TestWikipediaStopsAtNAndIsStable(t *testing.T) {
 }
 
 func TestRetriesAndPacing(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		failures []int
@@ -199,6 +202,7 @@ func TestRetriesAndPacing(t *testing.T) {
 }
 
 func TestArxiv(t *testing.T) {
+	t.Parallel()
 	clock := newClock()
 	a := newFakeArxiv(t)
 	opts := testOptions(nil, a, clock)
@@ -238,6 +242,7 @@ func TestArxiv(t *testing.T) {
 }
 
 func TestArxivSpreadsPagesOverLargeResults(t *testing.T) {
+	t.Parallel()
 	clock := newClock()
 	a := newFakeArxiv(t)
 	opts := testOptions(nil, a, clock)
@@ -258,6 +263,7 @@ func TestArxivSpreadsPagesOverLargeResults(t *testing.T) {
 }
 
 func TestArxivAPIError(t *testing.T) {
+	t.Parallel()
 	clock := newClock()
 	a := newFakeArxiv(t)
 	opts := testOptions(nil, a, clock)
@@ -271,6 +277,7 @@ func TestArxivAPIError(t *testing.T) {
 // TestBuildGolden builds from both fakes and compares the written file with
 // testdata/golden.jsonl (go test -update rewrites it).
 func TestBuildGolden(t *testing.T) {
+	t.Parallel()
 	clock := newClock()
 	opts := testOptions(newFakeWiki(t, clock), newFakeArxiv(t), clock)
 	opts.Wikipedia, opts.Arxiv = 10, 10
@@ -300,6 +307,7 @@ func TestBuildGolden(t *testing.T) {
 }
 
 func TestWriteFileRefusesBadRows(t *testing.T) {
+	t.Parallel()
 	good := Doc{ID: "a", Text: "text"}
 	tests := []struct {
 		name string
@@ -331,6 +339,7 @@ func TestWriteFileRefusesBadRows(t *testing.T) {
 }
 
 func TestOptionsErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		mod  func(*Options)
@@ -353,6 +362,7 @@ func TestOptionsErrors(t *testing.T) {
 }
 
 func TestCleanExtract(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, in, want string }{
 		{"lead only", "One.\n\nTwo.\n", "One.\n\nTwo."},
 		{"empty trailing sections go", "Lead.\n\n\n== See also ==\n\n\n== References ==\n", "Lead."},

@@ -9,6 +9,7 @@ import (
 // TestOutputLoadsAsFreshText checks the contract with the scorer: what the
 // builder writes is a valid Fresh Text document file, row for row.
 func TestOutputLoadsAsFreshText(t *testing.T) {
+	t.Parallel()
 	data, err := fresh.LoadFile("testdata/golden.jsonl")
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,7 @@ package bench
 import (
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 )
 
 // DefaultItems is how many core items the benchmarks score when

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/evals/probes"
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 func scoreAll(t *testing.T, m runner.Model, items []probes.Item) []runfile.Item {

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/evals/probes"
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 // The benchmark hook: on the 2,000 core items, sharing the prompt

@@ -28,9 +28,9 @@ import (
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
 	"github.com/udgamlabs/udgam-ci/evals/probes/bench"
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
-	"github.com/udgamlabs/udgam-ci/runner/testmodel"
 )
 
 func main() {

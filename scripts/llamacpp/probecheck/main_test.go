@@ -25,6 +25,7 @@ func vals() []value {
 }
 
 func TestCompareAgreeingValues(t *testing.T) {
+	t.Parallel()
 	rep, err := compare(vals(), recs(), 1e-4, false)
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +39,7 @@ func TestCompareAgreeingValues(t *testing.T) {
 }
 
 func TestCompareNamesWhatDisagrees(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		edit func(v []value) []value
@@ -64,6 +66,7 @@ func TestCompareNamesWhatDisagrees(t *testing.T) {
 // -inform reports values and picks without judging them, but still needs
 // the same items and tokens.
 func TestCompareInform(t *testing.T) {
+	t.Parallel()
 	v := vals()
 	v[0].logprobs[0] -= 0.5
 	v[1].pick = 0
@@ -81,6 +84,7 @@ func TestCompareInform(t *testing.T) {
 }
 
 func TestReadValues(t *testing.T) {
+	t.Parallel()
 	v, err := readValues(strings.NewReader("pea-add-1-0\t2\t3,4,2\t-1.5\t-0.25\t-3e-05\n"), "v")
 	if err != nil {
 		t.Fatal(err)
@@ -96,6 +100,7 @@ func TestReadValues(t *testing.T) {
 }
 
 func TestCheckReadsBothFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	values := filepath.Join(dir, "values.tsv")
 	if err := os.WriteFile(values, []byte("x\t0\t1\t-1\n"), 0o644); err != nil {

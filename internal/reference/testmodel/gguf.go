@@ -8,9 +8,9 @@ import (
 	"math"
 
 	"github.com/ollama/ollama/fs/ggml"
+	"github.com/udgamlabs/udgam-ci/ggufspec/tokspec"
 	"github.com/udgamlabs/udgam-ci/internal/atomicfile"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/tokspec"
 	"github.com/x448/float16"
 )
 

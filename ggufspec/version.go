@@ -1,6 +1,7 @@
-package runner
+package ggufspec
 
-// ollamaVersion must follow go.mod: it names the llama.cpp that is linked.
+// ollamaVersion is go.mod's requirement and llamaCommit the llama.cpp that
+// module vendors (its Makefile.sync): TestEngineVersion checks both.
 const (
 	ollamaVersion = "v0.17.4"
 	llamaCommit   = "ec98e2002"

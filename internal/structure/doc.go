@@ -1,0 +1,12 @@
+// Package structure holds no code: its tests hold the module to its shape.
+// They read the package graph with `go list` and fail when
+//
+//   - production code imports a reference, a test model or a test helper
+//     (the packages in referencePackages and every package whose last
+//     element ends in "test");
+//   - a package imports one later in the flow checkpoint -> GGUF -> scoring
+//     -> run file -> comparison -> comment/server (ARCHITECTURE.md draws
+//     it; stages lists each package's place);
+//   - go.mod's requirements are not marked as `go mod tidy` marks them
+//     (a direct import listed "// indirect", or the other way round).
+package structure
