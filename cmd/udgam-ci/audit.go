@@ -20,8 +20,6 @@ import (
 	"github.com/udgamlabs/udgam-ci/hub"
 	"github.com/udgamlabs/udgam-ci/internal/atomicfile"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/llama"
-	"github.com/udgamlabs/udgam-ci/runner/textprep"
 )
 
 type auditOptions struct {
@@ -222,7 +220,7 @@ func resolveArtifact(e *env, spec audit.Artifact, reference, dir string, threads
 	case spec.Quantize != "":
 		out := filepath.Join(dir, strings.TrimSuffix(filepath.Base(reference), ".gguf")+"-"+spec.Quantize+".gguf")
 		fmt.Fprintf(e.Stderr, "audit: quantizing %s to %s with llama.cpp's quantizer\n", reference, spec.Quantize)
-		if err := llama.Quantize(reference, out, spec.Quantize, threads); err != nil {
+		if err := engineQuantize(reference, out, spec.Quantize, threads); err != nil {
 			return "", err
 		}
 		return out, nil
@@ -238,44 +236,3 @@ func resolveArtifact(e *env, spec audit.Artifact, reference, dir string, threads
 	return spec.File, nil
 }
 
-// openAuditPair loads both models with the same options (a cache that
-// holds a Fresh Text window and the probes' prompts), each wrapped with its
-// text preparation for the tests, and pairs the two engines.
-func openAuditPair(ref, art string, threads, window int, cpuOnly bool) (audit.Models, func(), error) {
-	opts := llama.Options{Threads: threads, Context: max(window, probes.Cells), CPUOnly: cpuOnly}
-	var loaded []*llama.Model
-	closeAll := func() {
-		for _, m := range loaded {
-			m.Close()
-		}
-	}
-	load := func(path string) (*llama.Model, runner.Model, error) {
-		m, err := llama.Load(path, opts)
-		if err != nil {
-			return nil, nil, err
-		}
-		loaded = append(loaded, m)
-		w, err := textprep.WrapModel(m)
-		if err != nil {
-			return nil, nil, fmt.Errorf("model %s: %w", path, err)
-		}
-		return m, w, nil
-	}
-	refRaw, refModel, err := load(ref)
-	if err != nil {
-		closeAll()
-		return audit.Models{}, nil, err
-	}
-	artRaw, artModel, err := load(art)
-	if err != nil {
-		closeAll()
-		return audit.Models{}, nil, err
-	}
-	pair, err := llama.NewPair(refRaw, artRaw)
-	if err != nil {
-		closeAll()
-		return audit.Models{}, nil, err
-	}
-	wrap := func(m runner.Model) (runner.Model, error) { return textprep.WrapModel(m) }
-	return audit.Models{Ref: refModel, Art: artModel, RawArt: artRaw, Pair: pair, Wrap: wrap}, closeAll, nil
-}

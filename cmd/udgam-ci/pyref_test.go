@@ -1,3 +1,5 @@
+//go:build cgo
+
 package main
 
 import (
@@ -105,13 +107,6 @@ var autoTokenizerDiffers = map[string]string{
 	"gpt-4o": "GPT2Tokenizer splits with GPT-2's regex, not o200k's",
 }
 
-// refusedFamilies are real tokenizer files the converter refuses, with the
-// refusal's words; familyModel converts them anyway
-// (--allow-unverified-tokenizer) so that TestTokenizersReference can show
-// where the scoring path would differ.
-var refusedFamilies = map[string]string{
-	"gpt-4o": "leaves combining marks",
-}
 
 // TestTokenizersReference checks the scoring path against Hugging Face
 // tokenizers itself (the Rust library, through the pinned Python stack) on

@@ -384,3 +384,11 @@ func TestModelCheckTokenizer(t *testing.T) {
 		t.Errorf("--json: %+v, %v (%s)", res, err, out.String())
 	}
 }
+
+// refusedFamilies are real tokenizer files the converter refuses, with the
+// refusal's words; familyModel converts them anyway
+// (--allow-unverified-tokenizer) so that TestTokenizersReference can show
+// where the scoring path would differ.
+var refusedFamilies = map[string]string{
+	"gpt-4o": "leaves combining marks",
+}
