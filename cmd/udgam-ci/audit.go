@@ -235,4 +235,3 @@ func resolveArtifact(e *env, spec audit.Artifact, reference, dir string, threads
 	}
 	return spec.File, nil
 }
-

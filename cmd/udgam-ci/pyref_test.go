@@ -107,7 +107,6 @@ var autoTokenizerDiffers = map[string]string{
 	"gpt-4o": "GPT2Tokenizer splits with GPT-2's regex, not o200k's",
 }
 
-
 // TestTokenizersReference checks the scoring path against Hugging Face
 // tokenizers itself (the Rust library, through the pinned Python stack) on
 // every real tokenizer family and every text the scorers feed it: the
