@@ -13,6 +13,7 @@ import (
 
 	"github.com/ollama/ollama/fs/ggml"
 
+	"github.com/udgamlabs/udgam-ci/ggufspec"
 	"github.com/udgamlabs/udgam-ci/ggufspec/tokspec"
 )
 
@@ -100,7 +101,7 @@ func infoFromGGUF(kv ggml.KV, tensors []*ggml.Tensor) (Info, error) {
 	types := kv.Ints("tokenizer.ggml.token_type")
 	info.VocabSize = len(tokens)
 	info.BOSText = TokenText(tokens, info.BOS)
-	info.ChatTemplateSHA256 = ChatTemplateSHA256(kv.String(ChatTemplateKey))
+	info.ChatTemplateSHA256 = ChatTemplateSHA256(kv.String(ggufspec.ChatTemplateKey))
 	info.AddSpacePrefix = AddSpacePrefix(info.TokenizerModel, kv)
 	info.ControlTokens, info.UserTokens = SpecialTokens(tokens, types)
 	spec := kv.String(tokspec.Key)

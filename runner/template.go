@@ -5,10 +5,6 @@ import (
 	"encoding/hex"
 )
 
-// ChatTemplateKey is the GGUF key of the tokenizer's chat template
-// (llama.cpp's name; convert/tokenizer writes it).
-const ChatTemplateKey = "tokenizer.chat_template"
-
 // ChatTemplateSHA256 is the hex SHA-256 of a chat template's text, "" for
 // none: a template edited between revisions shows as a changed hash.
 func ChatTemplateSHA256(template string) string {

@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/udgamlabs/udgam-ci/runner"
+	"github.com/udgamlabs/udgam-ci/ggufspec"
 )
 
 // ChatTemplateKey is the GGUF key of the tokenizer's chat template, as
 // llama.cpp's own converter writes it. udgam-ci never applies it (both
 // tests score raw text); it is carried so that a run can record its hash
 // and a changed template shows between revisions.
-const ChatTemplateKey = runner.ChatTemplateKey
+const ChatTemplateKey = ggufspec.ChatTemplateKey
 
 // chatTemplate writes the tokenizer's chat template when it has one:
 // chat_template.jinja (newer transformers save it there), else

@@ -19,12 +19,18 @@ var stages = []struct {
 }{
 	{"base", []string{"internal"}},
 	{"contracts", []string{"runfile", "ggufspec"}},
+	// The anytime-valid stopping rule: a leaf of statistics (it imports
+	// only internal/) that the scorers obey while scoring and compare
+	// replays afterwards.
+	{"stopping rule", []string{"compare/sequential"}},
 	{"checkpoint", []string{"hub"}},
 	{"GGUF", []string{"convert", "fetch"}},
 	{"scoring", []string{"runner", "evals"}},
 	{"run file", []string{"server/client"}},
 	{"comparison", []string{"compare"}},
-	{"comment/server", []string{"report", "templates", "action", "server"}},
+	// The artifact audit scores two models, compares them and renders its
+	// section: it comes after the comparison it makes.
+	{"comment/server", []string{"report", "templates", "action", "server", "evals/audit"}},
 	{"wiring", []string{"cmd"}},
 }
 
@@ -32,6 +38,12 @@ var stages = []struct {
 // not named *test: production never imports them. tools are programs for
 // development (demo, benchmarks, load generation), which may import
 // anything but which production never imports either.
+// against are the imports against the flow still allowed, each with why; each
+// is work left (issue 29), and the test fails once one is no longer needed.
+var against = map[[2]string]string{
+	{"evals/probes", "compare"}: "a run's own spread across prompt variants (compare.RunSpread) is summarised as it is scored",
+}
+
 var (
 	referencePackages = []string{"internal/reference", "evals/probes/bench"}
 	tools             = []string{"scripts", "server/cmd"}
@@ -92,6 +104,9 @@ func violations(imports, deps map[string][]string) []string {
 			}
 		}
 		for _, q := range imps {
+			if _, ok := against[[2]string{p, q}]; ok {
+				continue
+			}
 			if sq := stage(q); kind(q) == "" && sq > sp {
 				out = append(out, fmt.Sprintf("%s (%s) imports %s (%s), later in the flow", p, stages[sp].name, q, stages[sq].name))
 			}
@@ -121,6 +136,11 @@ func TestFlow(t *testing.T) {
 	}
 	for _, v := range violations(imports, deps) {
 		t.Error(v)
+	}
+	for pq, why := range against {
+		if !slices.Contains(imports[pq[0]], pq[1]) {
+			t.Errorf("%s no longer imports %s (%s): drop it from against", pq[0], pq[1], why)
+		}
 	}
 	// The command links the engine and every stage; none of that may be
 	// a reference.

@@ -63,9 +63,10 @@ func TestRunWritesTheActionsComment(t *testing.T) {
 	if first, _, _ := strings.Cut(body, "\n"); first != "<!-- udgam-ci: model=demo-bigram -->" {
 		t.Errorf("first line %q, want the hidden marker", first)
 	}
-	// One headline row per test, in the order given, each with an interval.
-	rows := regexp.MustCompile(`(?m)^\| (Fresh Text|Probe Suite) \(.*\| \[[-+][0-9.]+, [-+][0-9.]+\] \|`).FindAllStringSubmatch(body, -1)
-	if len(rows) != 2 || rows[0][1] != "Fresh Text" || rows[1][1] != "Probe Suite" {
+	// One headline row per test, in the order given, each with an interval,
+	// and the Probe Suite's byte-normalised margin under its accuracy.
+	rows := regexp.MustCompile(`(?m)^\| (Fresh Text \(bits|Probe Suite \(accuracy|Probe Suite \(margin).*\| \[[-+][0-9.]+, [-+][0-9.]+\] \|`).FindAllStringSubmatch(body, -1)
+	if len(rows) != 3 || rows[0][1] != "Fresh Text (bits" || rows[1][1] != "Probe Suite (accuracy" || rows[2][1] != "Probe Suite (margin" {
 		t.Errorf("headline rows %v, want Fresh Text then Probe Suite with intervals; comment:\n%s", rows, body)
 	}
 	// The Action's inputs, not compare's flags: seed 0, 1.0 point minimum.

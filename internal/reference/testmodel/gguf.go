@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/ollama/ollama/fs/ggml"
+	"github.com/udgamlabs/udgam-ci/ggufspec"
 	"github.com/udgamlabs/udgam-ci/ggufspec/tokspec"
 	"github.com/udgamlabs/udgam-ci/internal/atomicfile"
 	"github.com/udgamlabs/udgam-ci/runner"
@@ -185,7 +186,7 @@ func (l *ggufLayout) info() runner.Info {
 		TokenizerSHA256:    runner.WithSpec(runner.TokenizerSHA256(l.kv.String("tokenizer.ggml.model"), l.kv.String("tokenizer.ggml.pre"), tokens, merges, types), l.kv.String(tokspec.Key)),
 		AddSpacePrefix:     runner.AddSpacePrefix(l.kv.String("tokenizer.ggml.model"), l.kv),
 		BOSText:            runner.TokenText(tokens, int32(l.kv.Uint("tokenizer.ggml.bos_token_id"))),
-		ChatTemplateSHA256: runner.ChatTemplateSHA256(l.kv.String(runner.ChatTemplateKey)),
+		ChatTemplateSHA256: runner.ChatTemplateSHA256(l.kv.String(ggufspec.ChatTemplateKey)),
 	}
 }
 
