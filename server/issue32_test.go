@@ -143,6 +143,7 @@ func TestUploadBounds(t *testing.T) {
 // taking a place. finish sends the rest and returns the status.
 func (ts *testServer) heldUpload(token string, body []byte) (finish func() int) {
 	ts.t.Helper()
+	before := ts.srv.UploadsOf(token)
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
 	go func() {
@@ -158,6 +159,14 @@ func (ts *testServer) heldUpload(token string, body []byte) (finish func() int) 
 	}()
 	if _, err := pw.Write(body[:100]); err != nil {
 		ts.t.Fatal(err)
+	}
+	// The bytes leaving the pipe say nothing of the server: wait until it
+	// counts the upload, so what follows meets it (a loaded machine is slow).
+	for start := time.Now(); ts.srv.UploadsOf(token) <= before; {
+		if time.Since(start) > time.Minute {
+			ts.t.Fatal("the held upload never reached the server")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	return func() int {
 		pw.Write(body[100:])

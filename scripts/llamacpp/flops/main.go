@@ -168,3 +168,12 @@ func (r *recorder) Score(_ context.Context, reqs []runner.Request) ([]runner.Res
 	r.ends = append(r.ends, len(r.reqs))
 	return runner.NewResults(reqs), nil
 }
+
+// ScoreEach goes through Score, so the engine's own ScoreEach (promoted
+// from the embedded model) never scores past the recorder.
+func (r *recorder) ScoreEach(ctx context.Context, reqs []runner.Request, done func(int, runner.Result) error) error {
+	return runner.ScoreEach(ctx, scoreOnly{r}, reqs, done)
+}
+
+// scoreOnly hides every method but Score.
+type scoreOnly struct{ runner.Scorer }

@@ -180,6 +180,12 @@ func (s *spy) Score(ctx context.Context, reqs []runner.Request) ([]runner.Result
 	return s.Model.Score(ctx, reqs)
 }
 
+// ScoreEach keeps the requests too, then scores as the engine does.
+func (s *spy) ScoreEach(ctx context.Context, reqs []runner.Request, done func(int, runner.Result) error) error {
+	s.reqs = append(s.reqs, reqs...)
+	return s.Model.ScoreEach(ctx, reqs, done)
+}
+
 // Answering with zeros changes nothing the scorers ask: a real scoring
 // issues the recorded requests, in the same order.
 func TestRecordedAreScored(t *testing.T) {
