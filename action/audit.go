@@ -17,15 +17,11 @@ type AuditRequest struct {
 	Artifact   string // the input: a path, an hf:// GGUF, a quantization type
 	FreshData  string
 	ProbeItems string
-	AddBOS     string
-	Window     int
-	Stride     int
-	Threads    int
-	GPU        string
-	ModelName  string
-	Limits     audit.Limits
-	Resamples  int
-	Dir        string // run files and a made artifact
+	Settings
+	ModelName string
+	Limits    audit.Limits
+	Resamples int
+	Dir       string // run files and a made artifact
 }
 
 // audit runs the artifact audit when the artifact input asks for one.
@@ -39,8 +35,8 @@ func (r *actionRun) audit(ctx context.Context) error {
 	}
 	r.a.Group("Audit artifact " + in.Artifact)
 	rep, err := r.d.Audit(ctx, AuditRequest{Reference: r.headPath, Artifact: in.Artifact,
-		FreshData: in.FreshData, ProbeItems: in.ProbeItems, AddBOS: in.AddBOS, Window: in.Window, Stride: in.Stride,
-		Threads: in.Threads, GPU: in.GPU, ModelName: in.ModelName, Limits: in.MaxDegradation, Resamples: in.Resamples,
+		FreshData: in.FreshData, ProbeItems: in.ProbeItems, Settings: in.settings(),
+		ModelName: in.ModelName, Limits: in.MaxDegradation, Resamples: in.Resamples,
 		Dir: filepath.Join(in.WorkDir, "audit")})
 	r.a.EndGroup()
 	if err != nil {

@@ -11,18 +11,29 @@ import (
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
+// Settings are the inputs that decide how a model is scored, carried alike
+// by every request that scores (a test's run, the artifact audit).
+type Settings struct {
+	AddBOS  string
+	Window  int
+	Stride  int
+	Threads int
+	GPU     string
+}
+
+// settings are the inputs' scoring settings.
+func (in *Inputs) settings() Settings {
+	return Settings{AddBOS: in.AddBOS, Window: in.Window, Stride: in.Stride, Threads: in.Threads, GPU: in.GPU}
+}
+
 // ScoreRequest asks for one test's run of one model.
 type ScoreRequest struct {
-	Test          string // runfile.TestFresh or runfile.TestProbes
-	Model         string // GGUF path
-	Out           string // run file to write
-	Data          string // --data or --items; "" for the default data
-	Variants      string // probes: --variants
-	AddBOS        string
-	Window        int
-	Stride        int
-	Threads       int
-	GPU           string
+	Test     string // runfile.TestFresh or runfile.TestProbes
+	Model    string // GGUF path
+	Out      string // run file to write
+	Data     string // --data or --items; "" for the default data
+	Variants string // probes: --variants
+	Settings
 	ModelName     string
 	ModelRevision string
 	Git           runfile.Git

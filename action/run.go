@@ -337,8 +337,8 @@ func (r *actionRun) score(ctx context.Context, test string, m fetch.Model, out s
 		data = in.ProbeItems
 	}
 	run, err := r.d.Scorer.Score(ctx, ScoreRequest{
-		Test: test, Model: m.Path, Out: out, Data: data, AddBOS: in.AddBOS, Variants: in.ProbeVariants,
-		Window: in.Window, Stride: in.Stride, Threads: in.Threads, GPU: in.GPU,
+		Test: test, Model: m.Path, Out: out, Data: data, Variants: in.ProbeVariants,
+		Settings:  in.settings(),
 		ModelName: m.Model.Name, ModelRevision: m.Model.Revision,
 		Git: git, Contamination: r.scanPath, Sequential: seq,
 	})
