@@ -10,7 +10,7 @@ import (
 )
 
 // Prompt variants: the published template is one draw of how a question
-// can be worded. Each core type has two fixed rewordings besides it, made
+// can be worded. Each type (core and frontier) has two fixed rewordings besides it, made
 // from the published item itself (same numbers, answer and choices in the
 // same order), so a variant item pairs with its published item by id and
 // the answer is still scored as " " + choice after the prompt:
@@ -50,6 +50,9 @@ var rewordings = map[string]rewording{
 	"word_problem": {regexp.MustCompile(`^(.+)$`), "Solve this word problem. $1", "$1"},
 	"compare":      {regexp.MustCompile(`^Which number is larger, (.+) or (.+)\?$`), "Of $1 and $2, which number is larger?", "Larger: $1 or $2?"},
 	"syllogism":    {regexp.MustCompile(`^(.+) Is every (.+) a (.+)\? Answer Yes or No\.$`), "Suppose: $1 Does it follow that every $2 is a $3? Answer Yes or No.", "$1 Every $2 is a $3? Yes or No."},
+	// The frontier types: the answer is still a weekday or a name.
+	"weekday":  {regexp.MustCompile(`^If today is (\S+), what day will it be in (\S+) days\?$`), "Today is $1. Which day of the week is it $2 days from now?", "$1 + $2 days = ?"},
+	"ordering": {regexp.MustCompile(`^(.+) Who is the (\S+)\?$`), "Read these facts: $1 Which person is the $2?", "$1 The $2: ?"},
 }
 
 // frames wrap a variant's question text.
@@ -94,7 +97,7 @@ func VariantItems(items []Item, names []string) ([]Item, error) {
 		it := &items[i]
 		rw, ok := rewordings[it.Type]
 		if !ok {
-			return nil, fmt.Errorf("item %s: type %s has no prompt variants (the core types have)", it.ID, it.Type)
+			return nil, fmt.Errorf("item %s: type %s has no prompt variants (the generated types have)", it.ID, it.Type)
 		}
 		q, ok := strings.CutPrefix(it.Prompt, "Question: ")
 		if ok {

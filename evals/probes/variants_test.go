@@ -12,35 +12,58 @@ import (
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
-// Every published core item has each variant: the same type, level,
-// answer and choices in the same order, a prompt in the variant's frame
-// that differs from the published one and from the other variant's, and
-// the id "<item id>@<variant>". Made twice, the variants are identical.
-func TestVariantsOfTheCoreSet(t *testing.T) {
+// Every published item of every generated type (the core set and the
+// frontier types) has each variant: the same type, level, answer and
+// choices in the same order, a prompt in the variant's frame that differs
+// from the published one and from the other variant's, and the id
+// "<item id>@<variant>". Made twice, the variants are identical.
+func TestVariantsOfTheGeneratedSets(t *testing.T) {
 	t.Parallel()
-	set, err := Core()
+	core, err := Core()
 	if err != nil {
 		t.Fatal(err)
 	}
+	frontier, err := Generate(Options{Types: TypesFrontier, Per: 40, Seed: DefaultSeed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		items []Item
+		types []string
+	}{
+		{"core", core.Items, CoreTypes()},
+		{"frontier", frontier, FrontierTypes()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			checkVariants(t, tc.items, tc.types)
+		})
+	}
+}
+
+func checkVariants(t *testing.T, items []Item, types []string) {
+	t.Helper()
 	names, err := ParseVariants(VariantsAll)
 	if err != nil {
 		t.Fatal(err)
 	}
-	vs, err := VariantItems(set.Items, names)
+	vs, err := VariantItems(items, names)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(vs) != len(names)*len(set.Items) {
-		t.Fatalf("%d variant items for %d items and %d variants", len(vs), len(set.Items), len(names))
+	if len(vs) != len(names)*len(items) {
+		t.Fatalf("%d variant items for %d items and %d variants", len(vs), len(items), len(names))
 	}
-	again, err := VariantItems(set.Items, names)
+	again, err := VariantItems(items, names)
 	if err != nil || !reflect.DeepEqual(vs, again) {
 		t.Fatalf("variants differ between two calls: %v", err)
 	}
 	frame := map[string][2]string{VariantReworded: {"Question: ", "\nAnswer:"}, VariantTerse: {"Q: ", "\nA:"}}
 	prompts := map[string]bool{}
+	seenType := map[string]bool{}
 	for i, v := range vs {
-		it := set.Items[i/len(names)]
+		it := items[i/len(names)]
 		name := names[i%len(names)]
 		f := frame[name]
 		switch {
@@ -54,14 +77,24 @@ func TestVariantsOfTheCoreSet(t *testing.T) {
 			t.Fatalf("%s: prompt %q repeats", v.ID, v.Prompt)
 		}
 		prompts[v.Prompt] = true
-	}
-	// The numbers of the question are all in every variant's prompt.
-	for i, v := range vs {
-		it := set.Items[i/len(names)]
+		seenType[v.Type] = true
+		// The question's numbers, and the choices it names (the two
+		// numbers compared, the people ordered), are all in every
+		// variant's prompt.
 		for _, f := range strings.FieldsFunc(it.Prompt, func(r rune) bool { return !strings.ContainsRune("0123456789.,", r) }) {
 			if f = strings.Trim(f, ".,"); f != "" && !strings.Contains(v.Prompt, f) {
 				t.Fatalf("%s: %q of %q is missing from %q", v.ID, f, it.Prompt, v.Prompt)
 			}
+		}
+		for _, c := range it.Choices {
+			if strings.Contains(it.Prompt, c) && !strings.Contains(v.Prompt, c) {
+				t.Fatalf("%s: choice %q of %q is missing from %q", v.ID, c, it.Prompt, v.Prompt)
+			}
+		}
+	}
+	for _, typ := range types {
+		if !seenType[typ] {
+			t.Errorf("no variants of type %s", typ)
 		}
 	}
 }
@@ -96,9 +129,13 @@ func TestParseVariants(t *testing.T) {
 // published form, are refused by id rather than skipped.
 func TestVariantsRefuseByID(t *testing.T) {
 	t.Parallel()
-	items := []Item{{ID: "pea-weekday-1-0", Type: "weekday", Prompt: "Question: x?\nAnswer:"}}
+	items := []Item{{ID: "own-riddle-1-0", Type: "riddle", Prompt: "Question: x?\nAnswer:"}}
+	if _, err := VariantItems(items, []string{VariantTerse}); err == nil || !strings.Contains(err.Error(), "item own-riddle-1-0:") {
+		t.Errorf("type without rewordings: %v", err)
+	}
+	items = []Item{{ID: "pea-weekday-1-0", Type: "weekday", Prompt: "Question: x?\nAnswer:"}}
 	if _, err := VariantItems(items, []string{VariantTerse}); err == nil || !strings.Contains(err.Error(), "item pea-weekday-1-0:") {
-		t.Errorf("frontier item: %v", err)
+		t.Errorf("frontier item not in the published form: %v", err)
 	}
 	items = []Item{{ID: "custom-1", Type: "add", Prompt: "What is 1 + 2?"}}
 	if _, err := VariantItems(items, []string{VariantTerse}); err == nil || !strings.Contains(err.Error(), "item custom-1:") {
