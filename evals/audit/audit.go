@@ -147,6 +147,7 @@ func Judge(refFresh, artFresh, refProbes, artProbes *runfile.Run, kl KL, opt Opt
 		}
 	}
 	r := &Report{
+		Git:       refFresh.Header.Git,
 		Reference: side(refFresh.Header),
 		Artifact:  side(artFresh.Header),
 		Quantized: opt.Quantized,
@@ -162,21 +163,26 @@ func Judge(refFresh, artFresh, refProbes, artProbes *runfile.Run, kl KL, opt Opt
 
 // Side names one model of the audit.
 type Side struct {
-	Name   string `json:"name"`
-	File   string `json:"file"`
-	SHA256 string `json:"sha256"`
-	Dtype  string `json:"dtype"`
+	Name     string `json:"name"`
+	Revision string `json:"revision,omitempty"`
+	File     string `json:"file"`
+	SHA256   string `json:"sha256"`
+	Dtype    string `json:"dtype"`
 }
 
 func side(h runfile.Header) Side {
-	return Side{Name: h.Model.Name, File: h.Model.File, SHA256: h.Model.SHA256, Dtype: h.Settings.Dtype}
+	return Side{Name: h.Model.Name, Revision: h.Model.Revision, File: h.Model.File, SHA256: h.Model.SHA256, Dtype: h.Settings.Dtype}
 }
 
-// Report is an audit's outcome; its JSON is `audit artifact --json`.
+// Report is an audit's outcome; its JSON is `audit artifact --json`, and
+// what `audit push` and the Action upload to the report server.
 type Report struct {
-	Reference Side   `json:"reference"`
-	Artifact  Side   `json:"artifact"`
-	Quantized string `json:"quantized,omitempty"`
+	// Git is the commit the audit belongs to (the reference's runs'), so
+	// the report server files it beside that commit's runs.
+	Git       runfile.Git `json:"git"`
+	Reference Side        `json:"reference"`
+	Artifact  Side        `json:"artifact"`
+	Quantized string      `json:"quantized,omitempty"`
 	// Fresh and Probes are the paired comparisons, reference as base and
 	// artifact as head: Delta is artifact minus reference.
 	Fresh  *compare.Comparison `json:"fresh"`

@@ -12,10 +12,54 @@ import (
 	"github.com/udgamlabs/udgam-ci/report"
 )
 
-// The same rows feed the terminal table and the Markdown section, so
-// both show the same numbers, formatted by package report.
+// Section is the audit as every surface shows it: the terminal table, the
+// Markdown section of a PR comment and the report server's pages all
+// render these cells, so they show the same numbers, formatted once (by
+// package report) here.
+type Section struct {
+	Title  string
+	Failed bool
+	// Summary is the two tests' scores: a header row, then Fresh Text and
+	// the Probe Suite.
+	Summary [][]string
+	KL      string
+	// FlipHeader heads Types' rows; LevelHeader heads their levels'.
+	FlipHeader, LevelHeader []string
+	Types                   []SectionType
+	Verdict                 string
+}
 
-type row []string
+// SectionType is one probe type's row and its levels' rows.
+type SectionType struct {
+	Cells  []string
+	Worse  bool // significantly worse: the row is marked
+	Levels [][]string
+}
+
+// Section gathers the cells of the report's tables and its lines.
+func (r *Report) Section() Section {
+	s := Section{
+		Title:  r.title(),
+		Failed: r.Verdict == Fail,
+		Summary: [][]string{
+			{"", "reference", "artifact", "change", "95% interval", ""},
+			scoreRow("Fresh Text (bits per byte)", r.Fresh),
+			scoreRow("Probe Suite (accuracy %)", r.Probes),
+		},
+		KL:          r.klLine(),
+		FlipHeader:  []string{"type", "reference", "artifact", "change", "95% interval", "right→wrong", "wrong→right", ""},
+		LevelHeader: []string{"type/level", "reference", "artifact", "change", "95% interval", "right→wrong", "wrong→right", ""},
+		Verdict:     r.verdictLine(),
+	}
+	for _, t := range r.Types {
+		st := SectionType{Cells: flipRow(t.Type, t.Result, t.Worse), Worse: t.Worse}
+		for _, l := range t.Levels {
+			st.Levels = append(st.Levels, flipRow(l.Level, l.Result, false))
+		}
+		s.Types = append(s.Types, st)
+	}
+	return s
+}
 
 func (r *Report) title() string {
 	made := ""
@@ -32,8 +76,8 @@ func label(s Side) string {
 	return s.Name + " [" + s.Dtype + "]"
 }
 
-func scoreRow(name string, c *compare.Comparison) row {
-	return row{name, report.FormatScore(c.Metric, c.Base), report.FormatScore(c.Metric, c.Head),
+func scoreRow(name string, c *compare.Comparison) []string {
+	return []string{name, report.FormatScore(c.Metric, c.Base), report.FormatScore(c.Metric, c.Head),
 		report.FormatDelta(c.Metric, c.Delta), report.FormatCI(c.Metric, c.CI), worseMark(c.Result)}
 }
 
@@ -49,14 +93,6 @@ func worseMark(r compare.Result) string {
 	return "no change"
 }
 
-func (r *Report) summaryRows() []row {
-	return []row{
-		{"", "reference", "artifact", "change", "95% interval", ""},
-		scoreRow("Fresh Text (bits per byte)", r.Fresh),
-		scoreRow("Probe Suite (accuracy %)", r.Probes),
-	}
-}
-
 func (r *Report) klLine() string {
 	return fmt.Sprintf("KL divergence of the artifact from the reference, per Fresh Text token (%s tokens, full distributions): mean %s nats, 99th percentile %s, max %s; same most likely token %s%%.",
 		report.FormatCount(r.KL.Tokens), kl(r.KL.Mean), kl(r.KL.P99), kl(r.KL.Max),
@@ -65,21 +101,19 @@ func (r *Report) klLine() string {
 
 func kl(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
 
-func flipRow(name string, res compare.Result, worse bool) row {
+func flipRow(name string, res compare.Result, worse bool) []string {
 	rw, wr := 0, 0
 	if res.Flips != nil {
 		rw, wr = res.Flips.RightToWrong, res.Flips.WrongToRight
 	}
 	mark := worseMark(res)
 	if worse {
-		mark = "**worse**"
+		mark = "worse"
 	}
-	return row{name, report.FormatScore(compare.MetricAccuracy, res.Base), report.FormatScore(compare.MetricAccuracy, res.Head),
+	return []string{name, report.FormatScore(compare.MetricAccuracy, res.Base), report.FormatScore(compare.MetricAccuracy, res.Head),
 		report.FormatDelta(compare.MetricAccuracy, res.Delta), report.FormatCI(compare.MetricAccuracy, res.CI),
 		strconv.Itoa(rw), strconv.Itoa(wr), mark}
 }
-
-var flipHeader = row{"type", "reference", "artifact", "change", "95% interval", "right→wrong", "wrong→right", ""}
 
 func (r *Report) verdictLine() string {
 	lim := fmt.Sprintf("limits: bits per byte +%g, accuracy −%g points, each only when significant", r.Limits.BPB, r.Limits.Accuracy)
@@ -91,61 +125,63 @@ func (r *Report) verdictLine() string {
 
 // RenderText writes the audit as a terminal table.
 func RenderText(w io.Writer, r *Report) error {
+	s := r.Section()
 	var b strings.Builder
-	b.WriteString(r.title() + "\n\n")
+	b.WriteString(s.Title + "\n\n")
 	tw := tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
-	for _, rw := range r.summaryRows() {
+	for _, rw := range s.Summary {
 		fmt.Fprintln(tw, strings.Join(rw, "\t"))
 	}
 	tw.Flush()
-	b.WriteString("\n" + r.klLine() + "\n\nProbe Suite flips by type (significantly worse first):\n")
+	b.WriteString("\n" + s.KL + "\n\nProbe Suite flips by type (significantly worse first):\n")
 	tw = tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(flipHeader, "\t"))
-	for _, t := range r.Types {
-		mark := flipRow(t.Type, t.Result, t.Worse)
-		mark[7] = strings.Trim(mark[7], "*")
-		fmt.Fprintln(tw, strings.Join(mark, "\t"))
+	fmt.Fprintln(tw, strings.Join(s.FlipHeader, "\t"))
+	for _, t := range s.Types {
+		fmt.Fprintln(tw, strings.Join(t.Cells, "\t"))
 		for _, l := range t.Levels {
-			fmt.Fprintln(tw, strings.Join(flipRow("  "+l.Level, l.Result, false), "\t"))
+			indented := append([]string{"  " + l[0]}, l[1:]...)
+			fmt.Fprintln(tw, strings.Join(indented, "\t"))
 		}
 	}
 	tw.Flush()
-	b.WriteString("\n" + r.verdictLine() + "\n")
+	b.WriteString("\n" + s.Verdict + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
 // RenderMarkdown writes the audit as a section of a PR comment.
 func RenderMarkdown(w io.Writer, r *Report) error {
+	s := r.Section()
 	var b strings.Builder
 	icon := "✅"
-	if r.Verdict == Fail {
+	if s.Failed {
 		icon = "❌"
 	}
-	fmt.Fprintf(&b, "### %s %s\n\n", icon, mdEscape(r.title()))
-	table(&b, r.summaryRows())
-	b.WriteString("\n" + r.klLine() + "\n\n")
+	fmt.Fprintf(&b, "### %s %s\n\n", icon, mdEscape(s.Title))
+	table(&b, s.Summary)
+	b.WriteString("\n" + s.KL + "\n\n")
 	b.WriteString("Probe Suite flips by type, significantly worse first:\n\n")
-	rows := []row{flipHeader}
-	for _, t := range r.Types {
-		rows = append(rows, flipRow(t.Type, t.Result, t.Worse))
+	rows := [][]string{s.FlipHeader}
+	for _, t := range s.Types {
+		cells := t.Cells
+		if t.Worse {
+			cells = append(cells[:len(cells)-1:len(cells)-1], "**"+cells[len(cells)-1]+"**")
+		}
+		rows = append(rows, cells)
 	}
 	table(&b, rows)
 	b.WriteString("\n<details><summary>By level</summary>\n\n")
-	levelHeader := append(row{"type/level"}, flipHeader[1:]...)
-	rows = []row{levelHeader}
-	for _, t := range r.Types {
-		for _, l := range t.Levels {
-			rows = append(rows, flipRow(l.Level, l.Result, false))
-		}
+	rows = [][]string{s.LevelHeader}
+	for _, t := range s.Types {
+		rows = append(rows, t.Levels...)
 	}
 	table(&b, rows)
-	b.WriteString("\n</details>\n\n**" + r.verdictLine() + "**\n")
+	b.WriteString("\n</details>\n\n**" + s.Verdict + "**\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func table(b *strings.Builder, rows []row) {
+func table(b *strings.Builder, rows [][]string) {
 	for i, rw := range rows {
 		cells := make([]string, len(rw))
 		for k, c := range rw {

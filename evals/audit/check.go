@@ -1,0 +1,68 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+
+	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/runfile"
+)
+
+// Decode reads one audit report (the JSON of `audit artifact --json`) and
+// checks it: a field it does not know, a second document after it, or a
+// report that contradicts itself is an error naming the problem.
+func Decode(r io.Reader, name string) (*Report, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var rep Report
+	if err := dec.Decode(&rep); err != nil {
+		return nil, fmt.Errorf("audit report %s: %w", name, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("audit report %s: more after the report's JSON object (want one report)", name)
+	}
+	if err := rep.Check(); err != nil {
+		return nil, fmt.Errorf("audit report %s: %w", name, err)
+	}
+	return &rep, nil
+}
+
+// Check refuses a report that is incomplete or contradicts itself: the
+// verdict and the by-type flips are what Judge makes of the report's own
+// comparisons and limits, so a report edited by hand (or cut short) is
+// refused rather than shown.
+func (r *Report) Check() error {
+	switch {
+	case r.Reference.Name == "":
+		return errors.New("reference.name is empty")
+	case r.Reference.Dtype == "" || r.Artifact.Dtype == "":
+		return errors.New("reference.dtype and artifact.dtype are required")
+	case r.Fresh == nil || r.Fresh.Test != runfile.TestFresh || r.Fresh.Metric != compare.MetricBPB:
+		return fmt.Errorf("fresh: want the Fresh Text comparison (test %q, metric %q)", runfile.TestFresh, compare.MetricBPB)
+	case r.Probes == nil || r.Probes.Test != runfile.TestProbes || r.Probes.Metric != compare.MetricAccuracy:
+		return fmt.Errorf("probes: want the Probe Suite comparison (test %q, metric %q)", runfile.TestProbes, compare.MetricAccuracy)
+	case r.KL.Tokens < 0 || r.KL.Mean < 0 || r.KL.P99 < 0 || r.KL.Max < r.KL.P99 || r.KL.SameTop < 0 || r.KL.SameTop > 1:
+		return fmt.Errorf("kl %+v: want tokens, mean and p99 >= 0, max >= p99 and same_top in [0, 1]", r.KL)
+	case r.Limits.BPB < 0 || r.Limits.Accuracy < 0:
+		return fmt.Errorf("limits %s: want numbers >= 0", r.Limits)
+	}
+	if v, reasons := verdict(r.Fresh, r.Probes, r.Limits); v != r.Verdict || !reflect.DeepEqual(reasons, r.Reasons) {
+		return fmt.Errorf("verdict %q (%q) is not what its comparisons and limits give (%q: %q)", r.Verdict, r.Reasons, v, reasons)
+	}
+	if want := typeFlips(r.Probes); !sameJSON(want, r.Types) {
+		return errors.New("types: the flips by type are not those of the probes comparison")
+	}
+	return nil
+}
+
+// sameJSON compares as the wire does, so a list left out and an empty
+// one are the same.
+func sameJSON(a, b any) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
+}
