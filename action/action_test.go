@@ -107,6 +107,11 @@ func (f *fakeServer) Baseline(ctx context.Context, repo, model, test, ref string
 	return f.baselines[test], nil
 }
 
+func (f *fakeServer) UploadAudit(ctx context.Context, rep *audit.Report) (action.Uploaded, error) {
+	f.uploads = append(f.uploads, "audit "+string(rep.Verdict))
+	return action.Uploaded{URL: "https://evals.example/audits/a1"}, nil
+}
+
 // world is one set of fakes shared by consecutive action runs.
 type world struct {
 	t      *testing.T

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/udgamlabs/udgam-ci/evals/audit"
+	"github.com/udgamlabs/udgam-ci/report"
+	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
 // AuditRequest asks for the audit of an artifact against the GGUF the
@@ -19,9 +21,13 @@ type AuditRequest struct {
 	ProbeItems string
 	Settings
 	ModelName string
-	Limits    audit.Limits
-	Resamples int
-	Dir       string // run files and a made artifact
+	// ModelRevision and Git file the audit, as the head runs are filed,
+	// under the model's commit and the training repository's.
+	ModelRevision string
+	Git           runfile.Git
+	Limits        audit.Limits
+	Resamples     int
+	Dir           string // run files and a made artifact
 }
 
 // audit runs the artifact audit when the artifact input asks for one.
@@ -36,7 +42,8 @@ func (r *actionRun) audit(ctx context.Context) error {
 	r.a.Group("Audit artifact " + in.Artifact)
 	rep, err := r.d.Audit(ctx, AuditRequest{Reference: r.headPath, Artifact: in.Artifact,
 		FreshData: in.FreshData, ProbeItems: in.ProbeItems, Settings: in.settings(),
-		ModelName: in.ModelName, Limits: in.MaxDegradation, Resamples: in.Resamples,
+		ModelName: in.ModelName, ModelRevision: r.headRevision, Git: r.headGit(),
+		Limits: in.MaxDegradation, Resamples: in.Resamples,
 		Dir: filepath.Join(in.WorkDir, "audit")})
 	r.a.EndGroup()
 	if err != nil {
@@ -68,4 +75,19 @@ func (r *actionRun) auditFinding() []finding {
 	return []finding{{title: "udgam-ci: artifact audit failed",
 		msg:   "artifact " + r.in.Artifact + ": " + strings.Join(r.auditReport.Reasons, "; "),
 		fails: r.in.FailOn != FailOnNever}}
+}
+
+// uploadAudit stores the audit on the report server beside the head runs;
+// like theirs, a failed upload costs the link, never the evaluation.
+func (r *actionRun) uploadAudit(ctx context.Context) []report.Link {
+	if r.auditReport == nil {
+		return nil
+	}
+	up, err := r.srv.UploadAudit(ctx, r.auditReport)
+	if err != nil {
+		r.warn("report server unavailable", "upload of the artifact audit to %s failed; its report is in the job summary: %v", r.in.ServerURL, err)
+		return nil
+	}
+	r.a.Infof("uploaded the artifact audit: %s", up.URL)
+	return []report.Link{{Text: "artifact audit", URL: up.URL}}
 }

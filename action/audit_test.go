@@ -46,12 +46,20 @@ func TestActionAuditsArtifact(t *testing.T) {
 		return rep, nil
 	}
 	o := w.run("pull_request", prPayload(12), map[string]string{"model": model, "revision": headSHA,
-		"baseline": "revision:" + baseSHA, "artifact": "Q4_0", "max-degradation": "bpb=0.05,accuracy=3"})
+		"baseline": "revision:" + baseSHA, "artifact": "Q4_0", "max-degradation": "bpb=0.05,accuracy=3",
+		"server-url": "https://evals.example", "server-token": "srv"})
 	if o.err != nil {
 		t.Fatalf("%v\n%s", o.err, o.log)
 	}
 	if _, err := os.Stat(got.Reference); err != nil || got.Artifact != "Q4_0" || got.Limits != (audit.Limits{BPB: 0.05, Accuracy: 3}) {
 		t.Errorf("audit request %+v (%v)", got, err)
+	}
+	// Filed as the head runs are: the model's commit and the PR's.
+	if got.ModelRevision != headSHA || got.Git.Repo != repo || got.Git.PR == nil || *got.Git.PR != 12 {
+		t.Errorf("audit request revision %q git %+v, want %s of %s, PR 12", got.ModelRevision, got.Git, headSHA, repo)
+	}
+	if ups := strings.Join(w.server.uploads, ", "); !strings.HasSuffix(ups, "audit fail") {
+		t.Errorf("uploads %q, want the audit after the runs", ups)
 	}
 	if o.res.ExitCode != 1 || !strings.Contains(o.log, "::error title=udgam-ci%3A artifact audit failed::artifact Q4_0: accuracy changed by") {
 		t.Errorf("exit %d, log:\n%s", o.res.ExitCode, o.log)
@@ -61,7 +69,8 @@ func TestActionAuditsArtifact(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs := ourComments(w.gh, 12)
-	if len(cs) != 1 || !strings.Contains(cs[0].Body, md.String()) || !strings.Contains(o.summary, md.String()) {
+	if len(cs) != 1 || !strings.Contains(cs[0].Body, md.String()) || !strings.Contains(o.summary, md.String()) ||
+		!strings.Contains(cs[0].Body, "https://evals.example/audits/a1") {
 		t.Errorf("the comment or summary lacks the audit section:\n%v\n%s", cs, o.summary)
 	}
 }

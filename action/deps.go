@@ -84,6 +84,8 @@ type Server interface {
 	// Baseline returns the latest run of model's test on ref of repo, or
 	// nil and no error when there is none.
 	Baseline(ctx context.Context, repo, model, test, ref string) (*runfile.Run, error)
+	// UploadAudit stores an artifact audit beside the runs of its commit.
+	UploadAudit(ctx context.Context, rep *audit.Report) (Uploaded, error)
 }
 
 // Deps are the action's connections to the world, injected so the whole

@@ -51,8 +51,9 @@ type actionRun struct {
 	bases      map[string]*runfile.Run // by test, for the comparisons made
 	early      map[string]*runfile.Run // by test, fetched before scoring (until: decided)
 
-	headPath    string        // the scored GGUF
-	auditReport *audit.Report // the artifact audit; nil without one
+	headPath     string        // the scored GGUF
+	headRevision string        // its model revision (a hub commit)
+	auditReport  *audit.Report // the artifact audit; nil without one
 }
 
 // Run is `udgam-ci action`: it reads inputs and the event, scores, compares,
@@ -138,6 +139,7 @@ func (r *actionRun) run(ctx context.Context) (Result, error) {
 	if r.srv != nil {
 		r.a.Group("Upload to " + r.in.ServerURL)
 		links, flags = r.upload(ctx, res.Heads)
+		links = append(links, r.uploadAudit(ctx)...)
 		r.a.EndGroup()
 		if len(flags) > 0 {
 			res.Mismatch = true
@@ -160,7 +162,7 @@ func (r *actionRun) scoreHeads(ctx context.Context, res *Result) error {
 	if err != nil {
 		return err
 	}
-	r.headPath = head.Path
+	r.headPath, r.headRevision = head.Path, head.Model.Revision
 	if in.FreshData == "" && slices.Contains(in.Tests, runfile.TestFresh) {
 		r.a.WithFieldsMap(map[string]string{"title": "udgam-ci: smoke sample"}).Noticef(
 			"fresh-data is empty, so Fresh Text scores the embedded smoke sample, not the benchmark; set fresh-data to the published set at a pinned commit")

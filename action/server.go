@@ -3,9 +3,11 @@ package action
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 
+	"github.com/udgamlabs/udgam-ci/evals/audit"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server/client"
 )
@@ -36,4 +38,16 @@ func (s reportServer) Baseline(ctx context.Context, repo, model, test, ref strin
 		return nil, nil // no baseline yet: the first run on a new model
 	}
 	return run, err
+}
+
+func (s reportServer) UploadAudit(ctx context.Context, rep *audit.Report) (Uploaded, error) {
+	b, err := json.Marshal(rep)
+	if err != nil {
+		return Uploaded{}, err
+	}
+	res, err := s.c.UploadAudit(ctx, bytes.NewReader(b))
+	if err != nil {
+		return Uploaded{}, err
+	}
+	return Uploaded{URL: res.URL}, nil
 }

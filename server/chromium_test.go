@@ -232,13 +232,6 @@ func TestChromiumLegibleAtPhoneWidth(t *testing.T) {
 	ts := startServer(t, server.Config{})
 	seedHistory(t, ts, 12)
 	proxy := phoneProxy(t, ts.url)
-	attr := func(dom, name string) string {
-		m := regexp.MustCompile(name + `="([^"]*)"`).FindStringSubmatch(dom)
-		if m == nil {
-			return ""
-		}
-		return html.UnescapeString(m[1])
-	}
 	pages := []struct {
 		path string
 		keys int // key values the page marks
@@ -251,32 +244,48 @@ func TestChromiumLegibleAtPhoneWidth(t *testing.T) {
 		{"/compare?base=fresh-0008&head=fresh-0009", 4},
 	}
 	for _, pg := range pages {
-		dom := string(runChromium(t, bin, "--window-size=390,844", "--virtual-time-budget=5000", "--dump-dom", proxy+"/phone?path="+url.QueryEscape(pg.path)))
-		if attr(dom, "data-done") != "1" {
-			t.Fatalf("%s: the measuring script did not run:\n%.2000s", pg.path, dom)
-		}
-		if c, _ := strconv.Atoi(attr(dom, "data-client-width")); c > 390 || c < 300 {
-			t.Fatalf("%s: the window is %d px wide, want 390", pg.path, c)
-		}
-		if k, _ := strconv.Atoi(attr(dom, "data-keys")); k < pg.keys {
-			t.Errorf("%s: %d key values marked, want %d", pg.path, k, pg.keys)
-		}
-		if w, _ := strconv.Atoi(attr(dom, "data-scroll-width")); w > 390 {
-			t.Errorf("%s: the page is %d px wide in a 390 px window", pg.path, w)
-		}
-		for _, c := range []struct{ name, what string }{
-			{"data-small", "text under 11 CSS px"},
-			{"data-broken", "numbers broken across lines"},
-			{"data-off", "cells or key values outside the 390 px screen (a sideways scroll)"},
-		} {
-			if v := attr(dom, c.name); v != "" {
-				t.Errorf("%s: %s: %s", pg.path, c.what, v)
-			}
-		}
+		checkPhone(t, bin, proxy, pg.path, pg.keys)
 	}
 	shot := filepath.Join(t.TempDir(), "compare-phone.png")
 	runChromium(t, bin, "--screenshot="+shot, "--window-size=390,844", ts.url+"/compare?base=probes-0008&head=probes-0009")
 	if keep := os.Getenv("UDGAM_SCREENSHOT_DIR"); keep != "" {
 		copyFile(t, shot, filepath.Join(keep, "compare-phone.png"))
+	}
+}
+
+// checkPhone loads path in a 390 px wide frame and fails for what a
+// reader there would meet: text under 11 CSS px, numbers broken across
+// lines, cells or key values off the screen, a page wider than the
+// screen, fewer than keys key values.
+func checkPhone(t *testing.T, bin, proxy, path string, keys int) {
+	t.Helper()
+	attr := func(dom, name string) string {
+		m := regexp.MustCompile(name + `="([^"]*)"`).FindStringSubmatch(dom)
+		if m == nil {
+			return ""
+		}
+		return html.UnescapeString(m[1])
+	}
+	dom := string(runChromium(t, bin, "--window-size=390,844", "--virtual-time-budget=5000", "--dump-dom", proxy+"/phone?path="+url.QueryEscape(path)))
+	if attr(dom, "data-done") != "1" {
+		t.Fatalf("%s: the measuring script did not run:\n%.2000s", path, dom)
+	}
+	if c, _ := strconv.Atoi(attr(dom, "data-client-width")); c > 390 || c < 300 {
+		t.Fatalf("%s: the window is %d px wide, want 390", path, c)
+	}
+	if k, _ := strconv.Atoi(attr(dom, "data-keys")); k < keys {
+		t.Errorf("%s: %d key values marked, want %d", path, k, keys)
+	}
+	if w, _ := strconv.Atoi(attr(dom, "data-scroll-width")); w > 390 {
+		t.Errorf("%s: the page is %d px wide in a 390 px window", path, w)
+	}
+	for _, c := range []struct{ name, what string }{
+		{"data-small", "text under 11 CSS px"},
+		{"data-broken", "numbers broken across lines"},
+		{"data-off", "cells or key values outside the 390 px screen (a sideways scroll)"},
+	} {
+		if v := attr(dom, c.name); v != "" {
+			t.Errorf("%s: %s: %s", path, c.what, v)
+		}
 	}
 }

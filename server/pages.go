@@ -29,12 +29,12 @@ type pages struct {
 	styleHash string
 }
 
-var pageNames = []string{"index", "model", "run", "compare", "error"}
+var pageNames = []string{"index", "model", "run", "compare", "audit", "error"}
 
 func loadPages() (*pages, error) {
 	p := &pages{byName: map[string]*template.Template{}}
 	for _, name := range pageNames {
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templates.FS, "html/layout.html", "html/"+name+".html")
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templates.FS, "html/layout.html", "html/audit-section.html", "html/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("parse page template %s: %w", name, err)
 		}
@@ -78,6 +78,7 @@ var funcs = template.FuncMap{
 	"date":           func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") },
 	"short":          shortRev,
 	"runURL":         runPath,
+	"auditURL":       auditPath,
 	"modelURL":       client.ModelPath,
 	"compareURL":     comparePath,
 	"metricName":     metricName,
@@ -88,6 +89,22 @@ var funcs = template.FuncMap{
 	"marginWarning":  report.MarginDisagreement,
 	"variantWarning": report.VariantWarning,
 	"variantSides":   variantSides,
+	"cells":          cells,
+}
+
+// cell is a table cell with its column's name, which a phone's card
+// layout shows beside it (none for the first, the row's name).
+type cell struct{ Label, Text string }
+
+func cells(header, row []string) []cell {
+	out := make([]cell, len(row))
+	for i, t := range row {
+		out[i].Text = t
+		if i > 0 && i < len(header) {
+			out[i].Label = header[i]
+		}
+	}
+	return out
 }
 
 // fmtScore is report's score with the unit pages show: "34.5%".
@@ -193,6 +210,8 @@ type modelPage struct {
 	Refs     []string
 	Sections []historySection
 	Total    int
+	// Audits are the model's newest artifact audits.
+	Audits []store.Audit
 }
 
 // modelPage is /repos/OWNER/NAME/models/MODEL, or the legacy /models/MODEL.
@@ -235,6 +254,9 @@ func (s *Server) history(c echo.Context, m modelRef, f store.Filter) (*modelPage
 			p.Total += len(sec.Rows)
 			p.Sections = append(p.Sections, sec)
 		}
+	}
+	if p.Audits, err = s.store.ModelAudits(ctx, m.Repo, model); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -339,7 +361,9 @@ type groupRow struct {
 }
 
 type runPage struct {
-	Run     *store.Run
+	Run *store.Run
+	// Audits are the artifact audits of the run's model at its commit.
+	Audits  []auditView
 	Groups  []groupRow
 	Levels  []groupRow
 	GroupBy string
@@ -353,6 +377,9 @@ func (s *Server) runPage(c echo.Context) error {
 		return err
 	}
 	p := runPage{Run: r}
+	if p.Audits, err = s.commitAudits(c, r); err != nil {
+		return err
+	}
 	if r.Test == runfile.TestFresh {
 		var sum runfile.FreshSummary
 		if err := json.Unmarshal(r.Summary, &sum); err != nil {

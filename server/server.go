@@ -68,6 +68,9 @@ type Config struct {
 	// BodyTimeout bounds how long an authenticated upload may take to
 	// send its body; 0 means DefaultBodyTimeout.
 	BodyTimeout time.Duration
+	// MaxAuditBody bounds an artifact audit's upload, compressed and
+	// gunzipped; 0 means DefaultMaxAuditBody.
+	MaxAuditBody int64
 }
 
 // DefaultBodyTimeout lets a DefaultMaxBody upload arrive at about 0.5 MB/s.
@@ -113,6 +116,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.BodyTimeout <= 0 {
 		cfg.BodyTimeout = DefaultBodyTimeout
+	}
+	if cfg.MaxAuditBody <= 0 {
+		cfg.MaxAuditBody = DefaultMaxAuditBody
 	}
 	if cfg.MaxRecords <= 0 {
 		cfg.MaxRecords = DefaultMaxRecords
@@ -169,6 +175,7 @@ func (s *Server) routes() *echo.Echo {
 
 	api := e.Group("/api/v1")
 	api.POST("/runs", s.upload)
+	api.POST("/audits", s.uploadAudit)
 	read := api.Group("", s.requireReader)
 	read.GET("/runs/:id", s.apiRun)
 	read.GET("/runs/:id/records", s.apiRecords)
@@ -176,14 +183,16 @@ func (s *Server) routes() *echo.Echo {
 	read.GET("/models/*", s.apiModel) // model names hold a slash: see client.ModelPath
 	read.GET("/repos/*", s.apiModel)
 	read.GET("/compare", s.apiCompare)
+	read.GET("/audits/:id", s.apiAudit)
 
 	pg := e.Group("", s.requireReader)
 	for path, h := range map[string]echo.HandlerFunc{
-		"/":         s.cached(s.indexPage),
-		"/models/*": s.cached(s.modelPage),
-		"/repos/*":  s.cached(s.modelPage),
-		"/runs/:id": s.runPage,
-		"/compare":  s.comparePage,
+		"/":           s.cached(s.indexPage),
+		"/models/*":   s.cached(s.modelPage),
+		"/repos/*":    s.cached(s.modelPage),
+		"/runs/:id":   s.runPage,
+		"/audits/:id": s.cached(s.auditPage),
+		"/compare":    s.comparePage,
 	} {
 		// HEAD answers as GET does; net/http sends no body.
 		pg.Match([]string{http.MethodGet, http.MethodHead}, path, h)

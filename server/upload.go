@@ -28,21 +28,11 @@ func (s *Server) upload(c echo.Context) error {
 	ctx := c.Request().Context()
 	// The token comes from the headers: checked before a byte of the body
 	// is read, and the body then has BodyTimeout to arrive.
-	tok, err := s.bearer(c)
-	if err != nil {
-		return err
-	}
-	release, err := s.uploads.acquire(ctx, tok.ID)
+	tok, release, err := s.startUpload(c)
 	if err != nil {
 		return err
 	}
 	defer release()
-	// A writer with no connection under it (an in-process test harness)
-	// cannot take a deadline; every net/http connection can.
-	err = http.NewResponseController(c.Response()).SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
-	if err != nil && !errors.Is(err, http.ErrNotSupported) {
-		return fmt.Errorf("upload: set read deadline: %w", err)
-	}
 	run, err := s.readRun(c)
 	if err != nil {
 		return err
@@ -89,22 +79,9 @@ func (s *Server) upload(c echo.Context) error {
 // record limit at the first record over it. runfile.Read refuses records
 // with unknown fields, so probe items never pass as empty documents.
 func (s *Server) readRun(c echo.Context) (*runfile.Run, error) {
-	req := c.Request()
-	limit := s.cfg.MaxBody
-	tooBig := echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("upload is over the limit of %d bytes", limit))
-	if req.ContentLength > limit {
-		return nil, tooBig
-	}
-	br := bufio.NewReader(http.MaxBytesReader(c.Response(), req.Body, limit))
-	var body io.Reader = br
-	magic, _ := br.Peek(2)
-	gz := strings.Contains(req.Header.Get("Content-Encoding"), "gzip") || bytes.Equal(magic, []byte{0x1f, 0x8b})
-	if gz {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, s.bodyError(err, gz, tooBig)
-		}
-		body = &limitedReader{r: zr, left: limit}
+	body, gz, tooBig, err := s.openBody(c, s.cfg.MaxBody)
+	if err != nil {
+		return nil, err
 	}
 	run, err := runfile.ReadWith(body, "upload", runfile.Options{
 		MaxRecords: s.cfg.MaxRecords,
@@ -114,6 +91,51 @@ func (s *Server) readRun(c echo.Context) (*runfile.Run, error) {
 		return nil, s.bodyError(err, gz, tooBig)
 	}
 	return run, nil
+}
+
+// openBody is an upload's body as it arrives, gunzipped when it is gzip,
+// refused past limit bytes before and after decompression: reading it
+// past the limit fails with an error bodyError maps to tooBig.
+func (s *Server) openBody(c echo.Context, limit int64) (body io.Reader, gz bool, tooBig, err error) {
+	req := c.Request()
+	tooBig = echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("upload is over the limit of %d bytes", limit))
+	if req.ContentLength > limit {
+		return nil, false, tooBig, tooBig
+	}
+	br := bufio.NewReader(http.MaxBytesReader(c.Response(), req.Body, limit))
+	body = br
+	magic, _ := br.Peek(2)
+	gz = strings.Contains(req.Header.Get("Content-Encoding"), "gzip") || bytes.Equal(magic, []byte{0x1f, 0x8b})
+	if gz {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, gz, tooBig, s.bodyError(err, gz, tooBig)
+		}
+		body = &limitedReader{r: zr, left: limit}
+	}
+	return body, gz, tooBig, nil
+}
+
+// startUpload is what every upload does before its body is read: the
+// token from the headers, a place among the uploads read at once, and
+// BodyTimeout for the body to arrive.
+func (s *Server) startUpload(c echo.Context) (store.Token, func(), error) {
+	tok, err := s.bearer(c)
+	if err != nil {
+		return tok, nil, err
+	}
+	release, err := s.uploads.acquire(c.Request().Context(), tok.ID)
+	if err != nil {
+		return tok, nil, err
+	}
+	// A writer with no connection under it (an in-process test harness)
+	// cannot take a deadline; every net/http connection can.
+	err = http.NewResponseController(c.Response()).SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
+	if err != nil && !errors.Is(err, http.ErrNotSupported) {
+		release()
+		return tok, nil, fmt.Errorf("upload: set read deadline: %w", err)
+	}
+	return tok, release, nil
 }
 
 // bodyError maps an error met reading the upload to its answer.

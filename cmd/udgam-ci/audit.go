@@ -208,7 +208,7 @@ func cliAudit(e *env) func(ctx context.Context, req action.AuditRequest) (*audit
 		ae.Ctx, ae.Stderr = ctx, e.Stdout // the step's log
 		return runAudit(&ae, auditJob{Reference: req.Reference, Artifact: spec, Data: req.FreshData, Items: req.ProbeItems,
 			AddBOS: req.AddBOS, Window: req.Window, Stride: req.Stride, Threads: req.Threads, CPUOnly: req.GPU == "cpu",
-			Header: evals.HeaderOptions{ModelName: req.ModelName}, Limits: req.Limits, Resamples: req.Resamples, Dir: req.Dir})
+			Header: evals.HeaderOptions{ModelName: req.ModelName, ModelRevision: req.ModelRevision, Git: req.Git}, Limits: req.Limits, Resamples: req.Resamples, Dir: req.Dir})
 	}
 }
 

@@ -62,11 +62,16 @@ func (r *Report) Section() Section {
 }
 
 func (r *Report) title() string {
-	made := ""
+	return fmt.Sprintf("Artifact audit: %s against %s", r.ArtifactName(), label(r.Reference))
+}
+
+// ArtifactName names the artifact as the title does: its file and type,
+// and whether udgam-ci made it.
+func (r *Report) ArtifactName() string {
 	if r.Quantized != "" {
-		made = " (" + r.Quantized + ", made by udgam-ci's llama.cpp quantizer)"
+		return label(r.Artifact) + " (" + r.Quantized + ", made by udgam-ci's llama.cpp quantizer)"
 	}
-	return fmt.Sprintf("Artifact audit: %s%s against %s", label(r.Artifact), made, label(r.Reference))
+	return label(r.Artifact)
 }
 
 func label(s Side) string {

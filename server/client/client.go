@@ -64,7 +64,7 @@ func (c *Client) UploadWith(ctx context.Context, body io.Reader, opt UploadOptio
 		u += "?" + q.Encode()
 	}
 	var res UploadResult
-	resp, err := c.postRetrying(ctx, u, body)
+	resp, err := c.postRetrying(ctx, u, "application/x-ndjson", body)
 	if err != nil {
 		return res, fmt.Errorf("upload: %w", err)
 	}
@@ -84,7 +84,7 @@ func (c *Client) UploadWith(ctx context.Context, body io.Reader, opt UploadOptio
 // postRetrying posts body, and again while the server answers that it is
 // too busy to read it: an upload is idempotent (the same run again is a
 // no-op), and a busy server asks for a retry only after a wait.
-func (c *Client) postRetrying(ctx context.Context, path string, body io.Reader) (*http.Response, error) {
+func (c *Client) postRetrying(ctx context.Context, path, contentType string, body io.Reader) (*http.Response, error) {
 	var whole []byte
 	if rs, ok := body.(io.ReadSeeker); !ok || rs == nil {
 		b, err := io.ReadAll(body)
@@ -103,7 +103,7 @@ func (c *Client) postRetrying(ctx context.Context, path string, body io.Reader) 
 		} else if _, err := body.(io.Seeker).Seek(0, io.SeekStart); err != nil {
 			return nil, fmt.Errorf("rewind the run: %w", err)
 		}
-		resp, err := c.do(ctx, http.MethodPost, path, body)
+		resp, err := c.send(ctx, http.MethodPost, path, contentType, body)
 		var se *StatusError
 		if attempt >= uploadRetries || !errors.As(err, &se) || se.Code != http.StatusTooManyRequests && se.Code != http.StatusServiceUnavailable {
 			return resp, err
@@ -112,6 +112,35 @@ func (c *Client) postRetrying(ctx context.Context, path string, body io.Reader) 
 			return nil, err
 		}
 	}
+}
+
+// UploadAudit posts an artifact audit's report (the JSON `udgam-ci audit
+// artifact --json` writes, or gzip of it). The server checks it, files it
+// under its model and commit, and shows it on the pages of that commit's
+// runs; the same report again is a no-op.
+func (c *Client) UploadAudit(ctx context.Context, body io.Reader) (AuditUploadResult, error) {
+	var res AuditUploadResult
+	resp, err := c.postRetrying(ctx, "/api/v1/audits", "application/json", body)
+	if err != nil {
+		return res, fmt.Errorf("upload audit: %w", err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&res); err != nil {
+		return res, fmt.Errorf("upload audit: read answer: %w", err)
+	}
+	if strings.HasPrefix(res.URL, "/") {
+		res.URL = strings.TrimSuffix(c.BaseURL, "/") + res.URL
+	}
+	return res, nil
+}
+
+// Audit fetches one stored artifact audit with its report.
+func (c *Client) Audit(ctx context.Context, id string) (*Audit, error) {
+	var a Audit
+	if err := c.getJSON(ctx, "/api/v1/audits/"+url.PathEscape(id), &a); err != nil {
+		return nil, fmt.Errorf("audit %s: %w", id, err)
+	}
+	return &a, nil
 }
 
 // UploadOptions name the baseline of an upload.
@@ -170,8 +199,13 @@ func (c *Client) getJSON(ctx context.Context, path string, v any) error {
 	return nil
 }
 
-// do sends a request and turns a non-2xx answer into an error.
+// do sends a request without a body, and turns a non-2xx answer into an error.
 func (c *Client) do(ctx context.Context, method, path string, body io.Reader) (*http.Response, error) {
+	return c.send(ctx, method, path, "", body)
+}
+
+// send sends a request and turns a non-2xx answer into an error.
+func (c *Client) send(ctx context.Context, method, path, contentType string, body io.Reader) (*http.Response, error) {
 	base := strings.TrimSuffix(c.BaseURL, "/")
 	if base == "" {
 		return nil, errors.New("no report server URL")
@@ -183,8 +217,8 @@ func (c *Client) do(ctx context.Context, method, path string, body io.Reader) (*
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/x-ndjson")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	hc := c.HTTP
 	if hc == nil {
@@ -275,6 +309,39 @@ type ModelTest struct {
 	Test   string `json:"test"`
 	Runs   int    `json:"runs"`
 	Latest Run    `json:"latest"`
+}
+
+// AuditUploadResult is the answer to POST /api/v1/audits.
+type AuditUploadResult struct {
+	ID       string `json:"id"`
+	URL      string `json:"url"` // the audit's page on this server
+	Created  bool   `json:"created"`
+	Repo     string `json:"repo"`
+	Model    string `json:"model"`
+	Revision string `json:"revision"`
+	SHA      string `json:"sha"`
+	Verdict  string `json:"verdict"` // pass or fail
+	// Runs are the stored runs of the model at the audit's commit, whose
+	// pages show the audit; empty when none is stored yet (they show it
+	// once uploaded).
+	Runs []string `json:"runs"`
+}
+
+// Audit is a stored artifact audit, as GET /api/v1/audits/{id} answers.
+type Audit struct {
+	ID         string    `json:"id"`
+	Repo       string    `json:"repo"`
+	Model      string    `json:"model"`
+	Revision   string    `json:"revision"`
+	SHA        string    `json:"sha"`
+	Ref        string    `json:"ref"`
+	PR         *int      `json:"pr"`
+	Artifact   string    `json:"artifact"`
+	Verdict    string    `json:"verdict"`
+	UploadedAt time.Time `json:"uploaded_at"`
+	// Report is the audit's report, as `udgam-ci audit artifact --json`
+	// writes it.
+	Report json.RawMessage `json:"report"`
 }
 
 // ErrorBody is every JSON error answer.

@@ -60,6 +60,38 @@ func ValidTest(s string) error {
 	return nil
 }
 
+// checkIdentity checks what files a run or an audit under a model: its
+// name and revision, and the commit it belongs to (where names the part of
+// the upload they come from).
+func checkIdentity(where, model, revision string, g runfile.Git) error {
+	if err := ValidModel(model); err != nil {
+		return fmt.Errorf("%s: model.name: %w", where, err)
+	}
+	if err := ValidRepo(g.Repo); err != nil {
+		return fmt.Errorf("%s: git.repo: %w", where, err)
+	}
+	// A run scored outside CI may name no branch (DESIGN.md: the scorers
+	// fill what they can): it is stored, shown as such, and never a
+	// baseline, since baselines are looked up by a named ref.
+	if g.Ref != "" {
+		if err := ValidRef(g.Ref); err != nil {
+			return fmt.Errorf("%s: git.ref: %w", where, err)
+		}
+	}
+	for _, f := range []struct{ key, val string }{
+		{"model.revision", revision},
+		{"git.sha", g.SHA},
+	} {
+		if !textRE.MatchString(f.val) {
+			return invalidf("%s: %s %q: want up to 200 characters of A-Z a-z 0-9 . _ : + / @ = -", where, f.key, f.val)
+		}
+	}
+	if g.PR != nil && *g.PR <= 0 {
+		return invalidf("%s: git.pr %d: want a positive number or null", where, *g.PR)
+	}
+	return nil
+}
+
 // CheckRun refuses a run the store cannot keep whole and meaningful: what
 // runfile.Read accepts (every record's numbers), plus the names the pages
 // and queries rely on and a start time within the store clock's window.
@@ -73,30 +105,8 @@ func checkRun(r *runfile.Run, now time.Time) error {
 	if err := ValidTest(h.Test); err != nil {
 		return fmt.Errorf("header: %w", err)
 	}
-	if err := ValidModel(h.Model.Name); err != nil {
-		return fmt.Errorf("header: model.name: %w", err)
-	}
-	if err := ValidRepo(h.Git.Repo); err != nil {
-		return fmt.Errorf("header: git.repo: %w", err)
-	}
-	// A run scored outside CI may name no branch (DESIGN.md: the scorers
-	// fill what they can): it is stored, shown as such, and never a
-	// baseline, since baselines are looked up by a named ref.
-	if h.Git.Ref != "" {
-		if err := ValidRef(h.Git.Ref); err != nil {
-			return fmt.Errorf("header: git.ref: %w", err)
-		}
-	}
-	for _, f := range []struct{ key, val string }{
-		{"model.revision", h.Model.Revision},
-		{"git.sha", h.Git.SHA},
-	} {
-		if !textRE.MatchString(f.val) {
-			return invalidf("header: %s %q: want up to 200 characters of A-Z a-z 0-9 . _ : + / @ = -", f.key, f.val)
-		}
-	}
-	if h.Git.PR != nil && *h.Git.PR <= 0 {
-		return invalidf("header: git.pr %d: want a positive number or null", *h.Git.PR)
+	if err := checkIdentity("header", h.Model.Name, h.Model.Revision, h.Git); err != nil {
+		return err
 	}
 	if err := h.CheckStarted(now); err != nil {
 		return invalidf("header: %v", err)

@@ -1,0 +1,286 @@
+package server_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"html"
+	"net/http"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/compare/comparetest"
+	"github.com/udgamlabs/udgam-ci/evals/audit"
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/server"
+	"github.com/udgamlabs/udgam-ci/server/servertest"
+)
+
+// auditOf judges synthetic runs of the model at the revision (and commit)
+// of seed's servertest runs: an artifact that lost about fifteen points.
+func auditOf(t *testing.T, repo string, seed uint64) *audit.Report {
+	t.Helper()
+	h := servertest.Spec{Seed: seed, Repo: repo}.Header()
+	file := func(r *runfile.Run, dtype string) *runfile.Run {
+		r.Header.Model, r.Header.Git = h.Model, h.Git
+		r.Header.Model.File = "smollm2-135m-" + dtype + ".gguf"
+		r.Header.Settings.Dtype = dtype
+		return r
+	}
+	docs := comparetest.SynthDocs(40, seed, 0.9, 0.1)
+	ref, art := comparetest.PairedItems(420, seed, 0.65, 0.5)
+	rep, err := audit.Judge(file(comparetest.FreshRun("rf", "m", docs), "f16"), file(comparetest.FreshRun("af", "m", comparetest.Shifted(docs, 0.02)), "q4_0"),
+		file(comparetest.ProbeRun("rp", "m", ref), "f16"), file(comparetest.ProbeRun("ap", "m", art), "q4_0"),
+		audit.KL{Tokens: 12345, Mean: 0.0213, P99: 0.41, Max: 2.5, SameTop: 0.9612},
+		audit.Options{Compare: compare.Options{Resamples: 500, Seed: 1}, Limits: audit.DefaultLimits, Quantized: "q4_0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func seedCommit(t *testing.T, ts *testServer, seed uint64) []string {
+	t.Helper()
+	var ids []string
+	for _, test := range []string{runfile.TestFresh, runfile.TestProbes} {
+		sp := servertest.Spec{Test: test, Seed: seed, Records: 60}
+		if code, res, body := ts.upload(sp.Body(), ""); code != 201 {
+			t.Fatalf("seed %s: %d %s", sp.ID, code, body)
+		} else {
+			ids = append(ids, res.ID)
+		}
+	}
+	return ids
+}
+
+func jsonOf(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// An audit uploaded through the client is stored once, filed under the
+// runs of its commit, and served back as it was sent.
+func TestAuditUploadStoresAndServes(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, server.Config{})
+	runs := seedCommit(t, ts, 5)
+	rep := auditOf(t, testRepo, 5)
+	ctx := context.Background()
+	up, err := ts.client.UploadAudit(ctx, bytes.NewReader(jsonOf(t, rep)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !up.Created || up.Verdict != "fail" || up.Model != model || up.Repo != testRepo || !reflect.DeepEqual(up.Runs, runs) ||
+		up.URL != ts.url+"/audits/"+up.ID {
+		t.Fatalf("upload answer %+v, want a new failed audit filed beside runs %v", up, runs)
+	}
+	again, err := ts.client.UploadAudit(ctx, bytes.NewReader(jsonOf(t, rep)))
+	if err != nil || again.Created || again.ID != up.ID {
+		t.Fatalf("the same report again: %+v, %v; want the stored %s", again, err, up.ID)
+	}
+	got, err := ts.client.Audit(ctx, up.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := audit.Decode(bytes.NewReader(got.Report), "served")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Section(), rep.Section()) || got.Verdict != "fail" || got.SHA != rep.Git.SHA {
+		t.Errorf("served audit %+v renders otherwise than the uploaded report", got)
+	}
+	if as, err := ts.st.ModelAudits(ctx, testRepo, model); err != nil || len(as) != 1 {
+		t.Errorf("%d audits stored (%v), want 1", len(as), err)
+	}
+}
+
+// Hostile or broken audit uploads are refused with a 4xx naming the
+// problem, and leave the stored audit and runs as they were.
+func TestAuditUploadRefused(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, server.Config{MaxAuditBody: 256 << 10})
+	seedCommit(t, ts, 5)
+	good := jsonOf(t, auditOf(t, testRepo, 5))
+	if code, b, _ := ts.do(http.MethodPost, "/api/v1/audits", ts.token, bytes.NewReader(good)); code != 201 {
+		t.Fatalf("good audit: %d %s", code, b)
+	}
+	ctx := context.Background()
+	other, _, err := ts.st.CreateToken(ctx, "someone/else")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := ts.state()
+	stored, err := ts.st.ModelAudits(ctx, testRepo, model)
+	if err != nil || len(stored) != 1 {
+		t.Fatalf("%d audits stored, %v", len(stored), err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(good, &m); err != nil {
+		t.Fatal(err)
+	}
+	edited := func(f func(map[string]any)) []byte {
+		var c map[string]any
+		json.Unmarshal(good, &c)
+		f(c)
+		return jsonOf(t, c)
+	}
+	var bomb bytes.Buffer
+	zw := gzip.NewWriter(&bomb)
+	zw.Write(good[:len(good)-1])
+	zw.Write(bytes.Repeat([]byte(" "), 4<<20))
+	zw.Write([]byte("}"))
+	zw.Close()
+	for _, tc := range []struct {
+		name  string
+		token string
+		body  []byte
+		code  int
+		want  string
+	}{
+		{"no token", "", good, 401, "a token is needed"},
+		{"unknown token", "udg_nope", good, 401, "unknown or revoked token"},
+		{"another repository's token", other, good, 403, "this token uploads for someone/else only"},
+		{"oversize", ts.token, append(append([]byte{}, good...), bytes.Repeat([]byte(" "), 300<<10)...), 413, "over the limit of 262144 bytes"},
+		{"gzip bomb", ts.token, bomb.Bytes(), 413, "over the limit"},
+		{"not JSON", ts.token, []byte("<html>hello</html>"), 400, "invalid character"},
+		{"cut short", ts.token, good[:len(good)/2], 400, "unexpected EOF"},
+		{"two reports", ts.token, append(append(append([]byte{}, good...), '\n'), good...), 400, "more after"},
+		{"unknown field", ts.token, edited(func(c map[string]any) { c["score"] = 99 }), 400, `unknown field "score"`},
+		{"verdict edited", ts.token, edited(func(c map[string]any) { c["verdict"] = "pass"; delete(c, "reasons") }), 400, "verdict"},
+		{"no repository", ts.token, edited(func(c map[string]any) { c["git"] = map[string]any{"pr": nil} }), 400, "git.repo is empty"},
+		{"bad model name", ts.token, edited(func(c map[string]any) { c["reference"].(map[string]any)["name"] = "../etc" }), 400, "model name"},
+	} {
+		code, b, _ := ts.do(http.MethodPost, "/api/v1/audits", tc.token, bytes.NewReader(tc.body))
+		if code != tc.code || !strings.Contains(errorOf(t, b), tc.want) {
+			t.Errorf("%s: %d %s, want %d naming %q", tc.name, code, b, tc.code, tc.want)
+		}
+	}
+	after, err := ts.st.ModelAudits(ctx, testRepo, model)
+	if err != nil || !reflect.DeepEqual(after, stored) || ts.state() != before {
+		t.Errorf("refused uploads changed what is stored: %d audits (%v), %s (was %s)", len(after), err, ts.state(), before)
+	}
+	for path, want := range map[string]int{"/api/v1/audits/audit-0000": 404, "/api/v1/audits/..%2Fx": 400, "/audits/audit-0000": 404} {
+		if code, _ := ts.get(path); code != want {
+			t.Errorf("GET %s: %d, want %d", path, code, want)
+		}
+	}
+}
+
+// tableCells are the texts of the cells of each body row of the table
+// whose class attribute contains class.
+func tableCells(t *testing.T, dom, class string) [][]string {
+	t.Helper()
+	m := regexp.MustCompile(`(?s)<table class="[^"]*\b` + class + `\b[^"]*">.*?<tbody>(.*?)</tbody>`).FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("no table %s in the page", class)
+	}
+	var rows [][]string
+	for _, tr := range regexp.MustCompile(`(?s)<tr[^>]*>(.*?)</tr>`).FindAllStringSubmatch(m[1], -1) {
+		var row []string
+		for _, td := range regexp.MustCompile(`(?s)<td[^>]*>(.*?)</td>`).FindAllStringSubmatch(tr[1], -1) {
+			row = append(row, html.UnescapeString(td[1]))
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// markdownRows are the body rows of each Markdown table, in order.
+func markdownRows(md string) [][][]string {
+	var tables [][][]string
+	var cur [][]string
+	lines := strings.Split(md, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "|---") {
+			continue
+		}
+		if !strings.HasPrefix(l, "| ") {
+			if cur != nil {
+				tables = append(tables, cur)
+				cur = nil
+			}
+			continue
+		}
+		if i+1 < len(lines) && strings.HasPrefix(lines[i+1], "|---") {
+			cur = [][]string{} // the header row
+			continue
+		}
+		cells := strings.Split(strings.TrimSuffix(strings.TrimPrefix(l, "| "), " |"), " | ")
+		for k, c := range cells {
+			cells[k] = strings.Trim(c, "*")
+		}
+		cur = append(cur, cells)
+	}
+	return tables
+}
+
+// The run page of the audited commit, in a real browser, shows the audit
+// with exactly the numbers of the terminal table and the Markdown section
+// (the PR comment's), as do the audit's own page and the model's list.
+func TestChromiumRunPageShowsAudit(t *testing.T) {
+	t.Parallel()
+	bin := chromium(t)
+	ts := startServer(t, server.Config{})
+	runs := seedCommit(t, ts, 7)
+	rep := auditOf(t, testRepo, 7)
+	up, err := ts.client.UploadAudit(context.Background(), bytes.NewReader(jsonOf(t, rep)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md, text strings.Builder
+	if err := audit.RenderMarkdown(&md, rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := audit.RenderText(&text, rep); err != nil {
+		t.Fatal(err)
+	}
+	tables := markdownRows(md.String())
+	if len(tables) != 3 {
+		t.Fatalf("%d tables in the Markdown section, want 3:\n%s", len(tables), md.String())
+	}
+	for _, path := range []string{"/runs/" + runs[0], "/runs/" + runs[1], "/audits/" + up.ID} {
+		dom := string(runChromium(t, bin, "--dump-dom", ts.url+path))
+		for i, class := range []string{"audit-summary", "audit-types", "audit-levels"} {
+			got := tableCells(t, dom, class)
+			if !reflect.DeepEqual(got, tables[i]) {
+				t.Errorf("%s: table %s shows\n%q\nthe Markdown section\n%q", path, class, got, tables[i])
+			}
+			for _, row := range got {
+				for _, c := range row {
+					if !strings.Contains(text.String(), c) {
+						t.Errorf("%s: cell %q is not in the terminal table", path, c)
+					}
+				}
+			}
+		}
+		s := rep.Section()
+		for _, line := range []string{s.Title, s.KL, s.Verdict} {
+			if !strings.Contains(html.UnescapeString(dom), line) || !strings.Contains(text.String(), line) {
+				t.Errorf("%s: line %q is not on the page and in the terminal table", path, line)
+			}
+		}
+	}
+	// Legible on a phone too, the audit section open on the run page.
+	proxy := phoneProxy(t, ts.url)
+	checkPhone(t, bin, proxy, "/runs/"+runs[1], 3)
+	checkPhone(t, bin, proxy, "/audits/"+up.ID, 1)
+	// A run of another commit shows no audit; the model's page lists it.
+	other := servertest.Spec{Test: runfile.TestProbes, Seed: 8, Records: 60}
+	if code, _, body := ts.upload(other.Body(), ""); code != 201 {
+		t.Fatal(body)
+	}
+	if _, page := ts.get("/runs/" + other.Run().Header.ID); strings.Contains(page, "audit-summary") {
+		t.Error("a run of another commit shows the audit")
+	}
+	if _, page := ts.get("/models/" + model); !strings.Contains(page, `href="/audits/`+up.ID+`"`) || !strings.Contains(page, `class="regressed">fail<`) {
+		t.Error("the model's page does not list the failed audit")
+	}
+}
