@@ -47,6 +47,7 @@ func commands() map[string]command {
 		"score probes":          {"score a model on the Probe Suite (accuracy)", runScoreProbes},
 		"compare":               {"compare two runs by paired bootstrap", runCompare},
 		"audit artifact":        {"audit a shipped artifact (a quantized GGUF) against its full-precision reference", runAuditArtifact},
+		"audit push":            {"upload artifact audit reports to a report server", runAuditPush},
 		"report":                {"print one or more runs' summaries side by side", runReport},
 		"merge":                 {"join shard run files into one run", runMerge},
 		"probes generate":       {"generate Probe Suite items", runProbesGenerate},

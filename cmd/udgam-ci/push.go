@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -16,12 +17,9 @@ import (
 // pushOptions are the inputs of `udgam-ci push`.
 type pushOptions struct {
 	Files    []string
-	Server   string
-	Token    string
 	Baseline string
 	BaseRef  string
-	JSON     bool
-	Timeout  time.Duration
+	uploadFlags
 }
 
 func runPush(e *env, args []string) error {
@@ -37,29 +35,54 @@ func parsePush(e *env, args []string) (pushOptions, error) {
 		"upload run files to a report server; prints each run's URL and any settings that differ from its baseline",
 		"udgam-ci push fresh.jsonl probes.jsonl --server https://evals.example.org --token $UDGAM_SERVER_TOKEN")
 	var o pushOptions
-	fs.StringVar(&o.Server, "server", e.Getenv("UDGAM_SERVER_URL"), "report server URL (default $UDGAM_SERVER_URL)")
-	fs.StringVar(&o.Token, "token", "", "upload token (default $UDGAM_SERVER_TOKEN)")
+	o.uploadFlags.add(fs, e, "run")
 	fs.StringVar(&o.Baseline, "baseline", "", "run id to check settings against (default: the newest run on the base ref)")
 	fs.StringVar(&o.BaseRef, "base-ref", "", "ref whose newest run is the baseline (default: the server's, main)")
-	fs.BoolVar(&o.JSON, "json", false, "print one JSON object per uploaded run")
-	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "timeout of each upload")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return o, err
 	}
-	if o.Token == "" {
-		o.Token = e.Getenv("UDGAM_SERVER_TOKEN")
-	}
-	switch {
-	case len(pos) == 0:
-		return o, usageError{errors.New("want one or more run files")}
-	case o.Server == "":
-		return o, usageError{errors.New("--server URL is required")}
-	case o.Token == "":
-		return o, usageError{errors.New("--token is required (or set UDGAM_SERVER_TOKEN)")}
+	if err := o.uploadFlags.check(e, pos, "run files"); err != nil {
+		return o, err
 	}
 	o.Files = pos
 	return o, nil
+}
+
+// uploadFlags are what every upload to a report server takes (push, audit
+// push): the server, the token, --json and a timeout.
+type uploadFlags struct {
+	Server  string
+	Token   string
+	JSON    bool
+	Timeout time.Duration
+}
+
+func (u *uploadFlags) add(fs *flag.FlagSet, e *env, what string) {
+	fs.StringVar(&u.Server, "server", e.Getenv("UDGAM_SERVER_URL"), "report server URL (default $UDGAM_SERVER_URL)")
+	fs.StringVar(&u.Token, "token", "", "upload token (default $UDGAM_SERVER_TOKEN)")
+	fs.BoolVar(&u.JSON, "json", false, "print one JSON object per uploaded "+what)
+	fs.DurationVar(&u.Timeout, "timeout", 2*time.Minute, "timeout of each upload")
+}
+
+// check fills the token from the environment and refuses what is missing.
+func (u *uploadFlags) check(e *env, pos []string, files string) error {
+	if u.Token == "" {
+		u.Token = e.Getenv("UDGAM_SERVER_TOKEN")
+	}
+	switch {
+	case len(pos) == 0:
+		return usageError{errors.New("want one or more " + files)}
+	case u.Server == "":
+		return usageError{errors.New("--server URL is required")}
+	case u.Token == "":
+		return usageError{errors.New("--token is required (or set UDGAM_SERVER_TOKEN)")}
+	}
+	return nil
+}
+
+func (u *uploadFlags) client() *client.Client {
+	return &client.Client{BaseURL: u.Server, Token: u.Token, HTTP: &http.Client{Timeout: u.Timeout}}
 }
 
 // push checks every file locally first, so a bad file is named with its
@@ -76,7 +99,7 @@ func push(e *env, o pushOptions) error {
 		}
 		bodies[i] = b
 	}
-	c := &client.Client{BaseURL: o.Server, Token: o.Token, HTTP: &http.Client{Timeout: o.Timeout}}
+	c := o.client()
 	enc := json.NewEncoder(e.Stdout)
 	for i, path := range o.Files {
 		res, err := c.UploadWith(e.Ctx, bytes.NewReader(bodies[i]), client.UploadOptions{Baseline: o.Baseline, BaseRef: o.BaseRef})

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/compare/comparetest"
+	"github.com/udgamlabs/udgam-ci/evals/audit"
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/server/client"
+)
+
+// audit push checks each report, uploads it to a real server and prints
+// its URL; the server serves it back. A report that was edited is named
+// and nothing is sent; a wrong token is the server's 401.
+func TestAuditPush(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	hs, tokens := reportServer(t, "acme/train")
+	git := runfile.Git{Repo: "acme/train", SHA: strings.Repeat("a", 40), Ref: "main"}
+	file := func(r *runfile.Run, dtype string) *runfile.Run {
+		r.Header.Git, r.Header.Model.Revision, r.Header.Settings.Dtype = git, strings.Repeat("b", 40), dtype
+		return r
+	}
+	ref, art := comparetest.PairedItems(200, 2, 0.6, 0.6)
+	docs := comparetest.SynthDocs(30, 2, 0.9, 0.1)
+	rep, err := audit.Judge(file(comparetest.FreshRun("rf", "acme/m", docs), "f16"), file(comparetest.FreshRun("af", "acme/m", docs), "q8_0"),
+		file(comparetest.ProbeRun("rp", "acme/m", ref), "f16"), file(comparetest.ProbeRun("ap", "acme/m", art), "q8_0"),
+		audit.KL{Tokens: 10, Mean: 0.001, P99: 0.01, Max: 0.02, SameTop: 1}, audit.Options{Compare: compare.Options{Resamples: 200}, Limits: audit.DefaultLimits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join(dir, "audit.json")
+	b, _ := json.Marshal(rep)
+	if err := os.WriteFile(good, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "edited.json")
+	if err := os.WriteFile(bad, []byte(strings.Replace(string(b), `"verdict":"pass"`, `"verdict":"fail"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bg := context.Background()
+
+	e, _, errb := serverTestEnv(bg, nil)
+	if code := run(e, []string{"audit", "push", "--server", hs.URL, "--token", tokens[0], good, bad}); code != 1 || !strings.Contains(errb.String(), "edited.json") || !strings.Contains(errb.String(), "verdict") {
+		t.Fatalf("an edited report: exit %d: %s", code, errb.String())
+	}
+	e, _, errb = serverTestEnv(bg, nil)
+	if code := run(e, []string{"audit", "push", "--server", hs.URL, "--token", "udg_wrong", good}); code != 1 || !strings.Contains(errb.String(), "401") {
+		t.Fatalf("a wrong token: exit %d: %s", code, errb.String())
+	}
+	e, out, errb := serverTestEnv(bg, map[string]string{"UDGAM_SERVER_TOKEN": tokens[0]})
+	if code := run(e, []string{"audit", "push", "--server", hs.URL, "--json", good}); code != 0 {
+		t.Fatalf("audit push: exit %d: %s", code, errb.String())
+	}
+	var res client.AuditUploadResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || !res.Created || res.Verdict != "pass" || res.Model != "acme/m" || res.SHA != git.SHA {
+		t.Fatalf("audit push --json: %v %+v", err, res)
+	}
+	got, err := (&client.Client{BaseURL: hs.URL}).Audit(bg, res.ID)
+	if err != nil || got.Revision != strings.Repeat("b", 40) {
+		t.Fatalf("served audit %+v, %v", got, err)
+	}
+	if _, err := audit.Decode(strings.NewReader(string(got.Report)), "served"); err != nil {
+		t.Error(err)
+	}
+}
