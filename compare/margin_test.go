@@ -172,3 +172,44 @@ func TestMarginDisagreementFalseAlarms(t *testing.T) {
 		t.Errorf("the disagreement flag fired on %.1f%% of %d comparisons without any change, want at most 8%%", 100*rate, trials)
 	}
 }
+
+// A run's own margin is the float64 mean of its items' margins, with an
+// interval that holds it, narrows with more items, and depends on the
+// records only; a run with an item lacking per-byte scores has none.
+func TestRunMargin(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	items := func(n int) []runfile.Item {
+		var out []runfile.Item
+		for i := range n {
+			out = append(out, marginItem(i, 0.2+rng.NormFloat64()*0.5))
+		}
+		return out
+	}
+	small := comparetest.ProbeRun("small", "m", items(60))
+	big := comparetest.ProbeRun("big", "m", items(2000))
+	for _, tc := range []struct {
+		name string
+		run  *runfile.Run
+	}{{"60 items", small}, {"2,000 items", big}} {
+		got, ok := RunMargin(tc.run)
+		want := recomputed(tc.run.Items)
+		if !ok || got.Metric != MetricMargin || math.Abs(got.Value-want) > 1e-12 || got.Lo >= want || got.Hi <= want {
+			t.Errorf("%s: %+v (%v), want the mean %v inside its interval", tc.name, got, ok, want)
+		}
+		again := *tc.run
+		again.Header.ID = "renamed"
+		if g2, _ := RunMargin(&again); g2 != got {
+			t.Errorf("%s: the interval depends on the run's id: %+v vs %+v", tc.name, g2, got)
+		}
+	}
+	s, _ := RunMargin(small)
+	b, _ := RunMargin(big)
+	if b.Hi-b.Lo >= s.Hi-s.Lo {
+		t.Errorf("2,000 items give [%v, %v], no narrower than 60 items' [%v, %v]", b.Lo, b.Hi, s.Lo, s.Hi)
+	}
+	plain := comparetest.ProbeRun("plain", "m", comparetest.SynthItems(50, 1, 0.5))
+	if _, ok := RunMargin(plain); ok {
+		t.Error("a run without per-byte scores has a margin")
+	}
+}

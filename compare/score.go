@@ -85,3 +85,26 @@ func binomialInterval(k, n int, confidence float64) (float64, float64) {
 	}
 	return runfile.Percent(lo, n), runfile.Percent(hi, n)
 }
+
+// runMarginStream names the random stream of a run's own margin interval.
+const runMarginStream = "run interval margin"
+
+// RunMargin is a probes run's mean byte-normalised margin (its published
+// items, runfile.NormMargin) with its own percentile interval, drawn as
+// ScoreRun draws bits per byte's: RunIntervalResamples with DefaultSeed,
+// so it depends only on the records. False when the run has no items or
+// one lacks per-byte scores.
+func RunMargin(r *runfile.Run) (RunScore, bool) {
+	mean, ok := runfile.MeanNormMargin(r.Items)
+	if !ok {
+		return RunScore{}, false
+	}
+	recs := make([]record, len(r.Items))
+	for i := range r.Items {
+		m, _ := runfile.NormMargin(&r.Items[i])
+		recs[i] = record{hn: m, hd: 1}
+	}
+	vals, _ := bootstrap(context.Background(), recs, 1, RunIntervalResamples, DefaultSeed, streamOf(runMarginStream), 1)
+	alpha := 1 - DefaultConfidence
+	return RunScore{Metric: MetricMargin, Value: mean, Lo: quantile(vals, alpha/2), Hi: quantile(vals, 1-alpha/2)}, true
+}

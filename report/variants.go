@@ -104,3 +104,21 @@ func variantSection(c *compare.Comparison, s style) section {
 	sec.After = append(sec.After, sprintf("Gap between the runs (published): %s points.", FormatScore(compare.MetricAccuracy, vc.Gap)))
 	return sec
 }
+
+// SpreadRows are one run's prompt variants as the run page shows them:
+// each variant's accuracy %, its paired difference from the published
+// template and that difference's interval ("-" for the published), then
+// the range and the standard deviation in points.
+func SpreadRows(sp *compare.Spread) [][]string {
+	var rows [][]string
+	for i, x := range sp.Variants {
+		if i == 0 {
+			rows = append(rows, []string{x.Variant, fmtPct(x.Accuracy), "-", "-"})
+			continue
+		}
+		rows = append(rows, []string{x.Variant, fmtPct(x.Accuracy), FormatDelta(compare.MetricAccuracy, x.Delta), FormatCI(compare.MetricAccuracy, x.CI)})
+	}
+	rows = append(rows, []string{"range (max − min)", fmtPct(sp.Range), "", ""},
+		[]string{"standard deviation", fmtPct(sp.SD), "", ""})
+	return rows
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/evals/probes"
 	"github.com/udgamlabs/udgam-ci/report"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server/client"
@@ -354,21 +355,31 @@ func pointTip(r *store.Run) string {
 // ---- one run ----
 
 type groupRow struct {
-	Name  string
-	Count int
-	Score string
-	Extra string
+	Name   string
+	Count  int
+	Score  string
+	Margin string // probes: the type's mean byte-normalised margin, "" without
+	Extra  string
 }
 
 type runPage struct {
 	Run *store.Run
 	// Audits are the artifact audits of the run's model at its commit.
-	Audits  []auditView
-	Groups  []groupRow
-	Levels  []groupRow
-	GroupBy string
-	GitURL  string
-	PRURL   string
+	Audits []auditView
+	// Probes is a probes run's summary as score probes prints it (its
+	// margin's interval, its prompt variants), nil with why in NoProbes.
+	Probes   *probes.Summary
+	NoProbes string
+	// MarginText and MarginCIText are its margin and that margin's own
+	// interval; VariantRows its prompt variants (report.SpreadRows).
+	MarginText, MarginCIText string
+	VariantHeader            []string
+	VariantRows              [][]string
+	Groups                   []groupRow
+	Levels                   []groupRow
+	GroupBy                  string
+	GitURL                   string
+	PRURL                    string
 }
 
 func (s *Server) runPage(c echo.Context) error {
@@ -407,6 +418,22 @@ func (s *Server) runPage(c echo.Context) error {
 			return rows
 		}
 		p.Groups, p.Levels = probeRows(sum.ByType), probeRows(sum.ByLevel)
+		p.Probes, p.NoProbes = s.probeSummary(c, r)
+		if ps := p.Probes; ps != nil && ps.Variants != nil {
+			p.VariantHeader = []string{"variant", "accuracy", "Δ vs published", "95% interval"}
+			p.VariantRows = report.SpreadRows(ps.Variants)
+		}
+		if ps := p.Probes; ps != nil && ps.Margin != nil {
+			p.MarginText = report.FormatScore(compare.MetricMargin, *ps.Margin)
+			if ci := ps.MarginCI; ci != nil {
+				p.MarginCIText = "[" + report.FormatScore(compare.MetricMargin, ci[0]) + ", " + report.FormatScore(compare.MetricMargin, ci[1]) + "]"
+			}
+			for i := range p.Groups {
+				if m, ok := ps.MarginByType[p.Groups[i].Name]; ok {
+					p.Groups[i].Margin = report.FormatScore(compare.MetricMargin, m)
+				}
+			}
+		}
 	}
 	if r.Repo != "" && r.SHA != "" {
 		p.GitURL = "https://github.com/" + r.Repo + "/commit/" + r.SHA

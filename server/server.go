@@ -17,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/evals/probes"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/store"
@@ -85,8 +86,9 @@ type Server struct {
 	pages *pages
 
 	compares     *lru[compareKey, *compare.Comparison]
-	compareSlots chan struct{} // bootstraps of the default resamples and seed running now
-	customSlots  chan struct{} // bootstraps of other resamples or seeds running now
+	runSummaries *lru[string, *probes.Summary] // by run id
+	compareSlots chan struct{}                 // bootstraps of the default resamples and seed running now
+	customSlots  chan struct{}                 // bootstraps of other resamples or seeds running now
 	uploads      *uploadLimiter
 	pageCache    *pageCache
 	deltas       chan deltaJob  // change intervals to compute (deltaWorker)
@@ -140,7 +142,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, pages: p,
-		compares: newLRU[compareKey, *compare.Comparison](compareCacheSize),
+		compares:     newLRU[compareKey, *compare.Comparison](compareCacheSize),
+		runSummaries: newLRU[string, *probes.Summary](runSummaryCacheSize),
 		// Each bootstrap already uses every core: two at a time keep the
 		// machine busy without letting a crowd of requests queue up work.
 		// Comparisons with a resamples or seed of their own (uncached,

@@ -2,8 +2,10 @@ package probes
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/compare"
@@ -72,6 +74,15 @@ func TestMarginRecomputedFromRecords(t *testing.T) {
 		}
 		if len(s.MarginByType) != len(CoreTypes()) {
 			t.Errorf("run %d: margin for %d types, want %d", i, len(s.MarginByType), len(CoreTypes()))
+		}
+		// Its own interval is compare's, and the text says it.
+		own, _ := compare.RunMargin(runs[i])
+		if ci := s.MarginCI; ci == nil || ci[0] != own.Lo || ci[1] != own.Hi || ci[0] > *s.Margin || ci[1] < *s.Margin {
+			t.Errorf("run %d: summary margin interval %v, compare's %+v", i, s.MarginCI, own)
+		}
+		var text strings.Builder
+		if err := s.WriteText(&text); err != nil || !strings.Contains(text.String(), fmt.Sprintf("95%% interval [%.4f, %.4f]", own.Lo, own.Hi)) {
+			t.Errorf("run %d: summary text lacks the margin interval (%v):\n%s", i, err, text.String())
 		}
 	}
 	c, err := compare.Runs(runs[0], runs[1], compare.Options{Seed: 1, Resamples: 500})

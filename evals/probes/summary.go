@@ -25,6 +25,9 @@ type Summary struct {
 	// nats per byte, overall and by type; absent without per-byte scores.
 	Margin       *float64           `json:"margin,omitempty"`
 	MarginByType map[string]float64 `json:"margin_by_type,omitempty"`
+	// MarginCI is the margin's own 95% interval (compare.RunMargin), as
+	// the report server's run page shows it.
+	MarginCI *[2]float64 `json:"margin_ci,omitempty"`
 	// Variants is the spread across prompt variants (--variants).
 	Variants *compare.Spread                `json:"variants,omitempty"`
 	ByType   map[string]*runfile.ProbeGroup `json:"by_type"`
@@ -63,7 +66,22 @@ func Summarize(h runfile.Header, items []runfile.Item, seconds float64) Summary 
 		Sequential: h.Sequential,
 	}
 	s.Margin, s.MarginByType = margins(items)
+	if m, ok := compare.RunMargin(&runfile.Run{Header: h, Items: items}); ok {
+		s.MarginCI = &[2]float64{m.Lo, m.Hi}
+	}
 	return s
+}
+
+// SummarizeRun is a whole run's summary, its prompt-variant spread
+// included: what `score probes` prints when done, and what the report
+// server's run page shows of a stored run.
+func SummarizeRun(r *runfile.Run, seconds float64) (Summary, error) {
+	s := Summarize(r.Header, r.Items, seconds)
+	var err error
+	if s.Variants, err = compare.RunSpread(r, compare.Options{}); err != nil {
+		return Summary{}, fmt.Errorf("run %s: prompt variants: %w", r.Header.ID, err)
+	}
+	return s, nil
 }
 
 // margins are the mean byte-normalised margin overall and by type.
@@ -113,7 +131,11 @@ func (s Summary) WriteText(w io.Writer) error {
 	p("probes: accuracy %.1f%% (%d/%d items, chance %.1f%%, ties %d), acc_norm %.1f%%\n",
 		s.Accuracy, s.Correct, s.Items, s.Chance, s.Ties, s.AccNorm)
 	if s.Margin != nil {
-		p("margin %.4f nats per byte (answer minus best wrong choice, per UTF-8 byte of \" \"+choice)\n", *s.Margin)
+		p("margin %.4f nats per byte", *s.Margin)
+		if ci := s.MarginCI; ci != nil {
+			p(", 95%% interval [%.4f, %.4f]", ci[0], ci[1])
+		}
+		p(" (answer minus best wrong choice, per UTF-8 byte of \" \"+choice)\n")
 	}
 	p("%-16s %9s %8s %9s %7s %5s\n", "group", "accuracy", "chance", "constant", "items", "ties")
 	for _, k := range runfile.SortedKeys(s.ByType) {
