@@ -284,3 +284,36 @@ func TestChromiumRunPageShowsAudit(t *testing.T) {
 		t.Error("the model's page does not list the failed audit")
 	}
 }
+
+// On a private server an audit, like a run, is read with a token of its
+// own repository only: another repository's token finds nothing.
+func TestAuditPrivateScope(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, server.Config{Private: true})
+	code, b, _ := ts.do(http.MethodPost, "/api/v1/audits", ts.token, bytes.NewReader(jsonOf(t, auditOf(t, testRepo, 2))))
+	if code != 201 {
+		t.Fatalf("upload: %d %s", code, b)
+	}
+	var up struct{ ID string }
+	if err := json.Unmarshal(b, &up); err != nil {
+		t.Fatal(err)
+	}
+	other, _, err := ts.st.CreateToken(context.Background(), "someone/else")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path, token string
+		want        int
+	}{
+		{"/api/v1/audits/" + up.ID, ts.token, 200},
+		{"/audits/" + up.ID, ts.token, 200},
+		{"/api/v1/audits/" + up.ID, other, 404},
+		{"/audits/" + up.ID, other, 404},
+		{"/api/v1/audits/" + up.ID, "", 401},
+	} {
+		if code, b, _ := ts.do(http.MethodGet, c.path, c.token, nil); code != c.want {
+			t.Errorf("GET %s: %d %s, want %d", c.path, code, b, c.want)
+		}
+	}
+}
