@@ -4,6 +4,9 @@ package main
 
 import (
 	"encoding/json"
+	"html"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,7 +44,8 @@ func TestAuditArtifactCommand(t *testing.T) {
 
 	out, md := filepath.Join(dir, "runs"), filepath.Join(dir, "audit.md")
 	e, stdout, stderr = freshTestEnv()
-	code := run(e, append([]string{"audit", "artifact", "--quantize", "q4_0", "--out-dir", out, "--json", "--markdown", md}, common...))
+	code := run(e, append([]string{"audit", "artifact", "--quantize", "q4_0", "--out-dir", out, "--json", "--markdown", md,
+		"--git-repo", "acme/train", "--git-sha", strings.Repeat("c", 40), "--git-ref", "main"}, common...))
 	if code != 0 && code != int(auditFailed) {
 		t.Fatalf("q4_0: exit %d: %s", code, stderr.String())
 	}
@@ -64,6 +68,45 @@ func TestAuditArtifactCommand(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(out, "*"))
 	if len(files) != 5 { // four run files and the made artifact
 		t.Errorf("out-dir holds %v", files)
+	}
+
+	// audit push puts the same report on a report server, whose audit
+	// page shows every cell and line the Markdown section does.
+	reportFile := filepath.Join(dir, "audit.json")
+	if err := os.WriteFile(reportFile, stdout.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hs, tokens := reportServer(t, "acme/train")
+	e, stdout, stderr = freshTestEnv()
+	if code := run(e, []string{"audit", "push", "--server", hs.URL, "--token", tokens[0], "--json", reportFile}); code != 0 {
+		t.Fatalf("audit push: exit %d: %s", code, stderr.String())
+	}
+	var up struct{ URL string }
+	if err := json.Unmarshal(stdout.Bytes(), &up); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(up.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	sec := rep.Section()
+	cells := append([][]string{}, sec.Summary[1:]...)
+	for _, typ := range sec.Types {
+		cells = append(append(cells, typ.Cells), typ.Levels...)
+	}
+	for _, row := range cells {
+		for _, c := range row {
+			if !strings.Contains(html.UnescapeString(string(page)), ">"+c+"</td>") || !strings.Contains(string(section), c) {
+				t.Errorf("cell %q is not on the audit page %s and in the Markdown", c, up.URL)
+			}
+		}
+	}
+	for _, line := range []string{sec.KL, sec.Verdict} {
+		if !strings.Contains(html.UnescapeString(string(page)), line) || !strings.Contains(string(section), line) {
+			t.Errorf("line %q is not on the audit page and in the Markdown", line)
+		}
 	}
 }
 
