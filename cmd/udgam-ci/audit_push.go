@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
-	"os"
 
 	"github.com/udgamlabs/udgam-ci/evals/audit"
+	"github.com/udgamlabs/udgam-ci/server/client"
 )
 
 // runAuditPush is `udgam-ci audit push`: audit reports to a report
@@ -24,37 +22,12 @@ func runAuditPush(e *env, args []string) error {
 	if err := o.check(e, pos, "audit reports"); err != nil {
 		return err
 	}
-	// Every report is checked here first, so a bad one is named before
-	// anything is sent.
-	bodies := make([][]byte, len(pos))
-	for i, path := range pos {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if _, err := audit.Decode(bytes.NewReader(b), path); err != nil {
-			return err
-		}
-		bodies[i] = b
+	check := func(b []byte, path string) error {
+		_, err := audit.Decode(bytes.NewReader(b), path)
+		return err
 	}
-	c := o.client()
-	enc := json.NewEncoder(e.Stdout)
-	for i, path := range pos {
-		res, err := c.UploadAudit(e.Ctx, bytes.NewReader(bodies[i]))
-		if err != nil {
-			return fmt.Errorf("audit push %s: %w", path, err)
-		}
-		if o.JSON {
-			if err := enc.Encode(res); err != nil {
-				return err
-			}
-			continue
-		}
-		state := "stored"
-		if !res.Created {
-			state = "already stored"
-		}
-		fmt.Fprintf(e.Stdout, "%s: %s %s (%s) %s\n", path, state, res.ID, res.Verdict, res.URL)
-	}
-	return nil
+	return o.uploadAll(e, pos, "audit push", check, func(c *client.Client, body []byte) (uploaded, error) {
+		res, err := c.UploadAudit(e.Ctx, bytes.NewReader(body))
+		return uploaded{answer: res, created: res.Created, line: res.ID + " (" + res.Verdict + ") " + res.URL}, err
+	})
 }

@@ -22,6 +22,7 @@ import (
 // a plain run; the summary and `compare` (text and --json) give the
 // byte-normalised margin and the variants' spread (issue 28).
 func TestScoreProbesVariantsAndMargin(t *testing.T) {
+	needEngine(t) // it scores
 	dir := t.TempDir()
 	items, err := probes.Generate(probes.Options{Types: probes.TypesCore, Per: 3, Seed: 2026})
 	if err != nil {
@@ -99,6 +100,7 @@ func TestScoreProbesVariantsAndMargin(t *testing.T) {
 // A prompt that starts with the BOS literal is refused by id before
 // anything is scored, with a non-zero exit (issue 28).
 func TestScoreProbesRefusesSecondBOS(t *testing.T) {
+	needEngine(t) // it scores
 	dir := t.TempDir()
 	model := filepath.Join(dir, "bigram.gguf")
 	if err := testmodel.WriteBigramGGUF(model, testmodel.RandomBigram(8)); err != nil {

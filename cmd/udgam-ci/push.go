@@ -88,37 +88,63 @@ func (u *uploadFlags) client() *client.Client {
 // push checks every file locally first, so a bad file is named with its
 // line before anything is sent, then uploads them in order.
 func push(e *env, o pushOptions) error {
-	bodies := make([][]byte, len(o.Files))
-	for i, path := range o.Files {
+	check := func(b []byte, path string) error {
+		_, err := runfile.Read(bytes.NewReader(b), path)
+		return err
+	}
+	return o.uploadAll(e, o.Files, "push", check, func(c *client.Client, body []byte) (uploaded, error) {
+		res, err := c.UploadWith(e.Ctx, bytes.NewReader(body), client.UploadOptions{Baseline: o.Baseline, BaseRef: o.BaseRef})
+		up := uploaded{answer: res, created: res.Created, line: res.ID + " " + res.URL}
+		if len(res.Flags) > 0 {
+			up.line += fmt.Sprintf("\n  warning: settings differ from baseline %s: %s", res.BaselineID, runfile.FormatDiffs(res.Flags))
+		}
+		return up, err
+	})
+}
+
+// uploaded is one upload's answer as push and audit push print it: the
+// whole answer with --json, else a line after the file's name.
+type uploaded struct {
+	answer  any
+	created bool
+	line    string
+}
+
+// uploadAll reads and checks every file first, so a bad one is named
+// before anything is sent, then uploads each in order and prints its
+// answer; verb names the command in errors.
+func (u *uploadFlags) uploadAll(e *env, files []string, verb string, check func(body []byte, path string) error,
+	send func(c *client.Client, body []byte) (uploaded, error)) error {
+	bodies := make([][]byte, len(files))
+	for i, path := range files {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		if _, err := runfile.Read(bytes.NewReader(b), path); err != nil {
+		if err := check(b, path); err != nil {
 			return err
 		}
 		bodies[i] = b
 	}
-	c := o.client()
+	c := u.client()
 	enc := json.NewEncoder(e.Stdout)
-	for i, path := range o.Files {
-		res, err := c.UploadWith(e.Ctx, bytes.NewReader(bodies[i]), client.UploadOptions{Baseline: o.Baseline, BaseRef: o.BaseRef})
+	for i, path := range files {
+		up, err := send(c, bodies[i])
 		if err != nil {
-			return fmt.Errorf("push %s: %w", path, err)
+			return fmt.Errorf("%s %s: %w", verb, path, err)
 		}
-		if o.JSON {
-			if err := enc.Encode(res); err != nil {
+		if u.JSON {
+			if err := enc.Encode(up.answer); err != nil {
 				return err
 			}
 			continue
 		}
 		state := "stored"
-		if !res.Created {
+		if !up.created {
 			state = "already stored"
 		}
-		fmt.Fprintf(e.Stdout, "%s: %s %s %s\n", path, state, res.ID, res.URL)
-		if len(res.Flags) > 0 {
-			fmt.Fprintf(e.Stdout, "  warning: settings differ from baseline %s: %s\n", res.BaselineID, runfile.FormatDiffs(res.Flags))
+		if _, err := fmt.Fprintf(e.Stdout, "%s: %s %s\n", path, state, up.line); err != nil {
+			return err
 		}
 	}
 	return nil

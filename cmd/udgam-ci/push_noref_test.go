@@ -21,6 +21,7 @@ import (
 // never any run's baseline, and its page says so.
 func TestScoredOutsideCIPushes(t *testing.T) {
 	t.Parallel()
+	needEngine(t) // it scores
 	dir := t.TempDir()
 	model := filepath.Join(dir, "bigram.gguf")
 	if err := testmodel.WriteBigramGGUF(model, testmodel.RandomBigram(8)); err != nil {

@@ -16,6 +16,7 @@ import (
 // out are said before scoring and in the summary; the note about a missing
 // --git-repo comes once, as scoring starts, never before an error.
 func TestScoreSaysWhatItScores(t *testing.T) {
+	needEngine(t) // it scores
 	t.Parallel()
 	dir := t.TempDir()
 	gguf := filepath.Join(dir, "bigram.gguf")
