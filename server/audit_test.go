@@ -178,9 +178,16 @@ func TestAuditUploadRefused(t *testing.T) {
 // whose class attribute contains class.
 func tableCells(t *testing.T, dom, class string) [][]string {
 	t.Helper()
-	m := regexp.MustCompile(`(?s)<table class="[^"]*\b` + class + `\b[^"]*">.*?<tbody>(.*?)</tbody>`).FindStringSubmatch(dom)
+	return rowsOf(t, dom, `<table class="[^"]*\b`+class+`\b[^"]*">`)
+}
+
+// rowsOf are the texts of the cells of each body row of the first table
+// whose opening tag matches open (a regular expression).
+func rowsOf(t *testing.T, page, open string) [][]string {
+	t.Helper()
+	m := regexp.MustCompile(`(?s)` + open + `.*?<tbody>(.*?)</tbody>`).FindStringSubmatch(page)
 	if m == nil {
-		t.Fatalf("no table %s in the page", class)
+		t.Fatalf("no table %s in the page", open)
 	}
 	var rows [][]string
 	for _, tr := range regexp.MustCompile(`(?s)<tr[^>]*>(.*?)</tr>`).FindAllStringSubmatch(m[1], -1) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"html"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,19 +19,7 @@ import (
 // cellsOf are the texts of the body cells of the table with id.
 func cellsOf(t *testing.T, page, id string) [][]string {
 	t.Helper()
-	m := regexp.MustCompile(`(?s)<table id="` + id + `"[^>]*>.*?<tbody>(.*?)</tbody>`).FindStringSubmatch(page)
-	if m == nil {
-		t.Fatalf("no table %s on the page", id)
-	}
-	var rows [][]string
-	for _, tr := range regexp.MustCompile(`(?s)<tr[^>]*>(.*?)</tr>`).FindAllStringSubmatch(m[1], -1) {
-		var row []string
-		for _, td := range regexp.MustCompile(`(?s)<td[^>]*>(.*?)</td>`).FindAllStringSubmatch(tr[1], -1) {
-			row = append(row, html.UnescapeString(td[1]))
-		}
-		rows = append(rows, row)
-	}
-	return rows
+	return rowsOf(t, page, `<table id="`+id+`"[^>]*>`)
 }
 
 // number reads a page's number ("+1.5", "[-2.0", "3.1%") for comparing
