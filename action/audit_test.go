@@ -7,25 +7,15 @@ import (
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/action"
-	"github.com/udgamlabs/udgam-ci/compare"
-	"github.com/udgamlabs/udgam-ci/compare/comparetest"
 	"github.com/udgamlabs/udgam-ci/evals/audit"
-	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/evals/audit/audittest"
 )
 
 // failedAudit is an audit whose artifact lost twelve points of accuracy.
 func failedAudit(t *testing.T) *audit.Report {
 	t.Helper()
-	docs := comparetest.SynthDocs(30, 1, 0.9, 0.1)
-	ref, art := comparetest.PairedItems(700, 3, 0.6, 0.48)
-	q := func(r *runfile.Run) *runfile.Run { r.Header.Settings.Dtype = "q4_0"; return r }
-	rep, err := audit.Judge(comparetest.FreshRun("rf", "m", docs), q(comparetest.FreshRun("af", "m", docs)),
-		comparetest.ProbeRun("rp", "m", ref), q(comparetest.ProbeRun("ap", "m", art)),
-		audit.KL{Tokens: 1000, Mean: 0.02, P99: 0.3, Max: 1, SameTop: 0.97},
-		audit.Options{Compare: compare.Options{Resamples: 500}, Limits: audit.Limits{BPB: 0.05, Accuracy: 3}, Quantized: "q4_0"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := audittest.Report(t, audittest.Spec{Items: 700, Seed: 3, PRef: 0.6, PArt: 0.48, Quantized: "q4_0",
+		KL: audit.KL{Tokens: 1000, Mean: 0.02, P99: 0.3, Max: 1, SameTop: 0.97}, Limits: audit.Limits{BPB: 0.05, Accuracy: 3}})
 	if rep.Verdict != audit.Fail {
 		t.Fatalf("fixture verdict %s", rep.Verdict)
 	}

@@ -12,9 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/udgamlabs/udgam-ci/compare"
-	"github.com/udgamlabs/udgam-ci/compare/comparetest"
 	"github.com/udgamlabs/udgam-ci/evals/audit"
+	"github.com/udgamlabs/udgam-ci/evals/audit/audittest"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
@@ -25,22 +24,9 @@ import (
 func auditOf(t *testing.T, repo string, seed uint64) *audit.Report {
 	t.Helper()
 	h := servertest.Spec{Seed: seed, Repo: repo}.Header()
-	file := func(r *runfile.Run, dtype string) *runfile.Run {
-		r.Header.Model, r.Header.Git = h.Model, h.Git
-		r.Header.Model.File = "smollm2-135m-" + dtype + ".gguf"
-		r.Header.Settings.Dtype = dtype
-		return r
-	}
-	docs := comparetest.SynthDocs(40, seed, 0.9, 0.1)
-	ref, art := comparetest.PairedItems(420, seed, 0.65, 0.5)
-	rep, err := audit.Judge(file(comparetest.FreshRun("rf", "m", docs), "f16"), file(comparetest.FreshRun("af", "m", comparetest.Shifted(docs, 0.02)), "q4_0"),
-		file(comparetest.ProbeRun("rp", "m", ref), "f16"), file(comparetest.ProbeRun("ap", "m", art), "q4_0"),
-		audit.KL{Tokens: 12345, Mean: 0.0213, P99: 0.41, Max: 2.5, SameTop: 0.9612},
-		audit.Options{Compare: compare.Options{Resamples: 500, Seed: 1}, Limits: audit.DefaultLimits, Quantized: "q4_0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep
+	h.Model.File = "smollm2-135m"
+	return audittest.Report(t, audittest.Spec{Model: h.Model, Git: h.Git, Items: 420, Seed: seed, BPBRise: 0.02, Quantized: "q4_0",
+		KL: audit.KL{Tokens: 12345, Mean: 0.0213, P99: 0.41, Max: 2.5, SameTop: 0.9612}})
 }
 
 func seedCommit(t *testing.T, ts *testServer, seed uint64) []string {

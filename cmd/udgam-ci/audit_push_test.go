@@ -8,9 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/udgamlabs/udgam-ci/compare"
-	"github.com/udgamlabs/udgam-ci/compare/comparetest"
 	"github.com/udgamlabs/udgam-ci/evals/audit"
+	"github.com/udgamlabs/udgam-ci/evals/audit/audittest"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server/client"
 )
@@ -23,18 +22,8 @@ func TestAuditPush(t *testing.T) {
 	dir := t.TempDir()
 	hs, tokens := reportServer(t, "acme/train")
 	git := runfile.Git{Repo: "acme/train", SHA: strings.Repeat("a", 40), Ref: "main"}
-	file := func(r *runfile.Run, dtype string) *runfile.Run {
-		r.Header.Git, r.Header.Model.Revision, r.Header.Settings.Dtype = git, strings.Repeat("b", 40), dtype
-		return r
-	}
-	ref, art := comparetest.PairedItems(200, 2, 0.6, 0.6)
-	docs := comparetest.SynthDocs(30, 2, 0.9, 0.1)
-	rep, err := audit.Judge(file(comparetest.FreshRun("rf", "acme/m", docs), "f16"), file(comparetest.FreshRun("af", "acme/m", docs), "q8_0"),
-		file(comparetest.ProbeRun("rp", "acme/m", ref), "f16"), file(comparetest.ProbeRun("ap", "acme/m", art), "q8_0"),
-		audit.KL{Tokens: 10, Mean: 0.001, P99: 0.01, Max: 0.02, SameTop: 1}, audit.Options{Compare: compare.Options{Resamples: 200}, Limits: audit.DefaultLimits})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := audittest.Report(t, audittest.Spec{Model: runfile.Model{Name: "acme/m", Revision: strings.Repeat("b", 40)}, Git: git,
+		Items: 200, PRef: 0.6, PArt: 0.6, Seed: 2, Quantized: "q8_0", KL: audit.KL{Tokens: 10, Mean: 0.001, P99: 0.01, Max: 0.02, SameTop: 1}})
 	good := filepath.Join(dir, "audit.json")
 	b, _ := json.Marshal(rep)
 	if err := os.WriteFile(good, b, 0o644); err != nil {
