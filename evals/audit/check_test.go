@@ -94,3 +94,27 @@ func TestTextAndMarkdownShowTheSection(t *testing.T) {
 		}
 	}
 }
+
+// Decode never panics, whatever it is given, and what it accepts renders.
+func FuzzDecode(f *testing.F) {
+	good, err := json.Marshal(judge(f, 100, 1, 0.6, 0.5, audit.DefaultLimits))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, seed := range [][]byte{good, good[:len(good)/3], []byte(`{}`), []byte(`{"fresh":{},"probes":{}}`), []byte("null")} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rep, err := audit.Decode(bytes.NewReader(b), "fuzz")
+		if err != nil {
+			return
+		}
+		var text, md strings.Builder
+		if err := audit.RenderText(&text, rep); err != nil {
+			t.Fatal(err)
+		}
+		if err := audit.RenderMarkdown(&md, rep); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

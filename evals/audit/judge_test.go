@@ -12,7 +12,7 @@ import (
 
 // judge audits synthetic runs: identical Fresh Text runs, probe items
 // right with probability pRef and pArt.
-func judge(t *testing.T, n int, seed uint64, pRef, pArt float64, limits audit.Limits) *audit.Report {
+func judge(t testing.TB, n int, seed uint64, pRef, pArt float64, limits audit.Limits) *audit.Report {
 	t.Helper()
 	docs := comparetest.SynthDocs(30, 1, 0.9, 0.1)
 	refItems, artItems := comparetest.PairedItems(n, seed, pRef, pArt)
