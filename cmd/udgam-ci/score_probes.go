@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
 	"github.com/udgamlabs/udgam-ci/hub"
@@ -106,6 +107,11 @@ func scoreProbes(e *env, o scoreProbesOptions) error {
 		Now:      e.Now,
 	})
 	if err != nil {
+		return err
+	}
+	// The spread across prompt variants is a statistic over the finished
+	// run, computed after scoring (scoring never depends on compare).
+	if res.Summary.Variants, err = compare.RunSpread(res.Tally.Run, compare.Options{}); err != nil {
 		return err
 	}
 	if o.JSON {

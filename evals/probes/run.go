@@ -6,7 +6,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
@@ -124,11 +123,7 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	sum := Summarize(tally.Run.Header, tally.Run.Items, tally.Seconds)
-	if sum.Variants, err = compare.RunSpread(tally.Run, compare.Options{}); err != nil {
-		return Result{}, err
-	}
-	return Result{Tally: tally, Summary: sum}, nil
+	return Result{Tally: tally, Summary: Summarize(tally.Run.Header, tally.Run.Items, tally.Seconds)}, nil
 }
 
 // Keys are the items as --sample and --shard select them: stratified by

@@ -5,7 +5,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
@@ -25,8 +24,9 @@ type Summary struct {
 	// nats per byte, overall and by type; absent without per-byte scores.
 	Margin       *float64           `json:"margin,omitempty"`
 	MarginByType map[string]float64 `json:"margin_by_type,omitempty"`
-	// Variants is the spread across prompt variants (--variants).
-	Variants *compare.Spread                `json:"variants,omitempty"`
+	// Variants is the spread across prompt variants (--variants), which
+	// the caller fills after scoring (compare.RunSpread).
+	Variants *runfile.Spread                `json:"variants,omitempty"`
 	ByType   map[string]*runfile.ProbeGroup `json:"by_type"`
 	ByLevel  map[string]*runfile.ProbeGroup `json:"by_level"` // key "type/level"
 	Run      string                         `json:"run"`
