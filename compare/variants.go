@@ -2,39 +2,18 @@ package compare
 
 import (
 	"context"
+	"fmt"
 	"math"
 
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
-// VariantScore is one prompt variant's accuracy on the items scored in
-// every variant, and its paired difference from the published template.
-type VariantScore struct {
-	Variant  string  `json:"variant"`
-	Accuracy float64 `json:"accuracy"` // percent
-	// Delta is Accuracy minus the published template's on the same items,
-	// in points; CI its paired bootstrap interval (zero for the published).
-	Delta float64    `json:"delta"`
-	CI    [2]float64 `json:"ci"`
-}
-
-// Spread is how much one run's accuracy moves with the wording of the
-// prompts: each variant's accuracy on the items every variant scored, the
-// range (max − min) and the standard deviation across variants (n−1 in
-// the denominator), in points.
-type Spread struct {
-	Variants []VariantScore `json:"variants"` // the published first
-	Items    int            `json:"items"`    // items scored in every variant
-	Range    float64        `json:"range"`
-	SD       float64        `json:"sd"`
-}
-
 // VariantComparison sets each run's spread beside the gap between them:
 // when a spread is wider than the gap, which wording was chosen could
 // have decided the comparison.
 type VariantComparison struct {
-	Base *Spread `json:"base,omitempty"` // nil: the run scored no variants
-	Head *Spread `json:"head,omitempty"`
+	Base *runfile.Spread `json:"base,omitempty"` // nil: the run scored no variants
+	Head *runfile.Spread `json:"head,omitempty"`
 	// Gap is |head − base| of the published accuracy, in points.
 	Gap float64 `json:"gap"`
 	// SpreadExceedsGap: the range of either run exceeds Gap.
@@ -43,11 +22,12 @@ type VariantComparison struct {
 
 // RunSpread is a run's spread across its prompt variants; nil when it
 // scored none. Intervals use the options' resamples, seed and confidence.
-func RunSpread(r *runfile.Run, opts Options) (*Spread, error) {
+// `score probes` prints it after scoring.
+func RunSpread(r *runfile.Run, opts Options) (*runfile.Spread, error) {
 	return runSpread(context.Background(), r, opts.withDefaults())
 }
 
-func runSpread(ctx context.Context, r *runfile.Run, opts Options) (*Spread, error) {
+func runSpread(ctx context.Context, r *runfile.Run, opts Options) (*runfile.Spread, error) {
 	if len(r.Variants) == 0 {
 		return nil, nil
 	}
@@ -78,7 +58,7 @@ func runSpread(ctx context.Context, r *runfile.Run, opts Options) (*Spread, erro
 			ids = append(ids, id)
 		}
 	}
-	s := &Spread{Items: len(ids)}
+	s := &runfile.Spread{Items: len(ids)}
 	if len(ids) == 0 {
 		return s, nil
 	}
@@ -90,7 +70,7 @@ func runSpread(ctx context.Context, r *runfile.Run, opts Options) (*Spread, erro
 			recs[i] = record{bn: b2f(correct[runfile.VariantPublished][id]), bd: 1, hn: b2f(correct[v][id]), hd: 1}
 		}
 		est := estimate(recs, 100)
-		vs := VariantScore{Variant: v, Accuracy: est.head, Delta: est.head - est.base}
+		vs := runfile.VariantScore{Variant: v, Accuracy: est.head, Delta: est.head - est.base}
 		if v != runfile.VariantPublished {
 			stats, err := bootstrap(ctx, recs, 100, opts.Resamples, opts.Seed, streamOf("variant "+v), opts.Workers)
 			if err != nil {
@@ -123,8 +103,23 @@ func compareVariants(ctx context.Context, base, head *runfile.Run, opts Options,
 	if vc.Head, err = runSpread(ctx, head, opts); err != nil {
 		return nil, err
 	}
-	for _, s := range []*Spread{vc.Base, vc.Head} {
+	for _, s := range []*runfile.Spread{vc.Base, vc.Head} {
 		vc.SpreadExceedsGap = vc.SpreadExceedsGap || s != nil && s.Range > vc.Gap
 	}
 	return vc, nil
+}
+
+// ProbeStats are the statistics a probes run's summary shows beside its
+// scores: its margin's own interval (RunMargin; nil without per-byte
+// scores) and its spread across prompt variants (RunSpread, default
+// options; nil without variants). `score probes` adds them after scoring
+// and the report server's run page to a stored run, so both show the same.
+func ProbeStats(r *runfile.Run) (marginCI *[2]float64, spread *runfile.Spread, err error) {
+	if m, ok := RunMargin(r); ok {
+		marginCI = &[2]float64{m.Lo, m.Hi}
+	}
+	if spread, err = RunSpread(r, Options{}); err != nil {
+		return nil, nil, fmt.Errorf("run %s: prompt variants: %w", r.Header.ID, err)
+	}
+	return marginCI, spread, nil
 }

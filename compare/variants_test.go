@@ -81,7 +81,7 @@ func TestSpreadExceedsGap(t *testing.T) {
 				t.Fatalf("variants %+v for delta %v", v, c.Delta)
 			}
 			ranges := 0.0
-			for _, s := range []*Spread{v.Base, v.Head} {
+			for _, s := range []*runfile.Spread{v.Base, v.Head} {
 				if s != nil {
 					ranges = math.Max(ranges, s.Range)
 				}

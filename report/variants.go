@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
 // Prompt variants (compare.VariantComparison) ride beside the headline: a
@@ -20,7 +21,7 @@ func VariantWarning(c *compare.Comparison) string {
 	var parts []string
 	for _, side := range []struct {
 		name string
-		s    *compare.Spread
+		s    *runfile.Spread
 	}{{"base", v.Base}, {"head", v.Head}} {
 		if side.s != nil {
 			parts = append(parts, sprintf("%s's by %s points", side.name, FormatScore(compare.MetricAccuracy, side.s.Range)))
@@ -49,7 +50,7 @@ func (v *view) addVariants(c *compare.Comparison, s style) {
 func variantRows(vc *compare.VariantComparison, s style) [][]string {
 	var names []string
 	seen := map[string]bool{}
-	for _, sp := range []*compare.Spread{vc.Base, vc.Head} {
+	for _, sp := range []*runfile.Spread{vc.Base, vc.Head} {
 		if sp == nil {
 			continue
 		}
@@ -60,7 +61,7 @@ func variantRows(vc *compare.VariantComparison, s style) [][]string {
 			}
 		}
 	}
-	cells := func(sp *compare.Spread, name string) []string {
+	cells := func(sp *runfile.Spread, name string) []string {
 		if sp != nil {
 			for i, x := range sp.Variants {
 				if x.Variant != name {
@@ -78,7 +79,7 @@ func variantRows(vc *compare.VariantComparison, s style) [][]string {
 	for _, n := range names {
 		rows = append(rows, append(append([]string{s.cell(n)}, cells(vc.Base, n)...), cells(vc.Head, n)...))
 	}
-	stat := func(sp *compare.Spread, f func(*compare.Spread) float64) string {
+	stat := func(sp *runfile.Spread, f func(*runfile.Spread) float64) string {
 		if sp == nil {
 			return "-"
 		}
@@ -86,8 +87,8 @@ func variantRows(vc *compare.VariantComparison, s style) [][]string {
 	}
 	for _, st := range []struct {
 		label string
-		f     func(*compare.Spread) float64
-	}{{"range (max − min)", func(sp *compare.Spread) float64 { return sp.Range }}, {"standard deviation", func(sp *compare.Spread) float64 { return sp.SD }}} {
+		f     func(*runfile.Spread) float64
+	}{{"range (max − min)", func(sp *runfile.Spread) float64 { return sp.Range }}, {"standard deviation", func(sp *runfile.Spread) float64 { return sp.SD }}} {
 		rows = append(rows, []string{st.label, stat(vc.Base, st.f), "", stat(vc.Head, st.f), ""})
 	}
 	return rows
@@ -109,7 +110,7 @@ func variantSection(c *compare.Comparison, s style) section {
 // each variant's accuracy %, its paired difference from the published
 // template and that difference's interval ("-" for the published), then
 // the range and the standard deviation in points.
-func SpreadRows(sp *compare.Spread) [][]string {
+func SpreadRows(sp *runfile.Spread) [][]string {
 	var rows [][]string
 	for i, x := range sp.Variants {
 		if i == 0 {

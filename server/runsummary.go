@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
@@ -14,7 +15,7 @@ import (
 const runSummaryCacheSize = 256
 
 // probeSummary is a stored probes run's summary as `score probes` prints
-// it (probes.SummarizeRun): its own margin with its interval, and the
+// it (probes.Summarize and compare.ProbeStats): its own margin with its interval, and the
 // spread across the prompt variants it scored, which the stored summary
 // lacks. Stored runs never change, so each is computed once, in a
 // bootstrap slot like a comparison's; nil, with why, when the run is over
@@ -39,8 +40,8 @@ func (s *Server) probeSummary(c echo.Context, r *store.Run) (*probes.Summary, st
 		s.log.Warn("run summary", "run", r.ID, "err", err.Error())
 		return nil, "not computed: the run's records could not be read"
 	}
-	sum, err := probes.SummarizeRun(run, 0)
-	if err != nil {
+	sum := probes.Summarize(run.Header, run.Items, 0)
+	if sum.MarginCI, sum.Variants, err = compare.ProbeStats(run); err != nil {
 		s.log.Warn("run summary", "run", r.ID, "err", err.Error())
 		return nil, "not computed: " + err.Error()
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/compare/comparetest"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
 	"github.com/udgamlabs/udgam-ci/runfile"
@@ -36,7 +37,7 @@ func number(t *testing.T, s string) float64 {
 // A probes run's page shows its own byte-normalised margin with its own
 // interval, the margin by type, and each prompt variant's accuracy with
 // the spread: the numbers of `score probes`' summary and its JSON
-// (probes.SummarizeRun of the same records).
+// (probes.Summarize and compare.ProbeStats of the same records).
 func TestRunPageShowsMarginAndVariants(t *testing.T) {
 	t.Parallel()
 	ts := startServer(t, server.Config{})
@@ -51,7 +52,9 @@ func TestRunPageShowsMarginAndVariants(t *testing.T) {
 	if code, _, body := ts.upload(b.Bytes(), ""); code != 201 {
 		t.Fatalf("upload: %s", body)
 	}
-	sum, err := probes.SummarizeRun(r, 0)
+	sum := probes.Summarize(r.Header, r.Items, 0)
+	var err error
+	sum.MarginCI, sum.Variants, err = compare.ProbeStats(r)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,14 @@
 package server
 
-import "github.com/udgamlabs/udgam-ci/compare"
+import (
+	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/runfile"
+)
 
 // variantSide is one run's prompt-variant spread on the compare page.
 type variantSide struct {
 	Run string // "base" or "head"
-	*compare.Spread
+	*runfile.Spread
 }
 
 // variantSides lists the runs that scored prompt variants, base first.

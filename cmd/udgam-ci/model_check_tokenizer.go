@@ -35,7 +35,7 @@ func runModelCheckTokenizer(e *env, args []string) error {
 		"udgam-ci model check-tokenizer ./checkpoint --text sample.txt")
 	fs.StringVar(&o.Text, "text", "", "also check this file's whole content as one text")
 	fs.StringVar(&o.Tokenizer, "tokenizer", "", "tokenizer.json to compare a GGUF with (a checkpoint directory's own is used)")
-	fs.StringVar(&o.Reference, "reference", "hftok", "what to compare with: hftok (udgam-ci's independent Go reading of tokenizer.json) or python (Hugging Face tokenizers itself, which must be importable by --python)")
+	fs.StringVar(&o.Reference, "reference", "hftok", "what to compare with: hftok (udgam-ci's Go reading of tokenizer.json: its own pre-tokenizers and models, the scoring path's normalizers and added-token matching) or python (Hugging Face tokenizers itself, which must be importable by --python)")
 	fs.StringVar(&o.Python, "python", "python3", "the Python interpreter for --reference python")
 	fs.BoolVar(&o.JSON, "json", false, "print the result as one JSON object")
 	fs.BoolVar(&o.AllowUnverifiedTokenizer, "allow-unverified-tokenizer", false, "convert a checkpoint whose tokenizer conversion is not verified, to see where it differs")

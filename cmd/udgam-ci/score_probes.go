@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
 	"github.com/udgamlabs/udgam-ci/hub"
@@ -106,6 +107,11 @@ func scoreProbes(e *env, o scoreProbesOptions) error {
 		Now:      e.Now,
 	})
 	if err != nil {
+		return err
+	}
+	// The margin's interval and the spread across prompt variants are
+	// statistics over the finished run (scoring never depends on compare).
+	if res.Summary.MarginCI, res.Summary.Variants, err = compare.ProbeStats(res.Tally.Run); err != nil {
 		return err
 	}
 	if o.JSON {

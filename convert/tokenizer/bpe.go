@@ -1,11 +1,7 @@
 package tokenizer
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 )
@@ -127,20 +123,16 @@ func lookupPre(ss []step, ignoreMerges bool) (string, error) {
 
 // byteLevelJSON converts a byte-level BPE tokenizer.json.
 func (c *conv) byteLevelJSON() error {
-	tj := c.tj
-	m := tj.Model
-	byID, n, pairs, err := c.bpeJSON()
+	m := c.tj.Model
+	byID, n, err := c.bpeJSON()
 	if err != nil {
 		return err
 	}
-	if err := c.byteLevelVocab("tokenizer.json", byID, n, pairs, m.UnkToken == nil && !m.ByteFallback); err != nil {
+	if err := c.byteLevelVocab("tokenizer.json", byID, n, c.tj.merges, m.UnkToken == nil && !m.ByteFallback); err != nil {
 		return err
 	}
 	c.spec.Source, c.spec.Model = "tokenizer.json", "BPE"
-	ss, err := steps(tj.PreTokenizer, "pre_tokenizer")
-	if err != nil {
-		return err
-	}
+	ss := c.tj.preTokenizer
 	pre, err := lookupPre(ss, m.IgnoreMerges)
 	if err != nil {
 		if err := c.refuse("%v", err); err != nil {
@@ -154,67 +146,33 @@ func (c *conv) byteLevelJSON() error {
 	return c.normalizer()
 }
 
-// bpeJSON reads a tokenizer.json BPE model: its vocabulary with the added
-// tokens (id -> text, and the size) and its merges.
-func (c *conv) bpeJSON() (map[int]string, int, [][2]string, error) {
+// bpeJSON takes a tokenizer.json BPE model's vocabulary with the added
+// tokens (id -> text, and the size), refusing what llama.cpp's BPE lacks.
+func (c *conv) bpeJSON() (map[int]string, int, error) {
 	m := c.tj.Model
 	if deref(m.ContinuingSubwordPrefix) != "" || deref(m.EndOfWordSuffix) != "" || m.Dropout != nil {
-		return nil, 0, nil, fmt.Errorf("tokenizer.json: BPE with continuing_subword_prefix %q, end_of_word_suffix %q or dropout is not supported", deref(m.ContinuingSubwordPrefix), deref(m.EndOfWordSuffix))
+		return nil, 0, fmt.Errorf("tokenizer.json: BPE with continuing_subword_prefix %q, end_of_word_suffix %q or dropout is not supported", deref(m.ContinuingSubwordPrefix), deref(m.EndOfWordSuffix))
 	}
-	vocab, n, err := c.tj.vocabByID()
-	if err != nil {
-		return nil, 0, nil, err
-	}
-	pairs, err := c.tj.mergePairs()
-	if err != nil {
-		return nil, 0, nil, err
-	}
-	byID, n, err := c.mergeAdded("tokenizer.json", vocab, n, c.tj.AddedTokens)
-	return byID, n, pairs, err
+	return c.mergeAdded("tokenizer.json", c.tj.vocab, c.tj.n, c.tj.AddedTokens)
 }
 
 // byteLevelFiles converts a GPT-2 style vocab.json and merges.txt (a
 // checkpoint without tokenizer.json): the slow GPT2Tokenizer, whose split
 // is ByteLevel's regex.
 func (c *conv) byteLevelFiles() error {
-	b, err := fs.ReadFile(c.fsys, "vocab.json")
+	added, err := c.config.addedTokens(c.vocab.ids)
 	if err != nil {
 		return err
 	}
-	var v map[string]int
-	if err := json.Unmarshal(b, &v); err != nil {
-		return fmt.Errorf("vocab.json: %w", err)
-	}
-	vocab := make(map[int]string, len(v))
-	n := 0
-	for t, id := range v {
-		if prev, dup := vocab[id]; dup || id < 0 {
-			return fmt.Errorf("vocab.json: id %d given to %q and %q", id, prev, t)
-		}
-		vocab[id] = t
-		n = max(n, id+1)
-	}
-	pairs, err := readMergesTxt(c.fsys)
+	byID, n, err := c.mergeAdded("vocab.json", c.vocab.byID, c.vocab.n, added)
 	if err != nil {
 		return err
 	}
-	tc, err := readTokenizerConfig(c.fsys)
-	if err != nil {
-		return err
-	}
-	added, err := tc.addedTokens(v)
-	if err != nil {
-		return err
-	}
-	byID, n, err := c.mergeAdded("vocab.json", vocab, n, added)
-	if err != nil {
-		return err
-	}
-	if err := c.byteLevelVocab("vocab.json", byID, n, pairs, false); err != nil {
+	if err := c.byteLevelVocab("vocab.json", byID, n, c.vocab.merges, false); err != nil {
 		return err
 	}
 	c.spec.Source, c.spec.Model = "vocab.json+merges.txt", "BPE"
-	aps := tc.AddPrefixSpace
+	aps := c.config.AddPrefixSpace
 	t := true
 	ss := []step{{Type: "ByteLevel", AddPrefixSpace: &aps, UseRegex: &t}}
 	pre, err := lookupPre(ss, false)
@@ -230,7 +188,6 @@ func (c *conv) byteLevelFiles() error {
 
 func (c *conv) setPre(pre, config string) {
 	c.spec.Pre = pre
-	c.kv["tokenizer.ggml.pre"] = pre
 	c.logf("pre-tokenizer: %s -> llama.cpp %q", config, pre)
 }
 
@@ -285,41 +242,7 @@ func (c *conv) byteLevelVocab(src string, byID map[int]string, n int, pairs [][2
 		c.merges[i] = p[0] + " " + p[1]
 	}
 	c.spec.GGUF = "gpt2"
-	c.kv["tokenizer.ggml.model"] = "gpt2"
 	return nil
-}
-
-func readMergesTxt(fsys fs.FS) ([][2]string, error) {
-	b, err := fs.ReadFile(fsys, "merges.txt")
-	if err != nil {
-		return nil, err
-	}
-	var out [][2]string
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimRight(sc.Text(), "\r")
-		if line == "" || (n == 1 && strings.HasPrefix(line, "#version")) {
-			continue
-		}
-		a, b, ok := strings.Cut(line, " ")
-		if !ok || a == "" || b == "" || strings.Contains(b, " ") {
-			return nil, fmt.Errorf("merges.txt line %d: %q is not two pieces separated by a space", n, line)
-		}
-		out = append(out, [2]string{a, b})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("merges.txt: %w", err)
-	}
-	return out, nil
-}
-
-func hexBytes(bs []int) string {
-	out := make([]string, len(bs))
-	for i, b := range bs {
-		out[i] = fmt.Sprintf("0x%02X", b)
-	}
-	return strings.Join(out, " ")
 }
 
 // byteChars is GPT-2's byte-to-character table of byte-level BPE:

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"regexp"
 	"slices"
 	"sort"
@@ -12,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/ollama/ollama/convert/sentencepiece"
-	"google.golang.org/protobuf/proto"
 )
 
 // llama.cpp's SentencePiece tokenizer ("llama") turns spaces into "▁",
@@ -37,10 +35,11 @@ func (c *conv) sentencePieceJSON() error {
 	if m.IgnoreMerges {
 		return fmt.Errorf("tokenizer.json: SentencePiece-style BPE with ignore_merges=true is not supported (llama.cpp's SentencePiece tokenizer always merges)")
 	}
-	byID, n, pairs, err := c.bpeJSON()
+	byID, n, err := c.bpeJSON()
 	if err != nil {
 		return err
 	}
+	pairs := c.tj.merges
 	if err := c.setVocab("tokenizer.json", byID, n, false); err != nil {
 		return err
 	}
@@ -62,8 +61,6 @@ func (c *conv) sentencePieceJSON() error {
 		return err
 	}
 	c.spec.Source, c.spec.Model, c.spec.GGUF, c.spec.Pre = "tokenizer.json", "BPE", "llama", "default"
-	c.kv["tokenizer.ggml.model"] = "llama"
-	c.kv["tokenizer.ggml.pre"] = "default"
 	return c.spmWhitespace(false)
 }
 
@@ -260,14 +257,7 @@ func (c *conv) scoreMerge(text string) []string {
 // normalizer steps before that are left to the scoring side. withModel:
 // a tokenizer.model is converted with it.
 func (c *conv) spmWhitespace(withModel bool) error {
-	ns, err := steps(c.tj.Normalizer, "normalizer")
-	if err != nil {
-		return err
-	}
-	ps, err := steps(c.tj.PreTokenizer, "pre_tokenizer")
-	if err != nil {
-		return err
-	}
+	ns, ps := c.tj.normalizer, c.tj.preTokenizer
 	isReplace := func(s step) bool { return s.Type == "Replace" && s.isString(" ") && deref(s.Content) == "▁" }
 	isPrepend := func(s step) bool { return s.Type == "Prepend" && deref(s.Prepend) == "▁" }
 	// The last one or two steps are llama.cpp's: Replace(" " -> "▁"),
@@ -317,7 +307,6 @@ tail:
 		}
 	}
 	c.spacePrefix = prepend
-	c.kv["tokenizer.ggml.add_space_prefix"] = prepend
 	c.logf("whitespace: %s -> llama.cpp add_space_prefix=%v%s", config, prepend, map[bool]string{true: ", a space before the first segment in Go"}[c.spec.SpacePrefixFirst])
 	return c.goNormalizer(rest)
 }
@@ -329,14 +318,7 @@ func (c *conv) refuseWhitespace(msg string) error {
 // sentencePieceModel converts tokenizer.model (SentencePiece's protobuf),
 // with tokenizer.json's added tokens and normalizer when it is there.
 func (c *conv) sentencePieceModel() error {
-	b, err := fs.ReadFile(c.fsys, "tokenizer.model")
-	if err != nil {
-		return err
-	}
-	var spm sentencepiece.ModelProto
-	if err := proto.Unmarshal(b, &spm); err != nil {
-		return fmt.Errorf("tokenizer.model: %w", err)
-	}
+	spm := c.spm
 	ts := spm.GetTrainerSpec()
 	if t := ts.GetModelType(); t != sentencepiece.TrainerSpec_BPE {
 		return fmt.Errorf("tokenizer.model: SentencePiece model type %s is not supported: llama.cpp's SentencePiece tokenizer merges pieces by score, which reproduces BPE models only (a Unigram model needs its own segmentation)", t)
@@ -365,11 +347,7 @@ func (c *conv) sentencePieceModel() error {
 	if c.tj != nil {
 		added = c.tj.AddedTokens
 		if c.tj.Model.Type == "BPE" {
-			vocab, _, err := c.tj.vocabByID()
-			if err != nil {
-				return err
-			}
-			for id, t := range vocab {
+			for id, t := range c.tj.vocab {
 				if id < len(pieces) && byID[id] != t {
 					return fmt.Errorf("tokenizer.model and tokenizer.json disagree: piece %d is %q in one and %q in the other", id, byID[id], t)
 				}
@@ -407,8 +385,6 @@ func (c *conv) sentencePieceModel() error {
 		}
 	}
 	c.spec.Source, c.spec.Model, c.spec.GGUF, c.spec.Pre = "tokenizer.model", "SentencePiece BPE", "llama", "default"
-	c.kv["tokenizer.ggml.model"] = "llama"
-	c.kv["tokenizer.ggml.pre"] = "default"
 	c.logf("tokenizer: SentencePiece BPE from tokenizer.model, %d pieces (byte fallback %v) -> llama.cpp llama", len(pieces), ts.GetByteFallback())
 	if c.tj != nil {
 		if err := c.spmWhitespace(true); err != nil {
@@ -420,7 +396,6 @@ func (c *conv) sentencePieceModel() error {
 		return nil
 	}
 	c.spacePrefix = ns.GetAddDummyPrefix()
-	c.kv["tokenizer.ggml.add_space_prefix"] = c.spacePrefix
 	c.logf("whitespace: tokenizer.model add_dummy_prefix=%v -> llama.cpp add_space_prefix=%v", c.spacePrefix, c.spacePrefix)
 	return nil
 }
@@ -474,9 +449,5 @@ var goNormalizers = map[string]bool{
 // normalizer handles a byte-level tokenizer's normalizer: llama.cpp's BPE
 // applies none, so every step is the scoring side's.
 func (c *conv) normalizer() error {
-	ss, err := steps(c.tj.Normalizer, "normalizer")
-	if err != nil {
-		return err
-	}
-	return c.goNormalizer(ss)
+	return c.goNormalizer(c.tj.normalizer)
 }

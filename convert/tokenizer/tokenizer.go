@@ -5,18 +5,20 @@
 // must do in Go (normalizer steps, added-token matching) so that the ids
 // equal those of the Hugging Face tokenizer.
 //
-// What llama.cpp cannot reproduce exactly is refused with an error naming
-// the configuration, unless Options.AllowUnverified, which records the
-// reason in Spec.Unverified instead.
+// A conversion goes one way, a file for each step: read.go parses every
+// file it uses, once; the decisions follow, each from what was read
+// (vocab.go the vocabulary and the added tokens, bpe.go a byte-level BPE,
+// spm.go a SentencePiece BPE, special.go BOS, EOS and the chat template),
+// describing what they decide in the report and refusing what llama.cpp
+// cannot reproduce exactly, with an error naming the configuration, unless
+// Options.AllowUnverified, which records the reason in Spec.Unverified
+// instead; write.go writes the GGUF keys and the Spec.
 package tokenizer
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"strconv"
-	"strings"
 
 	"github.com/udgamlabs/udgam-ci/ggufspec/tokspec"
 )
@@ -56,35 +58,73 @@ const (
 	typeByte        int32 = 6
 )
 
-// Convert reads the tokenizer files in fsys.
+// Convert reads the tokenizer files in fsys, decides how llama.cpp
+// reproduces them, and writes the result.
 func Convert(fsys fs.FS, opts Options) (*Result, error) {
-	c := &conv{fsys: fsys, opts: opts}
-	if err := c.run(); err != nil {
+	src, err := read(fsys)
+	if err != nil {
+		return nil, err
+	}
+	c := &conv{source: src, opts: opts, bos: -1, eos: -1, unk: -1}
+	if err := c.decide(); err != nil {
 		return nil, err
 	}
 	return c.result()
 }
 
-// conv is one conversion in progress.
+// conv is one conversion: what was read, and what is decided from it.
 type conv struct {
-	fsys fs.FS
+	*source
 	opts Options
 
-	tj     *tokenizerJSON // nil without tokenizer.json
+	// The vocabulary (vocab.go, bpe.go, spm.go).
 	tokens []string
 	types  []int32
 	scores []float32 // SentencePiece only
 	merges []string  // byte-level BPE only
 	added  []addedToken
 	ids    map[string]int
+	gaps   []int // ids no token had, filled by setVocab
 
-	spec        tokspec.Spec
-	kv          map[string]any
-	report      []string
-	warnings    []string
-	unverified  []string
-	spacePrefix bool
-	gaps        []int // ids no token had, filled by setVocab
+	// Whether llama.cpp's SentencePiece tokenizer puts a space first
+	// (spm.go), and the special tokens' ids, -1 for none (special.go).
+	spacePrefix   bool
+	bos, eos, unk int
+
+	spec       tokspec.Spec
+	report     []string
+	warnings   []string
+	unverified []string
+}
+
+// decide takes every decision in turn: the vocabulary from the files read,
+// its padding to config.json's vocab_size, then the special tokens.
+func (c *conv) decide() error {
+	var err error
+	switch {
+	case c.spm != nil:
+		err = c.sentencePieceModel()
+	case c.tj != nil:
+		switch t := c.tj.Model.Type; {
+		case t == "BPE" && c.tj.byteLevel:
+			err = c.byteLevelJSON()
+		case t == "BPE" && c.tj.Model.ByteFallback:
+			err = c.sentencePieceJSON()
+		case t == "BPE":
+			return fmt.Errorf("tokenizer.json: a BPE model that is neither byte-level (no ByteLevel pre-tokenizer) nor SentencePiece-style (byte_fallback is false) is not supported; supported: byte-level BPE, SentencePiece BPE with byte fallback")
+		default:
+			return fmt.Errorf("tokenizer.json: model type %q is not supported by the converter (llama.cpp's tokenizers that reproduce it exactly are not wired); supported: byte-level BPE, SentencePiece BPE with byte fallback", t)
+		}
+	default:
+		err = c.byteLevelFiles()
+	}
+	if err != nil {
+		return err
+	}
+	if err := c.pad(); err != nil {
+		return err
+	}
+	return c.special()
 }
 
 // refuse fails the conversion with msg, or with AllowUnverified records it
@@ -101,252 +141,4 @@ func (c *conv) refuse(format string, args ...any) error {
 
 func (c *conv) logf(format string, args ...any) {
 	c.report = append(c.report, fmt.Sprintf(format, args...))
-}
-
-func (c *conv) run() error {
-	c.kv = map[string]any{}
-	hasJSON := exists(c.fsys, "tokenizer.json")
-	if hasJSON {
-		tj, err := readTokenizerJSON(c.fsys)
-		if err != nil {
-			return err
-		}
-		c.tj = tj
-	}
-	switch {
-	case exists(c.fsys, "tokenizer.model"):
-		if err := c.sentencePieceModel(); err != nil {
-			return err
-		}
-	case hasJSON:
-		switch t := c.tj.Model.Type; {
-		case t == "BPE" && c.tj.isByteLevel():
-			if err := c.byteLevelJSON(); err != nil {
-				return err
-			}
-		case t == "BPE" && c.tj.Model.ByteFallback:
-			if err := c.sentencePieceJSON(); err != nil {
-				return err
-			}
-		case t == "BPE":
-			return fmt.Errorf("tokenizer.json: a BPE model that is neither byte-level (no ByteLevel pre-tokenizer) nor SentencePiece-style (byte_fallback is false) is not supported; supported: byte-level BPE, SentencePiece BPE with byte fallback")
-		default:
-			return fmt.Errorf("tokenizer.json: model type %q is not supported by the converter (llama.cpp's tokenizers that reproduce it exactly are not wired); supported: byte-level BPE, SentencePiece BPE with byte fallback", t)
-		}
-	case exists(c.fsys, "vocab.json") && exists(c.fsys, "merges.txt"):
-		if err := c.byteLevelFiles(); err != nil {
-			return err
-		}
-	default:
-		return errors.New("checkpoint has no tokenizer: want tokenizer.json, tokenizer.model, or vocab.json and merges.txt")
-	}
-	if err := c.pad(); err != nil {
-		return err
-	}
-	return c.special()
-}
-
-func (c *conv) result() (*Result, error) {
-	c.kv["tokenizer.ggml.tokens"] = c.tokens
-	c.kv["tokenizer.ggml.token_type"] = c.types
-	if c.scores != nil {
-		c.kv["tokenizer.ggml.scores"] = c.scores
-	}
-	if c.merges != nil {
-		c.kv["tokenizer.ggml.merges"] = c.merges
-	}
-	if len(c.added) > 0 {
-		b, err := json.Marshal(c.added)
-		if err != nil {
-			return nil, fmt.Errorf("encode added tokens: %w", err)
-		}
-		c.spec.AddedTokens = b
-	}
-	c.spec.Unverified = strings.Join(c.unverified, "; ")
-	bos, eos := -1, -1
-	if v, ok := c.kv["tokenizer.ggml.bos_token_id"].(uint32); ok {
-		bos = int(v)
-	}
-	if v, ok := c.kv["tokenizer.ggml.eos_token_id"].(uint32); ok {
-		eos = int(v)
-	}
-	return &Result{KV: c.kv, Spec: c.spec, Report: c.report, BOS: bos, EOS: eos, Warnings: c.warnings}, nil
-}
-
-// setVocab fills tokens from an id -> text table that must be dense, but
-// for gaps (ids no token has) when gaps is set: those are filled with
-// placeholders that no merge forms, listed in c.gaps for the caller to mark
-// unused (o200k leaves ids 199998 and 200000-200017 to no token).
-func (c *conv) setVocab(src string, byID map[int]string, n int, gaps bool) error {
-	c.tokens = make([]string, n)
-	c.ids = make(map[string]int, n)
-	for id := 0; id < n; id++ {
-		t, ok := byID[id]
-		if !ok && gaps {
-			t = fmt.Sprintf("[GAP%d]", id) // a token of that text is a duplicate below
-			c.gaps = append(c.gaps, id)
-			ok = true
-		}
-		if !ok {
-			return fmt.Errorf("%s: the vocabulary has no token with id %d (ids must run from 0 to %d without gaps)", src, id, n-1)
-		}
-		if t == "" {
-			return fmt.Errorf("%s: token %d is empty", src, id)
-		}
-		if prev, dup := c.ids[t]; dup {
-			return fmt.Errorf("%s: tokens %d and %d are both %q (llama.cpp needs distinct tokens)", src, prev, id, t)
-		}
-		c.tokens[id] = t
-		c.ids[t] = id
-	}
-	return nil
-}
-
-// mergeAdded adds tokenizer.json's added tokens to the vocabulary: an added
-// token either repeats a vocabulary entry (same id, same text) or extends
-// the vocabulary.
-func (c *conv) mergeAdded(src string, vocab map[int]string, n int, added []addedToken) (map[int]string, int, error) {
-	byID := make(map[int]string, n+len(added))
-	for id, t := range vocab {
-		byID[id] = t
-	}
-	for _, a := range added {
-		if a.ID < 0 {
-			return nil, 0, fmt.Errorf("%s: added token %q has id %d", src, a.Content, a.ID)
-		}
-		if t, ok := byID[a.ID]; ok && t != a.Content {
-			return nil, 0, fmt.Errorf("%s: added token %q has id %d, which the vocabulary gives to %q", src, a.Content, a.ID, t)
-		}
-		byID[a.ID] = a.Content
-		if a.ID >= n {
-			n = a.ID + 1
-		}
-	}
-	c.added = added
-	return byID, n, nil
-}
-
-// markAdded sets the added tokens' types. llama.cpp, which udgam-ci never
-// asks to parse special tokens, matches only user-defined tokens in text,
-// so no added token is user-defined: the scoring side matches them all in
-// Go as Hugging Face does (Spec.AddedTokens). Special ones are control
-// tokens (they stand for no text); the others are normal tokens, whose
-// piece is their text.
-func (c *conv) markAdded() {
-	for _, a := range c.added {
-		if a.ID >= len(c.types) {
-			continue
-		}
-		if a.Special {
-			c.types[a.ID] = typeControl
-		} else {
-			c.types[a.ID] = typeNormal
-		}
-	}
-	var literal []string
-	for _, a := range c.added {
-		literal = append(literal, strconv.Quote(a.Content))
-	}
-	if len(literal) > 0 {
-		c.logf("added tokens matched in text (in Go, as Hugging Face does): %d (%s)", len(literal), sample(literal, 8))
-	}
-}
-
-// pad extends the vocabulary to config.json's vocab_size with tokens of
-// the unused type, which llama.cpp never matches in text and no merge can
-// produce; or drops added tokens beyond it.
-func (c *conv) pad() error {
-	n := c.opts.VocabSize
-	if n <= 0 || n == len(c.tokens) {
-		return nil
-	}
-	if n < len(c.tokens) {
-		for id := n; id < len(c.tokens); id++ {
-			if !c.isAdded(id) {
-				return fmt.Errorf("tokenizer has %d tokens but config.json's vocab_size is %d, and token %d %q is not an added token", len(c.tokens), n, id, c.tokens[id])
-			}
-		}
-		c.logf("added tokens with ids %d..%d are beyond config.json's vocab_size %d: left out of the GGUF; text that holds them cannot be scored", n, len(c.tokens)-1, n)
-		for _, t := range c.tokens[n:] {
-			delete(c.ids, t)
-		}
-		c.tokens, c.types = c.tokens[:n], c.types[:n]
-		if c.scores != nil {
-			c.scores = c.scores[:n]
-		}
-		return nil
-	}
-	low := float32(0)
-	for _, s := range c.scores {
-		low = min(low, s)
-	}
-	first := len(c.tokens)
-	for id := first; id < n; id++ {
-		name := fmt.Sprintf("[PAD%d]", id-first)
-		if _, dup := c.ids[name]; dup {
-			return fmt.Errorf("padding token %q is already in the vocabulary", name)
-		}
-		if x, y, ok := c.buildable(name); ok {
-			return fmt.Errorf("padding token %q could be formed from %q and %q by llama.cpp's merges", name, x, y)
-		}
-		c.ids[name] = id
-		c.tokens = append(c.tokens, name)
-		c.types = append(c.types, typeUnused)
-		if c.scores != nil {
-			c.scores = append(c.scores, low-1)
-		}
-	}
-	c.logf("vocabulary padded from %d to config.json's vocab_size %d with unused tokens [PAD0]..[PAD%d] (never matched in text)", first, n, n-first-1)
-	return nil
-}
-
-// buildable reports whether llama.cpp could form text from two adjacent
-// symbols: for SentencePiece any two pieces (or single characters) whose
-// concatenation is a token; for BPE only listed merges, which padding is
-// never the result of.
-func (c *conv) buildable(text string) (string, string, bool) {
-	if c.scores == nil {
-		return "", "", false
-	}
-	for i := range text {
-		if i == 0 {
-			continue
-		}
-		x, y := text[:i], text[i:]
-		if c.symbol(x) && c.symbol(y) {
-			return x, y, true
-		}
-	}
-	return "", "", false
-}
-
-// symbol reports whether s can be a symbol of llama.cpp's SentencePiece
-// merging: a token, or a single character.
-func (c *conv) symbol(s string) bool {
-	if _, ok := c.ids[s]; ok {
-		return true
-	}
-	return len([]rune(s)) == 1
-}
-
-func (c *conv) isAdded(id int) bool {
-	for _, a := range c.added {
-		if a.ID == id {
-			return true
-		}
-	}
-	return false
-}
-
-func exists(fsys fs.FS, name string) bool {
-	_, err := fs.Stat(fsys, name)
-	return err == nil
-}
-
-// sample lists up to n items.
-func sample(items []string, n int) string {
-	if len(items) > n {
-		return strings.Join(items[:n], ", ") + fmt.Sprintf(", ... %d more", len(items)-n)
-	}
-	return strings.Join(items, ", ")
 }

@@ -37,6 +37,9 @@ func TestMarginRecomputedFromRecords(t *testing.T) {
 			t.Fatal(err)
 		}
 		sums[i] = res.Summary
+		if sums[i].MarginCI, sums[i].Variants, err = compare.ProbeStats(runs[i]); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// want recomputes the mean margin of one run's records of a type ("" all).
 	want := func(r *runfile.Run, typ string) float64 {

@@ -123,11 +123,7 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	sum, err := SummarizeRun(tally.Run, tally.Seconds)
-	if err != nil {
-		return Result{}, err
-	}
-	return Result{Tally: tally, Summary: sum}, nil
+	return Result{Tally: tally, Summary: Summarize(tally.Run.Header, tally.Run.Items, tally.Seconds)}, nil
 }
 
 // Keys are the items as --sample and --shard select them: stratified by

@@ -5,7 +5,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
@@ -25,11 +24,11 @@ type Summary struct {
 	// nats per byte, overall and by type; absent without per-byte scores.
 	Margin       *float64           `json:"margin,omitempty"`
 	MarginByType map[string]float64 `json:"margin_by_type,omitempty"`
-	// MarginCI is the margin's own 95% interval (compare.RunMargin), as
-	// the report server's run page shows it.
-	MarginCI *[2]float64 `json:"margin_ci,omitempty"`
-	// Variants is the spread across prompt variants (--variants).
-	Variants *compare.Spread                `json:"variants,omitempty"`
+	// MarginCI is the margin's own 95% interval and Variants the spread
+	// across prompt variants (--variants): statistics over the finished
+	// run, which the caller fills after scoring (compare.ProbeStats).
+	MarginCI *[2]float64                    `json:"margin_ci,omitempty"`
+	Variants *runfile.Spread                `json:"variants,omitempty"`
 	ByType   map[string]*runfile.ProbeGroup `json:"by_type"`
 	ByLevel  map[string]*runfile.ProbeGroup `json:"by_level"` // key "type/level"
 	Run      string                         `json:"run"`
@@ -66,22 +65,7 @@ func Summarize(h runfile.Header, items []runfile.Item, seconds float64) Summary 
 		Sequential: h.Sequential,
 	}
 	s.Margin, s.MarginByType = margins(items)
-	if m, ok := compare.RunMargin(&runfile.Run{Header: h, Items: items}); ok {
-		s.MarginCI = &[2]float64{m.Lo, m.Hi}
-	}
 	return s
-}
-
-// SummarizeRun is a whole run's summary, its prompt-variant spread
-// included: what `score probes` prints when done, and what the report
-// server's run page shows of a stored run.
-func SummarizeRun(r *runfile.Run, seconds float64) (Summary, error) {
-	s := Summarize(r.Header, r.Items, seconds)
-	var err error
-	if s.Variants, err = compare.RunSpread(r, compare.Options{}); err != nil {
-		return Summary{}, fmt.Errorf("run %s: prompt variants: %w", r.Header.ID, err)
-	}
-	return s, nil
 }
 
 // margins are the mean byte-normalised margin overall and by type.

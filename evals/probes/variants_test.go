@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
@@ -174,6 +175,10 @@ func TestRunWithVariantsKeepsThePublishedScore(t *testing.T) {
 	}
 	if len(b.Variants) != 2*len(set.Items) || b.Variants[0].ID != set.Items[0].ID+"@"+VariantReworded || b.Variants[0].Variant != VariantReworded {
 		t.Fatalf("%d variant records, first %+v", len(b.Variants), b.Variants[0])
+	}
+	// `score probes` adds the spread after scoring, as here.
+	if res.Summary.Variants, err = compare.RunSpread(res.Tally.Run, compare.Options{}); err != nil {
+		t.Fatal(err)
 	}
 	if v := res.Summary.Variants; v == nil || len(v.Variants) != 3 || v.Items != len(set.Items) || v.Variants[0].Accuracy != res.Summary.Accuracy {
 		t.Errorf("summary variants %+v, want the published and two variants over %d items", v, len(set.Items))

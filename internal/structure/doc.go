@@ -7,6 +7,9 @@
 //   - a package imports one later in the flow checkpoint -> GGUF -> scoring
 //     -> run file -> comparison -> comment/server (ARCHITECTURE.md draws
 //     it; stages lists each package's place);
+//   - a production package other than the commands depends on a check (checks:
+//     runner/hftok and runner/tokcheck, which `model check-tokenizer` sets
+//     beside the production text preparation, runner/textprep);
 //   - go.mod's requirements are not marked as `go mod tidy` marks them
 //     (a direct import listed "// indirect", or the other way round).
 package structure

@@ -38,16 +38,21 @@ var stages = []struct {
 // not named *test: production never imports them. tools are programs for
 // development (demo, benchmarks, load generation), which may import
 // anything but which production never imports either.
-// against are the imports against the flow still allowed, each with why; each
-// is work left (issue 29), and the test fails once one is no longer needed.
-var against = map[[2]string]string{
-	{"evals/probes", "compare"}: "a run's own spread across prompt variants (compare.RunSpread) is summarised as it is scored",
-}
-
 var (
 	referencePackages = []string{"internal/reference", "evals/probes/bench"}
 	tools             = []string{"scripts", "server/cmd"}
 )
+
+// checks are production packages that check another path rather than
+// take it: the Go tokenizer and the comparison `model check-tokenizer`
+// makes. Only the commands wire them; the path they check (runner/textprep
+// and its hfprep) must not lean on them, or a check would check itself.
+var checks = []string{"runner/hftok", "runner/tokcheck"}
+
+// against are the imports against the flow still allowed, each with why:
+// none. An entry is work left, and the test fails once one is no longer
+// needed.
+var against = map[[2]string]string{}
 
 func under(p string, prefixes []string) (string, bool) {
 	best, ok := "", false
@@ -98,9 +103,14 @@ func violations(imports, deps map[string][]string) []string {
 			out = append(out, fmt.Sprintf("%s: production package in no stage of the flow (add it to stages)", p))
 			continue
 		}
+		_, isCmd := under(p, []string{"cmd"})
+		_, isCheck := under(p, checks)
 		for _, q := range deps[p] {
 			if k := kind(q); k != "" {
 				out = append(out, fmt.Sprintf("%s depends on %s %s", p, k, q))
+			}
+			if _, ok := under(q, checks); ok && !isCmd && !isCheck {
+				out = append(out, fmt.Sprintf("%s depends on check %s, which only the commands wire", p, q))
 			}
 		}
 		for _, q := range imps {
@@ -159,10 +169,12 @@ func TestFlowViolations(t *testing.T) {
 	}{
 		{"against the flow", map[string][]string{"convert": {"runner"}}, nil, "convert (GGUF) imports runner (scoring), later in the flow"},
 		{"measuring imports presentation", map[string][]string{"evals/contamination": {"report"}}, nil, "evals/contamination (scoring) imports report (comment/server), later in the flow"},
+		{"scoring summarises with the comparison", map[string][]string{"evals/probes": {"compare"}}, nil, "evals/probes (scoring) imports compare (comparison), later in the flow"},
 		{"bottom knows the run file", map[string][]string{"internal/ghenv": {"runfile"}}, nil, "internal/ghenv (base) imports runfile (contracts), later in the flow"},
 		{"test model in production", map[string][]string{"cmd/udgam-ci": {"runner"}}, map[string][]string{"cmd/udgam-ci": {"runner", "internal/reference/testmodel"}}, "cmd/udgam-ci depends on reference internal/reference/testmodel"},
 		{"test helper in production", map[string][]string{"action": nil}, map[string][]string{"action": {"hub/hubtest"}}, "action depends on reference hub/hubtest"},
 		{"tool in production", map[string][]string{"server": nil}, map[string][]string{"server": {"server/cmd/loadgen"}}, "server depends on tool server/cmd/loadgen"},
+		{"production leans on its check", map[string][]string{"runner/textprep": {"runner/hftok"}}, map[string][]string{"runner/textprep": {"runner/hftok"}}, "runner/textprep depends on check runner/hftok, which only the commands wire"},
 		{"unplaced", map[string][]string{"newthing": nil}, nil, "newthing: production package in no stage of the flow (add it to stages)"},
 	}
 	for _, tt := range tests {
@@ -173,7 +185,8 @@ func TestFlowViolations(t *testing.T) {
 			}
 		})
 	}
-	fine := map[string][]string{"cmd/udgam-ci": {"runner/llama", "action"}, "report": {"compare", "templates"}, "internal/reference/testmodel": {"runner"}, "scripts/demomodels": {"internal/reference/testmodel"}}
+	fine := map[string][]string{"cmd/udgam-ci": {"runner/llama", "action", "runner/hftok"}, "report": {"compare", "templates"}, "internal/reference/testmodel": {"runner"}, "scripts/demomodels": {"internal/reference/testmodel"},
+		"runner/hftok": {"runner/textprep/hfprep", "internal/tokjson"}, "runner/textprep": {"runner/textprep/hfprep"}, "convert/tokenizer": {"internal/tokjson"}}
 	if got := violations(fine, fine); len(got) > 0 {
 		t.Errorf("violations of a graph along the flow: %q", got)
 	}

@@ -1,12 +1,13 @@
 package hftok
 
 import (
-	"bytes"
 	"container/heap"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/udgamlabs/udgam-ci/internal/tokjson"
 )
 
 // model is a tokenizer.json model: it turns one pre-token into ids.
@@ -17,7 +18,7 @@ type model interface {
 }
 
 func parseModel(m json.RawMessage) (model, error) {
-	typ, err := typeOf(m)
+	typ, err := tokjson.TypeOf(m)
 	if err != nil {
 		return nil, err
 	}
@@ -46,19 +47,6 @@ type merge struct{ rank, id int32 }
 
 func pairKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
 
-type bpeJSON struct {
-	Type         string           `json:"type"`
-	Dropout      *float64         `json:"dropout"`
-	UnkToken     *string          `json:"unk_token"`
-	Prefix       *string          `json:"continuing_subword_prefix"`
-	Suffix       *string          `json:"end_of_word_suffix"`
-	FuseUnk      bool             `json:"fuse_unk"`
-	ByteFallback bool             `json:"byte_fallback"`
-	IgnoreMerges bool             `json:"ignore_merges"`
-	Vocab        map[string]int32 `json:"vocab"`
-	Merges       json.RawMessage  `json:"merges"`
-}
-
 func (b *bpe) id(token string) (int32, bool) {
 	id, ok := b.vocab[token]
 	return id, ok
@@ -67,19 +55,25 @@ func (b *bpe) id(token string) (int32, bool) {
 func (b *bpe) size() int { return len(b.vocab) }
 
 func parseBPE(m json.RawMessage) (*bpe, error) {
-	var j bpeJSON
-	if err := json.Unmarshal(m, &j); err != nil {
+	j, err := tokjson.ParseModel(m)
+	if err != nil {
 		return nil, fmt.Errorf("BPE: %w", err)
+	}
+	var vocab map[string]int32
+	if !tokjson.IsNull(j.Vocab) { // none: every merge and the unk_token are refused below
+		if err := json.Unmarshal(j.Vocab, &vocab); err != nil {
+			return nil, fmt.Errorf("BPE: vocab: %w", err)
+		}
 	}
 	if j.Dropout != nil && *j.Dropout != 0 {
 		return nil, fmt.Errorf("BPE: dropout %v is not implemented (it makes encoding random)", *j.Dropout)
 	}
-	b := &bpe{vocab: j.Vocab, unk: -1, fuseUnk: j.FuseUnk, byteFall: j.ByteFallback, ignoreMerge: j.IgnoreMerges}
-	if j.Prefix != nil {
-		b.prefix = *j.Prefix
+	b := &bpe{vocab: vocab, unk: -1, fuseUnk: j.FuseUnk, byteFall: j.ByteFallback, ignoreMerge: j.IgnoreMerges}
+	if j.ContinuingSubwordPrefix != nil {
+		b.prefix = *j.ContinuingSubwordPrefix
 	}
-	if j.Suffix != nil {
-		b.suffix = *j.Suffix
+	if j.EndOfWordSuffix != nil {
+		b.suffix = *j.EndOfWordSuffix
 	}
 	if j.UnkToken != nil {
 		id, ok := b.vocab[*j.UnkToken]
@@ -88,7 +82,7 @@ func parseBPE(m json.RawMessage) (*bpe, error) {
 		}
 		b.unk = id
 	}
-	pairs, err := parseMerges(j.Merges)
+	pairs, err := tokjson.ParseMerges(j.Merges)
 	if err != nil {
 		return nil, fmt.Errorf("BPE: %w", err)
 	}
@@ -109,42 +103,6 @@ func parseBPE(m json.RawMessage) (*bpe, error) {
 		b.merges[pairKey(l, r)] = merge{rank: int32(i), id: id} // a repeated pair: the later rank, as tokenizers
 	}
 	return b, nil
-}
-
-// parseMerges reads merges as "left right" strings or [left, right] pairs.
-func parseMerges(m json.RawMessage) ([][2]string, error) {
-	t := bytes.TrimSpace(m)
-	if isNull(t) || bytes.Equal(t, []byte("[]")) {
-		return nil, nil
-	}
-	inner := bytes.TrimSpace(bytes.TrimPrefix(t, []byte("[")))
-	if len(inner) > 0 && inner[0] == '[' {
-		var pairs [][]string
-		if err := json.Unmarshal(t, &pairs); err != nil {
-			return nil, fmt.Errorf("merges: %w", err)
-		}
-		out := make([][2]string, len(pairs))
-		for i, p := range pairs {
-			if len(p) != 2 {
-				return nil, fmt.Errorf("merge %d has %d parts, want 2", i, len(p))
-			}
-			out[i] = [2]string{p[0], p[1]}
-		}
-		return out, nil
-	}
-	var lines []string
-	if err := json.Unmarshal(t, &lines); err != nil {
-		return nil, fmt.Errorf("merges: %w", err)
-	}
-	out := make([][2]string, len(lines))
-	for i, l := range lines {
-		a, b, ok := strings.Cut(l, " ")
-		if !ok {
-			return nil, fmt.Errorf("merge %d (%q) is not two parts", i, l)
-		}
-		out[i] = [2]string{a, b}
-	}
-	return out, nil
 }
 
 // tokenize appends the ids of one pre-token, as tokenizers' BPE::tokenize:

@@ -20,7 +20,7 @@ import (
 // Metaspace, merges punctuation runs in Punctuation, treats Split's merged
 // behaviors as Isolated, reads Whitespace's \w as ASCII, prepends to empty
 // text and ignores single_word and normalized; those are checked in
-// TestPreTokenizers, TestNormalizers and TestAddedTokens against
+// TestPreTokenizers, hfprep's TestNormalizers and TestAddedTokens against
 // tokenizers' source and its own cases.
 func TestComponentsMatchTransformersJS(t *testing.T) {
 	t.Parallel()

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/udgamlabs/udgam-ci/internal/tokjson"
+	"github.com/udgamlabs/udgam-ci/runner/textprep/hfprep"
 )
 
 // piece is one pre-token: its text and whether it starts the whole text.
@@ -19,10 +22,10 @@ type preTokenizer interface {
 }
 
 func parsePreTokenizer(m json.RawMessage) (preTokenizer, error) {
-	if isNull(m) {
+	if tokjson.IsNull(m) {
 		return nil, nil
 	}
-	typ, err := typeOf(m)
+	typ, err := tokjson.TypeOf(m)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +40,7 @@ func parsePreTokenizer(m json.RawMessage) (preTokenizer, error) {
 		}
 		b := byteLevel{prefixSpace: p.AddPrefixSpace, useRegex: p.UseRegex == nil || *p.UseRegex}
 		if b.useRegex {
-			if b.re, err = compileRegex(gpt2Pattern); err != nil {
+			if b.re, err = hfprep.CompileRegex(gpt2Pattern); err != nil {
 				return nil, err
 			}
 		}
@@ -51,7 +54,7 @@ func parsePreTokenizer(m json.RawMessage) (preTokenizer, error) {
 		if err := json.Unmarshal(m, &p); err != nil {
 			return nil, fmt.Errorf("Split: %w", err)
 		}
-		pat, err := parsePattern(p.Pattern)
+		pat, err := hfprep.ParsePattern(p.Pattern)
 		if err != nil {
 			return nil, fmt.Errorf("Split: %w", err)
 		}
@@ -89,10 +92,10 @@ func parsePreTokenizer(m json.RawMessage) (preTokenizer, error) {
 	case "Whitespace":
 		return whitespace{}, nil
 	case "WhitespaceSplit":
-		return splitter{pat: charPattern(isSpace), behavior: removed}, nil
+		return splitter{pat: charPattern(hfprep.IsSpace), behavior: removed}, nil
 	case "BertPreTokenizer":
 		return sequencePre{
-			splitter{pat: charPattern(isSpace), behavior: removed},
+			splitter{pat: charPattern(hfprep.IsSpace), behavior: removed},
 			splitter{pat: charPattern(isPunct), behavior: isolated},
 		}, nil
 	case "CharDelimiterSplit":
@@ -110,7 +113,7 @@ func parsePreTokenizer(m json.RawMessage) (preTokenizer, error) {
 	case "Metaspace":
 		return parseMetaspace(m)
 	case "Sequence":
-		seq, err := parseSequence(m, "pretokenizers", parsePreTokenizer)
+		seq, err := tokjson.ParseSequence(m, "pretokenizers", parsePreTokenizer)
 		return sequencePre(seq), err
 	}
 	return nil, fmt.Errorf("type %q is not implemented", typ)
@@ -229,10 +232,10 @@ func splitSpans(sp []span, b behavior) [][2]int {
 }
 
 // splitPieces splits every piece on pat with behavior b.
-func splitPieces(ps []piece, pat pattern, b behavior, invert bool) []piece {
+func splitPieces(ps []piece, pat hfprep.Pattern, b behavior, invert bool) []piece {
 	var out []piece
 	for _, p := range ps {
-		for _, r := range splitSpans(spans(p.s, pat.find(p.s), invert), b) {
+		for _, r := range splitSpans(spans(p.s, pat.Find(p.s), invert), b) {
 			if r[0] < r[1] {
 				out = append(out, piece{s: p.s[r[0]:r[1]], first: p.first && r[0] == 0})
 			}
@@ -242,7 +245,7 @@ func splitPieces(ps []piece, pat pattern, b behavior, invert bool) []piece {
 }
 
 type splitter struct {
-	pat      pattern
+	pat      hfprep.Pattern
 	behavior behavior
 	invert   bool
 }
@@ -255,7 +258,7 @@ func (p splitter) preTokenize(ps []piece) []piece {
 // match of its own (tokenizers' Pattern for a char predicate).
 type charPattern func(rune) bool
 
-func (f charPattern) find(s string) [][2]int {
+func (f charPattern) Find(s string) [][2]int {
 	var out [][2]int
 	for i, r := range s {
 		if f(r) {
@@ -281,9 +284,9 @@ func (whitespace) preTokenize(ps []piece) []piece {
 	for _, p := range ps {
 		class := func(r rune) int {
 			switch {
-			case isWordChar(r):
+			case hfprep.IsWordChar(r):
 				return 1
-			case isSpace(r):
+			case hfprep.IsSpace(r):
 				return 0
 			}
 			return 2
@@ -313,7 +316,7 @@ const gpt2Pattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]
 // printable stand-in (bytesToUnicode).
 type byteLevel struct {
 	prefixSpace, useRegex bool
-	re                    *regex
+	re                    *hfprep.Regex
 }
 
 func (b byteLevel) preTokenize(ps []piece) []piece {
@@ -408,7 +411,7 @@ func (ms metaspace) preTokenize(ps []piece) []piece {
 		ps[i].s = s
 	}
 	if ms.split {
-		ps = splitPieces(ps, literal(ms.replacement), mergedWithNext, false)
+		ps = splitPieces(ps, hfprep.Literal(ms.replacement), mergedWithNext, false)
 	}
 	return ps
 }

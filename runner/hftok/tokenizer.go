@@ -1,56 +1,52 @@
 // Package hftok encodes text exactly as Hugging Face's tokenizers library
 // does with a tokenizer.json (encode with add_special_tokens=false), for the
 // components small language models use, and refuses, naming the component,
-// whatever it does not implement. It does not use llama.cpp: it is the
-// independent side that llama.cpp's ids are checked against, and its
-// normalizer and added-token splitting are also the production scoring
-// path's (Normalize, SplitAdded, SplitNormalized, Segments).
+// whatever it does not implement. It does not use llama.cpp: it is the Go
+// side that `model check-tokenizer` compares llama.cpp's ids with, a check
+// and never on the scoring path.
 //
 // Hugging Face's order for one text (tokenizers' Tokenizer::encode_single_sequence,
-// AddedVocabulary::extract_and_normalize, do_pre_tokenize, do_tokenize):
-//
-//  1. SplitAdded: on the raw text, match the added tokens whose normalized
-//     flag is false (special or not: add_special_tokens=false does not stop
-//     it), leftmost-longest, honouring single_word, lstrip and rstrip.
-//  2. Normalize each remaining segment on its own (a Prepend normalizer, for
-//     one, prepends to every segment, not once per text).
-//  3. SplitNormalized: in each normalized segment, match the added tokens
-//     whose normalized flag is true, against their normalized content.
-//  4. Pre-tokenize each segment still left on its own, then run the model
-//     on each piece. Added tokens map straight to their ids.
-//
-// Segments runs steps 1-3 and returns what a second engine must tokenize:
-// the added tokens' ids and normalized text for steps 4.
+// do_pre_tokenize, do_tokenize): the added tokens are matched and the
+// normalizer applied between them as runner/textprep/hfprep does (the
+// production preparation, which this package runs too: Segments,
+// SplitAdded, Normalize, SplitNormalized), then each segment left is
+// pre-tokenized on its own and the model run on each piece. Added tokens
+// map straight to their ids. What this package adds to hfprep is the
+// check of the added tokens' ids against the model, the pre-tokenizers and
+// the models.
 //
 // Implemented: models BPE (merges as strings or pairs, ignore_merges,
 // byte_fallback, unk and fuse_unk, subword prefix/suffix) and Unigram
 // (SentencePiece's optimized Viterbi, fused unk, byte_fallback);
-// normalizers NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Replace,
-// Prepend, Strip, BertNormalizer, Sequence; pre-tokenizers ByteLevel,
-// Split, Digits, Metaspace, Punctuation, Whitespace, WhitespaceSplit,
-// BertPreTokenizer, CharDelimiterSplit, Sequence. Refused by name:
-// WordPiece and WordLevel models, the Precompiled, Nmt and ByteLevel
-// normalizers, UnicodeScripts and other pre-tokenizers, BPE dropout,
-// truncation and padding. Post-processors and decoders do not change ids
-// when no special tokens are added, so known ones are accepted and not run.
+// normalizers as hfprep; pre-tokenizers ByteLevel, Split, Digits,
+// Metaspace, Punctuation, Whitespace, WhitespaceSplit, BertPreTokenizer,
+// CharDelimiterSplit, Sequence. Refused by name: WordPiece and WordLevel
+// models, the normalizers hfprep refuses, UnicodeScripts and other
+// pre-tokenizers, BPE dropout, truncation and padding. Post-processors and
+// decoders do not change ids when no special tokens are added, so known
+// ones are accepted and not run.
 package hftok
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"unicode/utf8"
+
+	"github.com/udgamlabs/udgam-ci/internal/tokjson"
+	"github.com/udgamlabs/udgam-ci/runner/textprep/hfprep"
 )
 
 // Tokenizer is a parsed tokenizer.json. It is safe for concurrent use.
 type Tokenizer struct {
-	added *addedVocab
-	norm  normalizer   // nil: none
+	prep  *hfprep.Prep
 	pre   preTokenizer // nil: none
 	model model
 }
+
+// Segment is one part of a text after added-token splitting (hfprep).
+type Segment = hfprep.Segment
 
 // Load parses DIR/tokenizer.json.
 func Load(dir string) (*Tokenizer, error) {
@@ -66,37 +62,28 @@ func Load(dir string) (*Tokenizer, error) {
 	return t, nil
 }
 
-type fileJSON struct {
-	Truncation    json.RawMessage `json:"truncation"`
-	Padding       json.RawMessage `json:"padding"`
-	AddedTokens   []addedToken    `json:"added_tokens"`
-	Normalizer    json.RawMessage `json:"normalizer"`
-	PreTokenizer  json.RawMessage `json:"pre_tokenizer"`
-	PostProcessor json.RawMessage `json:"post_processor"`
-	Model         json.RawMessage `json:"model"`
-}
-
 // Parse reads the contents of a tokenizer.json.
 func Parse(tokenizerJSON []byte) (*Tokenizer, error) {
-	var f fileJSON
-	if err := json.Unmarshal(tokenizerJSON, &f); err != nil {
+	f, err := tokjson.Parse(tokenizerJSON)
+	if err != nil {
 		return nil, fmt.Errorf("parse tokenizer.json: %w", err)
 	}
-	if !isNull(f.Truncation) {
+	if !tokjson.IsNull(f.Truncation) {
 		return nil, fmt.Errorf("tokenizer.json sets truncation: not implemented (it changes the ids of long texts)")
 	}
-	if !isNull(f.Padding) {
+	if !tokjson.IsNull(f.Padding) {
 		return nil, fmt.Errorf("tokenizer.json sets padding: not implemented (it adds pad ids)")
 	}
-	if len(f.Model) == 0 || isNull(f.Model) {
+	if tokjson.IsNull(f.Model.Raw) {
 		return nil, fmt.Errorf("tokenizer.json has no model")
 	}
-	model, err := parseModel(f.Model)
+	model, err := parseModel(f.Model.Raw)
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
 	t := &Tokenizer{model: model}
-	if t.norm, err = parseNormalizer(f.Normalizer); err != nil {
+	norm, err := hfprep.ParseNormalizer(f.Normalizer)
+	if err != nil {
 		return nil, fmt.Errorf("normalizer: %w", err)
 	}
 	if t.pre, err = parsePreTokenizer(f.PreTokenizer); err != nil {
@@ -105,10 +92,41 @@ func Parse(tokenizerJSON []byte) (*Tokenizer, error) {
 	if err := checkPostProcessor(f.PostProcessor); err != nil {
 		return nil, fmt.Errorf("post_processor: %w", err)
 	}
-	if t.added, err = newAddedVocab(f.AddedTokens, model, t.norm); err != nil {
+	if err := checkAddedIDs(f.AddedTokens, model); err != nil {
+		return nil, fmt.Errorf("added_tokens: %w", err)
+	}
+	if t.prep, err = hfprep.New(norm, f.AddedTokens); err != nil {
 		return nil, fmt.Errorf("added_tokens: %w", err)
 	}
 	return t, nil
+}
+
+// checkAddedIDs refuses an added token whose id is not the one Hugging
+// Face's tokenizer gives it: the model's id for its content, or else the
+// next free id, whatever the file says; rather than guess which the model
+// was trained with. The first token listed twice ends the check: hfprep.New
+// refuses it.
+func checkAddedIDs(tokens []tokjson.AddedToken, m model) error {
+	seen := map[string]bool{}
+	next := int32(m.size()) // the id tokenizers gives the next token not in the vocabulary
+	for _, a := range tokens {
+		if a.Content == "" {
+			continue // Hugging Face ignores empty added tokens
+		}
+		if seen[a.Content] {
+			return nil
+		}
+		seen[a.Content] = true
+		want, inVocab := m.id(a.Content)
+		if !inVocab {
+			want = next
+			next++
+		}
+		if int(want) != a.ID {
+			return fmt.Errorf("added token %q has id %d, but Hugging Face's tokenizer gives it %d", a.Content, a.ID, want)
+		}
+	}
+	return nil
 }
 
 // Encode returns the ids Hugging Face's tokenizer gives text with
@@ -117,16 +135,13 @@ func (t *Tokenizer) Encode(text string) ([]int32, error) {
 	if !utf8.ValidString(text) {
 		return nil, fmt.Errorf("encode: text is not valid UTF-8")
 	}
-	if t.model == nil {
-		return nil, fmt.Errorf("encode: this tokenizer only prepares text (ParsePrep): it has no model")
-	}
 	var ids []int32
-	for _, seg := range t.segments(text) {
+	for _, seg := range t.prep.Split(text) {
 		if seg.Added {
 			ids = append(ids, seg.ID)
 			continue
 		}
-		pieces := []piece{{s: seg.Text, first: seg.first}}
+		pieces := []piece{{s: seg.Text, first: seg.First}}
 		if t.pre != nil {
 			pieces = t.pre.preTokenize(pieces)
 		}
@@ -140,78 +155,28 @@ func (t *Tokenizer) Encode(text string) ([]int32, error) {
 	return ids, nil
 }
 
-// Normalize applies the tokenizer.json's normalizer to s (s unchanged when
-// there is none). Apply it to each non-added segment from SplitAdded, never
-// to the whole text: see the package comment for the order.
-func (t *Tokenizer) Normalize(s string) (string, error) {
-	if !utf8.ValidString(s) {
-		return "", fmt.Errorf("normalize: text is not valid UTF-8")
-	}
-	if t.norm == nil {
-		return s, nil
-	}
-	out, _ := t.norm.normalize(s, true)
-	return out, nil
-}
+// Segments is hfprep.Prep.Segments: the added tokens and the normalized
+// text between them, before pre-tokenization.
+func (t *Tokenizer) Segments(text string) ([]Segment, error) { return t.prep.Segments(text) }
 
-// HasNormalizer reports whether the tokenizer.json has a normalizer.
-func (t *Tokenizer) HasNormalizer() bool { return t.norm != nil }
+// SplitAdded is hfprep.Prep.SplitAdded.
+func (t *Tokenizer) SplitAdded(text string) []Segment { return t.prep.SplitAdded(text) }
 
-// Segments runs Hugging Face's steps before pre-tokenization on text
-// (SplitAdded, Normalize, SplitNormalized; see the package comment): the
-// non-added segments it returns are normalized, ready for the
-// pre-tokenizer and model, and must not be normalized again. Empty
-// segments are dropped, as Hugging Face drops them.
-func (t *Tokenizer) Segments(text string) ([]Segment, error) {
-	if !utf8.ValidString(text) {
-		return nil, fmt.Errorf("segments: text is not valid UTF-8")
-	}
-	return plain(t.segments(text)), nil
-}
+// Normalize is hfprep.Prep.Normalize.
+func (t *Tokenizer) Normalize(s string) (string, error) { return t.prep.Normalize(s) }
 
-// segments is Segments keeping whether each segment starts the text (a
-// Metaspace pre-tokenizer with prepend_scheme "first" needs it).
-func (t *Tokenizer) segments(text string) []segment {
-	var out []segment
-	for _, s := range t.added.split(text, true, false) {
-		if s.Added {
-			out = append(out, s)
-			continue
-		}
-		norm, first := s.Text, s.first
-		if t.norm != nil {
-			norm, first = t.norm.normalize(s.Text, first)
-		}
-		out = append(out, t.added.split(norm, first, true)...)
-	}
-	return out
-}
-
-func isNull(m json.RawMessage) bool {
-	return len(m) == 0 || bytes.Equal(bytes.TrimSpace(m), []byte("null"))
-}
-
-// typeOf reads the "type" field of a component.
-func typeOf(m json.RawMessage) (string, error) {
-	var h struct {
-		Type string `json:"type"`
-	}
-	if err := json.Unmarshal(m, &h); err != nil {
-		return "", err
-	}
-	if h.Type == "" {
-		return "", fmt.Errorf("no type in %.80s", m)
-	}
-	return h.Type, nil
+// SplitNormalized is hfprep.Prep.SplitNormalized.
+func (t *Tokenizer) SplitNormalized(normalized string) []Segment {
+	return t.prep.SplitNormalized(normalized)
 }
 
 // checkPostProcessor accepts the post-processors that add no ids when
 // add_special_tokens is false.
 func checkPostProcessor(m json.RawMessage) error {
-	if isNull(m) {
+	if tokjson.IsNull(m) {
 		return nil
 	}
-	typ, err := typeOf(m)
+	typ, err := tokjson.TypeOf(m)
 	if err != nil {
 		return err
 	}
@@ -219,33 +184,8 @@ func checkPostProcessor(m json.RawMessage) error {
 	case "TemplateProcessing", "ByteLevel", "RobertaProcessing", "BertProcessing":
 		return nil
 	case "Sequence":
-		_, err := parseSequence(m, "processors", func(p json.RawMessage) (any, error) { return nil, checkPostProcessor(p) })
+		_, err := tokjson.ParseSequence(m, "processors", func(p json.RawMessage) (any, error) { return nil, checkPostProcessor(p) })
 		return err
 	}
 	return fmt.Errorf("type %q is not implemented", typ)
-}
-
-// parseSequence parses the list under key of a Sequence component with
-// parse, naming the entry that fails and leaving out null ones.
-func parseSequence[T comparable](m json.RawMessage, key string, parse func(json.RawMessage) (T, error)) ([]T, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(m, &fields); err != nil {
-		return nil, fmt.Errorf("Sequence: %w", err)
-	}
-	var list []json.RawMessage
-	if err := json.Unmarshal(fields[key], &list); err != nil {
-		return nil, fmt.Errorf("Sequence %s: %w", key, err)
-	}
-	var seq []T
-	var none T
-	for i, e := range list {
-		c, err := parse(e)
-		if err != nil {
-			return nil, fmt.Errorf("Sequence[%d]: %w", i, err)
-		}
-		if c != none {
-			seq = append(seq, c)
-		}
-	}
-	return seq, nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"unicode/utf8"
+
+	"github.com/udgamlabs/udgam-ci/internal/tokjson"
 )
 
 // unigram is tokenizers' Unigram model (SentencePiece's): the segmentation
@@ -27,17 +29,19 @@ type unigram struct {
 const unkPenalty = 10.0
 
 func parseUnigram(m json.RawMessage) (*unigram, error) {
-	var j struct {
-		UnkID        *int32              `json:"unk_id"`
-		Vocab        [][]json.RawMessage `json:"vocab"`
-		ByteFallback bool                `json:"byte_fallback"`
-	}
-	if err := json.Unmarshal(m, &j); err != nil {
+	j, err := tokjson.ParseModel(m)
+	if err != nil {
 		return nil, fmt.Errorf("Unigram: %w", err)
 	}
-	u := &unigram{ids: make(map[string]int32, len(j.Vocab)), unk: -1, byteFall: j.ByteFallback}
+	var vocab [][]json.RawMessage
+	if !tokjson.IsNull(j.Vocab) { // none: refused below as empty
+		if err := json.Unmarshal(j.Vocab, &vocab); err != nil {
+			return nil, fmt.Errorf("Unigram: vocab: %w", err)
+		}
+	}
+	u := &unigram{ids: make(map[string]int32, len(vocab)), unk: -1, byteFall: j.ByteFallback}
 	minScore := math.Inf(1)
-	for i, e := range j.Vocab {
+	for i, e := range vocab {
 		var piece string
 		var score float64
 		if len(e) != 2 || json.Unmarshal(e[0], &piece) != nil || json.Unmarshal(e[1], &score) != nil {

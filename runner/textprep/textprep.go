@@ -4,7 +4,8 @@
 // normalized (the tokenizer.json normalizer steps llama.cpp does not apply)
 // and only then tokenized by llama.cpp. The converter records what is needed
 // in the GGUF (tokspec.Spec); the matching and normalizing rules themselves
-// live in runner/hftok, the one home of Hugging Face's pre-steps.
+// live in runner/textprep/hfprep, the one home of Hugging Face's pre-steps,
+// which the Go check (runner/hftok) builds on too.
 //
 // A GGUF without that record (not converted by udgam-ci) is tokenized by
 // llama.cpp alone, and text that llama.cpp is known to tokenize differently
@@ -18,16 +19,17 @@ import (
 	"unicode/utf8"
 
 	"github.com/udgamlabs/udgam-ci/ggufspec/tokspec"
+	"github.com/udgamlabs/udgam-ci/internal/tokjson"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/hftok"
+	"github.com/udgamlabs/udgam-ci/runner/textprep/hfprep"
 )
 
 // Prep is Hugging Face's text preparation ahead of the pre-tokenizer and
 // model: added tokens matched in the raw text, the normalizer on each other
-// segment, then the added tokens matched in normalized text (runner/hftok).
+// segment, then the added tokens matched in normalized text (hfprep.Prep).
 type Prep interface {
-	Segments(text string) ([]hftok.Segment, error)
+	Segments(text string) ([]hfprep.Segment, error)
 }
 
 // TokenByter gives the bytes a token stands for (llama.cpp's piece).
@@ -143,7 +145,7 @@ func (t *Tokenizer) checkBytes(text string) error {
 // spaceFirst says whether segment i of a text gets a space before it:
 // Metaspace's prepend_scheme "first" puts "▁" before the segment that
 // starts the text, unless it starts with one (a space becomes "▁" first).
-func (t *Tokenizer) spaceFirst(i int, seg hftok.Segment) bool {
+func (t *Tokenizer) spaceFirst(i int, seg hfprep.Segment) bool {
 	return t.prefixFirst && i == 0 && !seg.Added && seg.Text != "" &&
 		!strings.HasPrefix(seg.Text, " ") && !strings.HasPrefix(seg.Text, "▁")
 }
@@ -151,7 +153,7 @@ func (t *Tokenizer) spaceFirst(i int, seg hftok.Segment) bool {
 // segments prepares text and checks that llama.cpp will not match a
 // user-defined token inside a plain segment, where Hugging Face's tokenizer
 // did not match it.
-func (t *Tokenizer) segments(text string) ([]hftok.Segment, error) {
+func (t *Tokenizer) segments(text string) ([]hfprep.Segment, error) {
 	segs, err := t.prep.Segments(text)
 	if err != nil {
 		return nil, err
@@ -281,19 +283,22 @@ func PieceCover(piece []byte, text string, spacePrefix bool, id int32) (int, err
 	return len(p), nil
 }
 
-// newPrep builds Hugging Face's pre-steps from the record.
+// newPrep builds Hugging Face's pre-steps from the record, and counts the
+// added tokens for the run settings.
 func newPrep(spec tokspec.Spec) (Prep, int, error) {
-	var added []json.RawMessage
-	if len(spec.AddedTokens) > 0 && string(spec.AddedTokens) != "null" {
-		if err := json.Unmarshal(spec.AddedTokens, &added); err != nil {
-			return nil, 0, fmt.Errorf("tokenizer record: added_tokens: %w", err)
-		}
-	}
-	p, err := hftok.ParsePrep(spec.Normalizer, spec.AddedTokens)
+	tokens, err := tokjson.ParseAddedTokens(spec.AddedTokens)
 	if err != nil {
-		return nil, 0, fmt.Errorf("tokenizer record: %w", err)
+		return nil, 0, fmt.Errorf("tokenizer record: added_tokens: %w", err)
 	}
-	return p, len(added), nil
+	norm, err := hfprep.ParseNormalizer(spec.Normalizer)
+	if err != nil {
+		return nil, 0, fmt.Errorf("tokenizer record: normalizer: %w", err)
+	}
+	p, err := hfprep.New(norm, tokens)
+	if err != nil {
+		return nil, 0, fmt.Errorf("tokenizer record: added_tokens: %w", err)
+	}
+	return p, len(tokens), nil
 }
 
 // describeNormalizer names a tokenizer.json normalizer's steps, e.g. "NFC"

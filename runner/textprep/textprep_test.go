@@ -8,7 +8,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/ggufspec/tokspec"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
-	"github.com/udgamlabs/udgam-ci/runner/hftok"
+	"github.com/udgamlabs/udgam-ci/runner/textprep/hfprep"
 )
 
 // byteTok tokenizes text into its bytes and gives each byte as its piece,
@@ -73,26 +73,26 @@ func TestLlamaOwnRefusesControlLiterals(t *testing.T) {
 
 var runnerSpecNone = tokspec.Spec{}
 
-// fakePrep stands for runner/hftok in these unit tests of the composition:
+// fakePrep stands for hfprep.Prep in these unit tests of the composition:
 // "<s>" is added token 1001, and the normalizer composes "e" + U+0301 into
 // "é" (NFC's one case used here). The real pre-steps are checked against
 // transformers.js in the end-to-end tests.
 type fakePrep struct{}
 
-func (fakePrep) Segments(text string) ([]hftok.Segment, error) {
-	var out []hftok.Segment
+func (fakePrep) Segments(text string) ([]hfprep.Segment, error) {
+	var out []hfprep.Segment
 	for len(text) > 0 {
 		i := strings.Index(text, "<s>")
 		if i < 0 {
 			i = len(text)
 		}
 		if i > 0 {
-			out = append(out, hftok.Segment{Text: strings.ReplaceAll(text[:i], "e\u0301", "é")})
+			out = append(out, hfprep.Segment{Text: strings.ReplaceAll(text[:i], "e\u0301", "é")})
 		}
 		if i == len(text) {
 			break
 		}
-		out = append(out, hftok.Segment{Text: "<s>", ID: 1001, Added: true})
+		out = append(out, hfprep.Segment{Text: "<s>", ID: 1001, Added: true})
 		text = text[i+3:]
 	}
 	return out, nil

@@ -1,78 +1,41 @@
-package hftok
+package hfprep
 
 import (
-	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/udgamlabs/udgam-ci/internal/tokjson"
 )
 
 // Segment is one part of a text after added-token splitting: an added token
 // (Added, with its ID; Text is what it matched, with any whitespace its
 // lstrip/rstrip took) or text for the normalizer, pre-tokenizer and model.
+// First says whether the segment starts the whole text (a Metaspace
+// pre-tokenizer with prepend_scheme "first" reads it).
 type Segment struct {
 	Text  string
 	ID    int32
 	Added bool
-}
-
-// segment is a Segment that knows whether it starts the text.
-type segment struct {
-	Segment
-	first bool
-}
-
-// addedToken is one entry of tokenizer.json's added_tokens.
-type addedToken struct {
-	ID         int32
-	Content    string
-	SingleWord bool
-	LStrip     bool
-	RStrip     bool
-	Normalized bool
-	Special    bool
-}
-
-func (a *addedToken) UnmarshalJSON(b []byte) error {
-	var j struct {
-		ID         *int32 `json:"id"`
-		Content    string `json:"content"`
-		SingleWord bool   `json:"single_word"`
-		LStrip     bool   `json:"lstrip"`
-		RStrip     bool   `json:"rstrip"`
-		Normalized *bool  `json:"normalized"`
-		Special    bool   `json:"special"`
-	}
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	if j.ID == nil {
-		return fmt.Errorf("added token %q has no id", j.Content)
-	}
-	*a = addedToken{ID: *j.ID, Content: j.Content, SingleWord: j.SingleWord, LStrip: j.LStrip,
-		RStrip: j.RStrip, Normalized: true, Special: j.Special}
-	if j.Normalized != nil { // Hugging Face's default is true
-		a.Normalized = *j.Normalized
-	}
-	return nil
+	First bool
 }
 
 // addedVocab matches added tokens in text: raw holds the tokens with
 // normalized=false (matched on raw text), norm those with normalized=true
 // (matched, by their normalized content, on normalized text).
 type addedVocab struct {
-	tokens    []addedToken
+	tokens    []tokjson.AddedToken
 	raw, norm trie
 }
 
-func newAddedVocab(tokens []addedToken, m model, n normalizer) (*addedVocab, error) {
+// newAddedVocab takes the added tokens' ids as given: whoever calls it
+// checked them (the converter against the vocabulary it writes, runner/hftok
+// against the model it reads).
+func newAddedVocab(tokens []tokjson.AddedToken, n Normalizer) (*addedVocab, error) {
 	v := &addedVocab{raw: newTrie(), norm: newTrie()}
-	seen := map[string]int32{}
-	next := int32(0) // the id tokenizers gives the next token not in the vocabulary
-	if m != nil {
-		next = int32(m.size())
-	}
+	seen := map[string]int{}
 	for _, a := range tokens {
 		if a.Content == "" {
 			continue // Hugging Face ignores empty added tokens
@@ -81,19 +44,8 @@ func newAddedVocab(tokens []addedToken, m model, n normalizer) (*addedVocab, err
 			return nil, fmt.Errorf("%q is listed twice (ids %d and %d): not implemented", a.Content, id, a.ID)
 		}
 		seen[a.Content] = a.ID
-		// Hugging Face gives an added token the model's id for its content,
-		// or the next free id, whatever the file says; refuse a file where
-		// the two differ rather than guess which the model was trained with.
-		want, inVocab := a.ID, true // no model (ParsePrep): the converter checked the ids
-		if m != nil {
-			want, inVocab = m.id(a.Content)
-		}
-		if !inVocab {
-			want = next
-			next++
-		}
-		if want != a.ID {
-			return nil, fmt.Errorf("added token %q has id %d, but Hugging Face's tokenizer gives it %d", a.Content, a.ID, want)
+		if a.ID < 0 || a.ID > math.MaxInt32 {
+			return nil, fmt.Errorf("added token %q has id %d, outside the ids a vocabulary can have", a.Content, a.ID)
 		}
 		i := int32(len(v.tokens))
 		v.tokens = append(v.tokens, a)
@@ -103,7 +55,7 @@ func newAddedVocab(tokens []addedToken, m model, n normalizer) (*addedVocab, err
 		}
 		pattern := a.Content
 		if n != nil {
-			pattern, _ = n.normalize(a.Content, true)
+			pattern, _ = n.Normalize(a.Content, true)
 		}
 		if pattern != "" {
 			v.norm.add(pattern, i)
@@ -112,48 +64,21 @@ func newAddedVocab(tokens []addedToken, m model, n normalizer) (*addedVocab, err
 	return v, nil
 }
 
-// SplitAdded is step 1 of Hugging Face's order (package comment): it splits
-// raw text on the added tokens with normalized=false. Normalize each
-// non-added segment, then pass it to SplitNormalized. Empty segments are
-// dropped.
-func (t *Tokenizer) SplitAdded(text string) []Segment {
-	return plain(t.added.split(text, true, false))
-}
-
-// SplitNormalized is step 3: it splits one normalized non-added segment on
-// the added tokens with normalized=true. Without such tokens it returns the
-// segment whole.
-func (t *Tokenizer) SplitNormalized(normalized string) []Segment {
-	return plain(t.added.split(normalized, true, true))
-}
-
-// HasNormalizedAdded reports whether any added token has normalized=true,
-// that is whether SplitNormalized can split anything.
-func (t *Tokenizer) HasNormalizedAdded() bool { return len(t.added.norm.nodes[0].next) > 0 }
-
-func plain(segs []segment) []Segment {
-	out := make([]Segment, len(segs))
-	for i, s := range segs {
-		out[i] = s.Segment
-	}
-	return out
-}
-
 // split mirrors tokenizers' AddedVocabulary::find_matches: leftmost-longest
 // matches scanned left to right (a discarded match is skipped, not
 // rescanned), single_word checked on the text around the match, lstrip and
 // rstrip widening the match over whitespace. first says whether text
 // starts the whole text; the segment at offset 0 keeps it.
-func (v *addedVocab) split(text string, first, normalized bool) []segment {
+func (v *addedVocab) split(text string, first, normalized bool) []Segment {
 	tr := &v.raw
 	if normalized {
 		tr = &v.norm
 	}
-	var out []segment
-	push := func(start, stop int, tok *addedToken) {
-		s := segment{Segment: Segment{Text: text[start:stop]}, first: first && start == 0}
+	var out []Segment
+	push := func(start, stop int, tok *tokjson.AddedToken) {
+		s := Segment{Text: text[start:stop], First: first && start == 0}
 		if tok != nil {
-			s.ID, s.Added = tok.ID, true
+			s.ID, s.Added = int32(tok.ID), true
 		}
 		out = append(out, s)
 	}
@@ -174,10 +99,10 @@ func (v *addedVocab) split(text string, first, normalized bool) []segment {
 			}
 		}
 		if tok.LStrip {
-			start = max(len(strings.TrimRightFunc(text[:start], isSpace)), done)
+			start = max(len(strings.TrimRightFunc(text[:start], IsSpace)), done)
 		}
 		if tok.RStrip {
-			stop = len(text) - len(strings.TrimLeftFunc(text[stop:], isSpace))
+			stop = len(text) - len(strings.TrimLeftFunc(text[stop:], IsSpace))
 		}
 		if done < start {
 			push(done, start, nil)
@@ -191,13 +116,13 @@ func (v *addedVocab) split(text string, first, normalized bool) []segment {
 	return out
 }
 
-// isSpace is Unicode White_Space, as Rust's char::is_whitespace and its
+// IsSpace is Unicode White_Space, as Rust's char::is_whitespace and its
 // regex \s.
-func isSpace(r rune) bool { return unicode.Is(unicode.White_Space, r) }
+func IsSpace(r rune) bool { return unicode.Is(unicode.White_Space, r) }
 
-// isWordChar is Rust regex's Unicode \w: Alphabetic, marks, decimal
+// IsWordChar is Rust regex's Unicode \w: Alphabetic, marks, decimal
 // digits, connector punctuation and joiners.
-func isWordChar(r rune) bool {
+func IsWordChar(r rune) bool {
 	return unicode.IsLetter(r) || unicode.Is(unicode.Nl, r) || unicode.Is(unicode.Other_Alphabetic, r) ||
 		unicode.Is(unicode.M, r) || unicode.Is(unicode.Nd, r) || unicode.Is(unicode.Pc, r) ||
 		unicode.Is(unicode.Join_Control, r)
@@ -205,12 +130,12 @@ func isWordChar(r rune) bool {
 
 func endsWithWord(s string) bool {
 	r, n := utf8.DecodeLastRuneInString(s)
-	return n > 0 && isWordChar(r)
+	return n > 0 && IsWordChar(r)
 }
 
 func startsWithWord(s string) bool {
 	r, n := utf8.DecodeRuneInString(s)
-	return n > 0 && isWordChar(r)
+	return n > 0 && IsWordChar(r)
 }
 
 // trie finds, from a position on, the leftmost start where some pattern

@@ -1,4 +1,4 @@
-package hftok
+package hfprep
 
 import (
 	"encoding/json"
@@ -9,13 +9,15 @@ import (
 	"github.com/dlclark/regexp2"
 )
 
-// pattern is a tokenizer.json pattern ({"String": s} or {"Regex": r}); find
+// Pattern is a tokenizer.json pattern ({"String": s} or {"Regex": r}); Find
 // returns its non-overlapping matches as byte offsets, left to right.
-type pattern interface {
-	find(s string) [][2]int
+type Pattern interface {
+	Find(s string) [][2]int
 }
 
-func parsePattern(m json.RawMessage) (pattern, error) {
+// ParsePattern reads a pattern of a Replace normalizer or a Split
+// pre-tokenizer.
+func ParsePattern(m json.RawMessage) (Pattern, error) {
 	var p struct {
 		String *string `json:"String"`
 		Regex  *string `json:"Regex"`
@@ -25,18 +27,19 @@ func parsePattern(m json.RawMessage) (pattern, error) {
 	}
 	switch {
 	case p.String != nil:
-		return literal(*p.String), nil
+		return Literal(*p.String), nil
 	case p.Regex != nil:
-		return compileRegex(*p.Regex)
+		return CompileRegex(*p.Regex)
 	}
 	return nil, fmt.Errorf("pattern %.80s: want String or Regex", m)
 }
 
-// literal matches a fixed string; an empty one matches nothing, as in
+// Literal matches a fixed string; an empty one matches nothing, as in
 // tokenizers.
-type literal string
+type Literal string
 
-func (l literal) find(s string) [][2]int {
+// Find implements Pattern.
+func (l Literal) Find(s string) [][2]int {
 	if l == "" {
 		return nil
 	}
@@ -51,24 +54,26 @@ func (l literal) find(s string) [][2]int {
 	}
 }
 
-// regex is an Oniguruma pattern (what tokenizers compiles) run by regexp2,
+// Regex is an Oniguruma pattern (what tokenizers compiles) run by regexp2,
 // a backtracking engine with the same lookahead, \p{..} classes, Unicode
-// \s and leftmost-first alternation. regexp2 reports rune offsets; find
+// \s and leftmost-first alternation. regexp2 reports rune offsets; Find
 // turns them into byte offsets.
-type regex struct {
+type Regex struct {
 	src string
 	re  *regexp2.Regexp
 }
 
-func compileRegex(src string) (*regex, error) {
+// CompileRegex compiles a pattern's regex.
+func CompileRegex(src string) (*Regex, error) {
 	re, err := regexp2.Compile(src, regexp2.None)
 	if err != nil {
 		return nil, fmt.Errorf("regex %q: %w", src, err)
 	}
-	return &regex{src: src, re: re}, nil
+	return &Regex{src: src, re: re}, nil
 }
 
-func (r *regex) find(s string) [][2]int {
+// Find implements Pattern.
+func (r *Regex) Find(s string) [][2]int {
 	if s == "" {
 		return nil
 	}
@@ -88,7 +93,7 @@ func (r *regex) find(s string) [][2]int {
 	}
 	if err != nil {
 		// Only a match timeout fails, and none is set.
-		panic(fmt.Sprintf("hftok: regex %q: %v", r.src, err))
+		panic(fmt.Sprintf("hfprep: regex %q: %v", r.src, err))
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package hftok
+package hfprep
 
 import (
 	"encoding/json"
@@ -7,21 +7,25 @@ import (
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/udgamlabs/udgam-ci/internal/tokjson"
 )
 
-// normalizer is one of tokenizer.json's normalizers. first says whether s
+// Normalizer is one of tokenizer.json's normalizers. first says whether s
 // starts at the text's first character; the result says whether the
 // normalized string still does (Strip can move it), which a Metaspace
 // pre-tokenizer with prepend_scheme "first" reads.
-type normalizer interface {
-	normalize(s string, first bool) (string, bool)
+type Normalizer interface {
+	Normalize(s string, first bool) (string, bool)
 }
 
-func parseNormalizer(m json.RawMessage) (normalizer, error) {
-	if isNull(m) {
+// ParseNormalizer reads a tokenizer.json normalizer: nil for none, an
+// error naming a type not implemented.
+func ParseNormalizer(m json.RawMessage) (Normalizer, error) {
+	if tokjson.IsNull(m) {
 		return nil, nil
 	}
-	typ, err := typeOf(m)
+	typ, err := tokjson.TypeOf(m)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +67,7 @@ func parseNormalizer(m json.RawMessage) (normalizer, error) {
 		if err := json.Unmarshal(m, &p); err != nil {
 			return nil, fmt.Errorf("Replace: %w", err)
 		}
-		pat, err := parsePattern(p.Pattern)
+		pat, err := ParsePattern(p.Pattern)
 		if err != nil {
 			return nil, fmt.Errorf("Replace: %w", err)
 		}
@@ -84,7 +88,7 @@ func parseNormalizer(m json.RawMessage) (normalizer, error) {
 		}
 		return b, nil
 	case "Sequence":
-		seq, err := parseSequence(m, "normalizers", parseNormalizer)
+		seq, err := tokjson.ParseSequence(m, "normalizers", ParseNormalizer)
 		return sequenceNorm(seq), err
 	}
 	return nil, fmt.Errorf("type %q is not implemented", typ)
@@ -92,13 +96,13 @@ func parseNormalizer(m json.RawMessage) (normalizer, error) {
 
 type unicodeForm struct{ f norm.Form }
 
-func (u unicodeForm) normalize(s string, first bool) (string, bool) { return u.f.String(s), first }
+func (u unicodeForm) Normalize(s string, first bool) (string, bool) { return u.f.String(s), first }
 
 // lowercase maps each character as Rust's char::to_lowercase: one rune to
 // one, except U+0130, whose lowercase is two.
 type lowercase struct{}
 
-func (lowercase) normalize(s string, first bool) (string, bool) {
+func (lowercase) Normalize(s string, first bool) (string, bool) {
 	return strings.Map(unicode.ToLower, strings.ReplaceAll(s, "\u0130", "i\u0307")), first
 }
 
@@ -106,7 +110,7 @@ func (lowercase) normalize(s string, first bool) (string, bool) {
 // StripAccents; it is meant to follow NFD or NFKD.
 type stripAccents struct{}
 
-func (stripAccents) normalize(s string, first bool) (string, bool) {
+func (stripAccents) Normalize(s string, first bool) (string, bool) {
 	return strings.Map(func(r rune) rune {
 		if unicode.Is(unicode.M, r) {
 			return -1
@@ -118,7 +122,7 @@ func (stripAccents) normalize(s string, first bool) (string, bool) {
 // prepend adds its string in front of a non-empty segment.
 type prepend string
 
-func (p prepend) normalize(s string, first bool) (string, bool) {
+func (p prepend) Normalize(s string, first bool) (string, bool) {
 	if s == "" {
 		return s, first
 	}
@@ -127,29 +131,29 @@ func (p prepend) normalize(s string, first bool) (string, bool) {
 
 type strip struct{ left, right bool }
 
-func (p strip) normalize(s string, first bool) (string, bool) {
+func (p strip) Normalize(s string, first bool) (string, bool) {
 	if p.left {
-		t := strings.TrimLeftFunc(s, isSpace)
+		t := strings.TrimLeftFunc(s, IsSpace)
 		if len(t) != len(s) {
 			first = false
 		}
 		s = t
 	}
 	if p.right {
-		s = strings.TrimRightFunc(s, isSpace)
+		s = strings.TrimRightFunc(s, IsSpace)
 	}
 	return s, first
 }
 
 type replace struct {
-	pat     pattern
+	pat     Pattern
 	content string
 }
 
-func (p replace) normalize(s string, first bool) (string, bool) {
+func (p replace) Normalize(s string, first bool) (string, bool) {
 	var b strings.Builder
 	prev := 0
-	for _, m := range p.pat.find(s) {
+	for _, m := range p.pat.Find(s) {
 		if m[0] == 0 && m[1] > 0 && p.content == "" {
 			first = false
 		}
@@ -167,7 +171,7 @@ func (p replace) normalize(s string, first bool) (string, bool) {
 // (by default as lowercase) is NFD then dropping nonspacing marks.
 type bert struct{ clean, chinese, strip, lower bool }
 
-func (p bert) normalize(s string, first bool) (string, bool) {
+func (p bert) Normalize(s string, first bool) (string, bool) {
 	if p.clean {
 		s = strings.Map(func(r rune) rune {
 			switch {
@@ -175,7 +179,7 @@ func (p bert) normalize(s string, first bool) (string, bool) {
 				return ' '
 			case r == 0 || r == 0xfffd || unicode.Is(unicode.C, r) || !unicode.In(r, assigned...):
 				return -1
-			case isSpace(r):
+			case IsSpace(r):
 				return ' '
 			}
 			return r
@@ -203,7 +207,7 @@ func (p bert) normalize(s string, first bool) (string, bool) {
 		}, norm.NFD.String(s))
 	}
 	if p.lower {
-		s, _ = lowercase{}.normalize(s, first)
+		s, _ = lowercase{}.Normalize(s, first)
 	}
 	return s, first
 }
@@ -219,11 +223,11 @@ func isCJKIdeograph(r rune) bool {
 		(r >= 0xF900 && r <= 0xFAFF) || (r >= 0x2F800 && r <= 0x2FA1F)
 }
 
-type sequenceNorm []normalizer
+type sequenceNorm []Normalizer
 
-func (q sequenceNorm) normalize(s string, first bool) (string, bool) {
+func (q sequenceNorm) Normalize(s string, first bool) (string, bool) {
 	for _, n := range q {
-		s, first = n.normalize(s, first)
+		s, first = n.Normalize(s, first)
 	}
 	return s, first
 }
