@@ -31,7 +31,7 @@ type checkTokenizerOptions struct {
 func runModelCheckTokenizer(e *env, args []string) error {
 	var o checkTokenizerOptions
 	fs := newFlags(e, "model check-tokenizer",
-		"tokenize a built-in multilingual text set (and --text FILE) the way scoring does (GGUF, text preparation, llama.cpp; a checkpoint directory is converted first) and compare the ids with an independent reading of the checkpoint's tokenizer.json, reporting the first difference; exits 1 on any",
+		"tokenize a built-in multilingual text set (and --text FILE) the way scoring does (GGUF, text preparation, llama.cpp; a checkpoint directory is converted first) and compare the ids with a second, Go reading of the checkpoint's tokenizer.json (--reference python: Hugging Face's own tokenizers), reporting the first difference; exits 1 on any",
 		"udgam-ci model check-tokenizer ./checkpoint --text sample.txt")
 	fs.StringVar(&o.Text, "text", "", "also check this file's whole content as one text")
 	fs.StringVar(&o.Tokenizer, "tokenizer", "", "tokenizer.json to compare a GGUF with (a checkpoint directory's own is used)")
@@ -102,7 +102,7 @@ func checkTokenizer(e *env, o checkTokenizerOptions) error {
 		}
 		t, err := hftok.Parse(b)
 		if err != nil {
-			return fmt.Errorf("%s: the independent reading cannot compare: %w", refPath, err)
+			return fmt.Errorf("%s: the Go reading of tokenizer.json cannot compare: %w", refPath, err)
 		}
 		ref = t.Encode
 	}

@@ -394,7 +394,7 @@ func TestWidenedTokenizers(t *testing.T) {
 			if code := run(e, []string{"model", "check-tokenizer", fm.gguf, "--tokenizer", filepath.Join(hfref.Dir(t, family), "tokenizer.json")}); code != 0 {
 				t.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
 			}
-			if !strings.Contains(out.String(), "ids equal to the independent reading of tokenizer.json on all") {
+			if !strings.Contains(out.String(), "ids equal to udgam-ci's Go reading of tokenizer.json (runner/hftok) on all") {
 				t.Errorf("stdout %q", out.String())
 			}
 		})

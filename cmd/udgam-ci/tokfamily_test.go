@@ -353,7 +353,7 @@ func TestModelCheckTokenizer(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"dir", []string{fm.ckpt, "--text", textFile}, 0, []string{"text preparation hf", fmt.Sprintf("ids equal to the independent reading of tokenizer.json on all %d texts", n)}},
+		{"dir", []string{fm.ckpt, "--text", textFile}, 0, []string{"text preparation hf", fmt.Sprintf("ids equal to udgam-ci's Go reading of tokenizer.json (runner/hftok) on all %d texts", n)}},
 		{"gguf alone", []string{fm.gguf}, 0, []string{"nothing to compare against"}},
 		{"other tokenizer", []string{fm.gguf, "--tokenizer", filepath.Join(hfref.Dir(t, "llama3"), "tokenizer.json")}, 1, []string{"first difference: text ", "udgam-ci ", "tokenizer.json "}},
 	} {

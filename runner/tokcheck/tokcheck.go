@@ -143,7 +143,7 @@ func (r Result) WriteText(w io.Writer) error {
 
 func (r Result) referenceName() string {
 	if r.Reference == "" {
-		return "the independent reading of tokenizer.json"
+		return "udgam-ci's Go reading of tokenizer.json (runner/hftok)"
 	}
 	return r.Reference
 }
