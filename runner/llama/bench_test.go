@@ -27,11 +27,15 @@ func allPositions(n int) []int {
 }
 
 // benchOptions lets one run try other engine settings, e.g.
-// UDGAM_BENCH_KVF16=1 UDGAM_BENCH_BATCH=2048.
+// UDGAM_BENCH_KVF16=1 UDGAM_BENCH_BATCH=2048 UDGAM_BENCH_ATTN=unfused.
 func benchOptions(o Options) Options {
 	o.Threads = testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_THREADS", runtime.NumCPU())
 	o.KVF16 = os.Getenv("UDGAM_BENCH_KVF16") == "1"
-	o.FlashAttn = os.Getenv("UDGAM_BENCH_FA") == "1"
+	a, err := ParseAttention(os.Getenv("UDGAM_BENCH_ATTN"))
+	if err != nil {
+		panic("UDGAM_BENCH_ATTN: " + err.Error())
+	}
+	o.Attention = a
 	o.Batch = testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_BATCH", o.Batch)
 	return o
 }
@@ -83,6 +87,15 @@ func BenchmarkFMAPeak(b *testing.B) {
 // at every position: compare with llama-bench -p 2048 -n 0.
 func BenchmarkSmolSeq2048(b *testing.B) {
 	seq := benchTokens(2048, 1)
+	reqs := []runner.Request{{Branches: []runner.Branch{{Tokens: seq, Positions: allPositions(len(seq))}}}}
+	runScoreBench(b, Options{Context: 2048, Batch: 512, Parallel: 1}, reqs)
+}
+
+// BenchmarkSmolSeq64 scores one 64-token sequence with a log-probability at
+// every position: the rate BenchmarkSmolSeq2048's is measured against
+// (attention's share grows with the window).
+func BenchmarkSmolSeq64(b *testing.B) {
+	seq := benchTokens(64, 1)
 	reqs := []runner.Request{{Branches: []runner.Branch{{Tokens: seq, Positions: allPositions(len(seq))}}}}
 	runScoreBench(b, Options{Context: 2048, Batch: 512, Parallel: 1}, reqs)
 }

@@ -110,8 +110,10 @@ type Options struct {
 	// shared prompt is then copied into each branch.
 	SeparateCaches bool
 	CPUOnly        bool // keep every layer on the CPU even when a GPU backend is loaded
-	FlashAttn      bool // off by default: measured slower on CPUs
-	KVF16          bool // float16 KV cache (llama.cpp's default) instead of float32
+	// Attention chooses attention's kernel; the default fuses it where
+	// this binary carries the tiled kernel (TiledAttention).
+	Attention Attention
+	KVF16     bool // float16 KV cache (llama.cpp's default) instead of float32
 	// EachStart feeds every request's tokens even where others packed with
 	// it begin alike (runner.Limits.ShareStarts off): the baseline the
 	// probe benchmark measures sharing against.
@@ -121,6 +123,42 @@ type Options struct {
 	// checks replaces the engine's self-checks (tests only, through
 	// export_test.go); nil uses ExactGELU, ExactRope and CPUFeatures.
 	checks *engineChecks
+}
+
+// Attention is how a model's attention is computed.
+type Attention int
+
+const (
+	// AttentionAuto is AttentionFlash where TiledAttention holds, else
+	// AttentionUnfused.
+	AttentionAuto Attention = iota
+	// AttentionFlash fuses attention into one ggml operation (llama.cpp's
+	// flash attention): scripts/engine/attn.c's tiled kernel where it is
+	// compiled in and takes the model's attention (float32 throughout,
+	// masked tiles skipped: 1.x faster at a 2,048-token window,
+	// BENCHMARKS.md), otherwise ggml's own, slower on CPUs.
+	AttentionFlash
+	// AttentionUnfused writes every score and softmaxes them (ggml's
+	// attention without flash attention).
+	AttentionUnfused
+)
+
+// ParseAttention reads an Attention by name: "auto" (or ""), "flash" or
+// "unfused".
+func ParseAttention(name string) (Attention, error) {
+	switch name {
+	case "", "auto":
+		return AttentionAuto, nil
+	case "flash":
+		return AttentionFlash, nil
+	case "unfused":
+		return AttentionUnfused, nil
+	}
+	return 0, fmt.Errorf("attention %q: want auto, flash or unfused", name)
+}
+
+func (a Attention) flash() bool {
+	return a == AttentionFlash || a == AttentionAuto && TiledAttention() == nil
 }
 
 // engineChecks are what Load asks of the binary and the CPU before it
@@ -273,7 +311,7 @@ func Load(path string, opts Options) (*Model, error) {
 		cp.type_k = C.GGML_TYPE_F32
 		cp.type_v = C.GGML_TYPE_F32
 	}
-	if opts.FlashAttn {
+	if opts.Attention.flash() {
 		cp.flash_attn_type = C.LLAMA_FLASH_ATTN_TYPE_ENABLED
 	}
 	C.udgam_err_clear()
