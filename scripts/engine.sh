@@ -56,6 +56,8 @@
 #    layer at 2,048 tokens) before its softmax. attn.c tiles queries and
 #    keys, skips the tiles the mask hides entirely and keeps scores, the
 #    online softmax and the output in float32 (BENCHMARKS.md, issue 31).
+#    llama.cpp's graph casts a float32 cache to float16 before flash
+#    attention (ggml's GPU kernels want it); the copy keeps it float32.
 #
 # go build -overlay cannot replace files in the module cache, so the copy
 # (the module as downloaded plus these edits; no upstream source lives in

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"syscall"
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
@@ -58,6 +59,7 @@ func runScoreBench(b *testing.B, opts Options, reqs []runner.Request) {
 	if _, err := m.Score(context.Background(), reqs[:1]); err != nil {
 		b.Fatal(err)
 	}
+	cpu0 := cpuSeconds(b)
 	b.ResetTimer()
 	for range b.N {
 		if _, err := m.Score(context.Background(), reqs); err != nil {
@@ -65,11 +67,24 @@ func runScoreBench(b *testing.B, opts Options, reqs []runner.Request) {
 		}
 	}
 	b.ReportMetric(float64(tokens*b.N)/b.Elapsed().Seconds(), "tokens/s")
+	// Per second of this process's CPU time: on one thread and a shared
+	// machine, the rate while it ran (ggml's threads spin at barriers, so
+	// with more it counts waiting too).
+	b.ReportMetric(float64(tokens*b.N)/(cpuSeconds(b)-cpu0), "tokens/cpu-s")
 	// The FMA peak on the same threads right after, so the fraction below
 	// compares the engine with this machine as it is now.
 	flops := runner.FLOPs(testmodel.SmolShape().Dims(), reqs, m.Limits()) * float64(b.N) / b.Elapsed().Seconds()
 	b.ReportMetric(flops/1e9, "GFLOP/s")
 	b.ReportMetric(flops/fmaPeak(opts.Threads, 2e8), "peak-fraction")
+}
+
+// cpuSeconds is the CPU time this process has used, user and system.
+func cpuSeconds(b *testing.B) float64 {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		b.Fatal(err)
+	}
+	return float64(u.Utime.Nano()+u.Stime.Nano()) / 1e9
 }
 
 // BenchmarkFMAPeak is the anchor alone: the float32 FMA peak of this build

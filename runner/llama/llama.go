@@ -129,8 +129,8 @@ type Options struct {
 type Attention int
 
 const (
-	// AttentionAuto is AttentionFlash where TiledAttention holds, else
-	// AttentionUnfused.
+	// AttentionAuto is AttentionFlash where TiledAttention holds and the
+	// layers stay on the CPU, else AttentionUnfused.
 	AttentionAuto Attention = iota
 	// AttentionFlash fuses attention into one ggml operation (llama.cpp's
 	// flash attention): scripts/engine/attn.c's tiled kernel where it is
@@ -157,8 +157,12 @@ func ParseAttention(name string) (Attention, error) {
 	return 0, fmt.Errorf("attention %q: want auto, flash or unfused", name)
 }
 
-func (a Attention) flash() bool {
-	return a == AttentionFlash || a == AttentionAuto && TiledAttention() == nil
+// flash says whether o's attention is fused. The tiled kernel is the CPU's:
+// where layers go to a GPU, AttentionAuto keeps llama.cpp's unfused graph
+// (its GPU kernels want a float16 cache for flash attention).
+func (o Options) flash() bool {
+	return o.Attention == AttentionFlash ||
+		o.Attention == AttentionAuto && TiledAttention() == nil && (o.CPUOnly || !bool(C.llama_supports_gpu_offload()))
 }
 
 // engineChecks are what Load asks of the binary and the CPU before it
@@ -311,7 +315,7 @@ func Load(path string, opts Options) (*Model, error) {
 		cp.type_k = C.GGML_TYPE_F32
 		cp.type_v = C.GGML_TYPE_F32
 	}
-	if opts.Attention.flash() {
+	if opts.flash() {
 		cp.flash_attn_type = C.LLAMA_FLASH_ATTN_TYPE_ENABLED
 	}
 	C.udgam_err_clear()
