@@ -135,8 +135,8 @@ const (
 	// AttentionFlash fuses attention into one ggml operation (llama.cpp's
 	// flash attention): scripts/engine/attn.c's tiled kernel where it is
 	// compiled in and takes the model's attention (float32 throughout,
-	// masked tiles skipped: 1.x faster at a 2,048-token window,
-	// BENCHMARKS.md), otherwise ggml's own, slower on CPUs.
+	// masked tiles skipped: about 1.4x faster at a 2,048-token window,
+	// BENCHMARKS.md, issue 31), otherwise ggml's own, slower on CPUs.
 	AttentionFlash
 	// AttentionUnfused writes every score and softmaxes them (ggml's
 	// attention without flash attention).
