@@ -21,7 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__AVX512F__)
+// AVX-512BW for the mask's 16-bit lanes, F16C for single float16 values.
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__F16C__)
 #include <immintrin.h>
 #define UDGAM_ATTN 1
 
@@ -301,7 +302,7 @@ static void attn_task(const struct attn *a, struct buf *b, int64_t t) {
 	default: block(4, a, b, s, h, q0, qn); break;
 	}
 }
-#endif // __AVX512F__
+#endif // AVX-512F, BW and F16C
 
 #ifndef UDGAM_ATTN_STANDALONE
 #include "ggml-cpu-impl.h"
