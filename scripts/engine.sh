@@ -46,6 +46,18 @@
 #    rounded to float16 against float16 weights as ggml rounds them for
 #    tinyBLAS, so every product is the same; only float32 summation order
 #    differs. ggml's plan reserves the panels in its work buffer.
+#  - Attention with flash attention on (runner/llama's default where the
+#    kernel is compiled in) goes to scripts/engine/attn.c on x86 with
+#    AVX-512 when its inputs are float32 queries, float32 or float16 keys
+#    and values, and no ALiBi, soft-capping or sinks (others stay with
+#    ggml). ggml's CPU kernel takes one query and one key at a time and,
+#    with a float16 V, sums in float16; without flash attention ggml writes
+#    every score of the window, masked ones included, to memory (38 MB a
+#    layer at 2,048 tokens) before its softmax. attn.c tiles queries and
+#    keys, skips the tiles the mask hides entirely and keeps scores, the
+#    online softmax and the output in float32 (BENCHMARKS.md, issue 31).
+#    llama.cpp's graph casts a float32 cache to float16 before flash
+#    attention (ggml's GPU kernels want it); the copy keeps it float32.
 #
 # go build -overlay cannot replace files in the module cache, so the copy
 # (the module as downloaded plus these edits; no upstream source lives in
@@ -64,7 +76,7 @@ mod=$1
 work=$2
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${UDGAM_CI_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/udgam-ci}
-copy=$cache/ollama-engine/$(basename "$mod")-$(cat "$0" "$root/scripts/engine/gemm.c" | cksum | cut -d" " -f1)
+copy=$cache/ollama-engine/$(basename "$mod")-$(cat "$0" "$root/scripts/engine/gemm.c" "$root/scripts/engine/attn.c" | cksum | cut -d" " -f1)
 fail() { echo "engine.sh: $*" >&2; exit 1; }
 
 if [ ! -f "$copy/.udgam-copied" ]; then
@@ -101,7 +113,8 @@ graph=llama/llama.cpp/src/llama-graph.cpp
 gelu='cur = ggml_gelu\(ctx0, cur\);\n(\s*)cb\(cur, "ffn_gelu", il\);'
 [ "$(perl -0777 -ne "my \$n = () = /$gelu/g; print \$n" "$mod/$graph")" = 1 ] ||
 	fail "$mod/$graph does not apply ffn_gelu once; the ollama module changed: update scripts/engine.sh"
-perl -0777 -pe "s/$gelu/cur = arch == LLM_ARCH_GPTNEOX ? ggml_gelu_erf(ctx0, cur) : ggml_gelu(ctx0, cur);\n\$1cb(cur, \"ffn_gelu\", il);/" "$mod/$graph" | edit "$graph"
+graphtmp=$(mktemp)
+perl -0777 -pe "s/$gelu/cur = arch == LLM_ARCH_GPTNEOX ? ggml_gelu_erf(ctx0, cur) : ggml_gelu(ctx0, cur);\n\$1cb(cur, \"ffn_gelu\", il);/" "$mod/$graph" >"$graphtmp"
 
 mulmat=ml/backend/ggml/ggml/src/ggml-cpu/ggml-cpu.c
 strided='const bool src1_cont = ggml_is_contiguous\(src1\);(\n\n\s*if \(src1_cont\) \{\n\s*for \(int64_t i13 = 0; i13 < ne13; i13\+\+\)\n\s*for \(int64_t i12 = 0; i12 < ne12; i12\+\+\)\n\s*if \(!llamafile_sgemm\(params,)'
@@ -164,8 +177,45 @@ swap "$ropetmp" 'float theta_interp = freq_scale * theta_extrap;' 'double theta_
 swap "$ropetmp" 'float theta = theta_interp;' 'double theta = theta_interp;'
 swap "$ropetmp" '*cos_theta = cosf(theta) * mscale;' '*cos_theta = cos(theta) * mscale;'
 swap "$ropetmp" '*sin_theta = sinf(theta) * mscale;' '*sin_theta = sin(theta) * mscale;'
+
+# Attention to attn.c (see the header): its source beside ggml-cpu.c, and
+# one hook at the top of ggml's FLASH_ATTN_EXT, in the same ops.cpp.
+swap "$ropetmp" '
+void ggml_compute_forward_flash_attn_ext(
+        const ggml_compute_params * params,
+        ggml_tensor * dst) {
+' '
+// udgam-ci (scripts/engine.sh): tiled causal attention in udgam-attn.c.
+extern "C" bool udgam_attn(const struct ggml_compute_params * params, struct ggml_tensor * dst);
+
+void ggml_compute_forward_flash_attn_ext(
+        const ggml_compute_params * params,
+        ggml_tensor * dst) {
+    if (udgam_attn(params, dst)) {
+        return;
+    }
+'
+edit "${rope%/*}/udgam-attn.c" <"$root/scripts/engine/attn.c"
 edit "$rope" <"$ropetmp"
 rm -f "$ropetmp"
+# llama.cpp's graph casts a float32 cache to float16 for flash attention
+# (ggml's GPU kernels want it): on the CPU that rounds every key and value
+# to float16 and costs a copy a layer. The copy hands the cache as it is.
+target=$graph
+swap "$graphtmp" '
+        // this can happen when KV cache is not used (e.g. an embedding model with non-causal attn)
+        if (k->type == GGML_TYPE_F32) {
+            k = ggml_cast(ctx0, k, GGML_TYPE_F16);
+        }
+
+        if (v->type == GGML_TYPE_F32) {
+            v = ggml_cast(ctx0, v, GGML_TYPE_F16);
+        }
+' '
+        // udgam-ci (scripts/engine.sh): a float32 cache stays float32.
+'
+edit "$graph" <"$graphtmp"
+rm -f "$graphtmp"
 sgemm=ml/backend/ggml/ggml/src/ggml-cpu/llamafile/sgemm.cpp
 class='(\ntemplate <int KN, typename D, typename V, typename TA, typename TB, typename TC>\nclass tinyBLAS \{\n)'
 [ "$(perl -0777 -ne "my \$n = () = m{$class}g; print \$n" "$mod/$sgemm")" = 1 ] &&

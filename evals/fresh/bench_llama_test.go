@@ -31,6 +31,10 @@ import (
 func BenchmarkFreshLlama(b *testing.B) {
 	n := testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_DOCS", 300)
 	threads := testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_THREADS", runtime.NumCPU())
+	attention, err := llama.ParseAttention(os.Getenv("UDGAM_BENCH_ATTN"))
+	if err != nil {
+		b.Fatalf("UDGAM_BENCH_ATTN: %v", err)
+	}
 	path := testmodel.SmolGGUFFor(b)
 	short := GenerateDocs(7, n, 100, 2000)
 	// With byte-level tokens, 100-500 bytes is an arXiv abstract's length in
@@ -54,7 +58,7 @@ func BenchmarkFreshLlama(b *testing.B) {
 		{"mixed/packed/ctx4096", mixed, DefaultBatchTokens, 4096},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			m, err := llama.Load(path, llama.Options{Threads: threads, Context: bc.context, FlashAttn: os.Getenv("UDGAM_BENCH_FA") == "1",
+			m, err := llama.Load(path, llama.Options{Threads: threads, Context: bc.context, Attention: attention,
 				SeparateCaches: os.Getenv("UDGAM_BENCH_SEPARATE") == "1", Parallel: testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_PARALLEL", 0),
 				PackCells: testmodel.BenchEnv(os.Getenv, "UDGAM_BENCH_PACKCELLS", 0)})
 			if err != nil {

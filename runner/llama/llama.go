@@ -110,8 +110,10 @@ type Options struct {
 	// shared prompt is then copied into each branch.
 	SeparateCaches bool
 	CPUOnly        bool // keep every layer on the CPU even when a GPU backend is loaded
-	FlashAttn      bool // off by default: measured slower on CPUs
-	KVF16          bool // float16 KV cache (llama.cpp's default) instead of float32
+	// Attention chooses attention's kernel; the default fuses it where
+	// this binary carries the tiled kernel (TiledAttention).
+	Attention Attention
+	KVF16     bool // float16 KV cache (llama.cpp's default) instead of float32
 	// EachStart feeds every request's tokens even where others packed with
 	// it begin alike (runner.Limits.ShareStarts off): the baseline the
 	// probe benchmark measures sharing against.
@@ -121,6 +123,46 @@ type Options struct {
 	// checks replaces the engine's self-checks (tests only, through
 	// export_test.go); nil uses ExactGELU, ExactRope and CPUFeatures.
 	checks *engineChecks
+}
+
+// Attention is how a model's attention is computed.
+type Attention int
+
+const (
+	// AttentionAuto is AttentionFlash where TiledAttention holds and the
+	// layers stay on the CPU, else AttentionUnfused.
+	AttentionAuto Attention = iota
+	// AttentionFlash fuses attention into one ggml operation (llama.cpp's
+	// flash attention): scripts/engine/attn.c's tiled kernel where it is
+	// compiled in and takes the model's attention (float32 throughout,
+	// masked tiles skipped: about 1.4x faster at a 2,048-token window,
+	// BENCHMARKS.md, issue 31), otherwise ggml's own, slower on CPUs.
+	AttentionFlash
+	// AttentionUnfused writes every score and softmaxes them (ggml's
+	// attention without flash attention).
+	AttentionUnfused
+)
+
+// ParseAttention reads an Attention by name: "auto" (or ""), "flash" or
+// "unfused".
+func ParseAttention(name string) (Attention, error) {
+	switch name {
+	case "", "auto":
+		return AttentionAuto, nil
+	case "flash":
+		return AttentionFlash, nil
+	case "unfused":
+		return AttentionUnfused, nil
+	}
+	return 0, fmt.Errorf("attention %q: want auto, flash or unfused", name)
+}
+
+// flash says whether o's attention is fused. The tiled kernel is the CPU's:
+// where layers go to a GPU, AttentionAuto keeps llama.cpp's unfused graph
+// (its GPU kernels want a float16 cache for flash attention).
+func (o Options) flash() bool {
+	return o.Attention == AttentionFlash ||
+		o.Attention == AttentionAuto && TiledAttention() == nil && (o.CPUOnly || !bool(C.llama_supports_gpu_offload()))
 }
 
 // engineChecks are what Load asks of the binary and the CPU before it
@@ -273,7 +315,7 @@ func Load(path string, opts Options) (*Model, error) {
 		cp.type_k = C.GGML_TYPE_F32
 		cp.type_v = C.GGML_TYPE_F32
 	}
-	if opts.FlashAttn {
+	if opts.flash() {
 		cp.flash_attn_type = C.LLAMA_FLASH_ATTN_TYPE_ENABLED
 	}
 	C.udgam_err_clear()
