@@ -46,7 +46,7 @@
 #    0.5-0.8 of tinyBLAS's 16 lanes and the 32x12 one at 1.0-1.3x, 2-3x on
 #    attention's scores, BENCHMARKS.md issue 31). Bfloat16 weights on a
 #    CPU with AVX512-BF16 (checked at run time, so x86-64-v4 gets it too)
-#    go through vdpbf16ps in pairs of k, twice the FMA rate (1.1-1.4x
+#    go through vdpbf16ps in pairs of k, twice the FMA rate (1.0-1.3x
 #    tinyBLAS's own vdpbf16ps kernel, 2x+ its widening one). Activations
 #    are rounded to float16 or bfloat16 as ggml rounds them for its own
 #    kernels, so every product is the same; only float32 summation order

@@ -35,7 +35,7 @@
 // same flags (gemmbench, BENCHMARKS.md issue 31; Zen 5): the AVX2 kernel
 // runs at 0.5-0.8 of AVX-512 tinyBLAS, the 32x12 kernel at about the
 // core's FMA peak, 1.0-1.3x tinyBLAS on the weights (float16, float32),
-// 2-3x on attention's scores, and the bfloat16 pairs 1.1-1.4x tinyBLAS's
+// 2-3x on attention's scores, and the bfloat16 pairs 1.0-1.3x tinyBLAS's
 // vdpbf16ps kernel (2-2.5x its widening one, x86-64-v4's).
 #include <stdbool.h>
 #include <stddef.h>
