@@ -33,19 +33,25 @@
 #    (an empty asm) on AVX2 without AVX-512; the same FMAs on the same
 #    values, so the same results (BENCHMARKS.md: 15% less time in that
 #    kernel, 5% in all). AVX-512 builds are unchanged (not measured).
-#  - Matrix products of 128 rows or more of float16 or float32 (the
-#    weights, and attention's keys) times 128 rows or more (32 for
-#    float32) go to
-#    scripts/engine/gemm.c on x86 with AVX2, FMA and F16C and without
-#    AVX-512 (where tinyBLAS runs 16 lanes and gemm.c is not measured
-#    faster, the AVX-512 variants keep it): tinyBLAS loads
+#  - Matrix products of 128 rows or more of float16, bfloat16 or float32
+#    (the weights, and attention's keys) times 128 rows or more (32 for
+#    float32 at k up to 128: attention's scores) go to
+#    scripts/engine/gemm.c on x86 with AVX2, FMA and F16C: tinyBLAS loads
 #    and widens 7 vectors per 12 FMAs in every tile and, at attention's k
 #    of 64, spends much of each tile summing lanes; gemm.c packs each
-#    operand once and runs a 16x6 outer-product kernel, 2 loads and 6
-#    broadcasts per 12 FMAs (BENCHMARKS.md, "Third pass"). Activations are
-#    rounded to float16 against float16 weights as ggml rounds them for
-#    tinyBLAS, so every product is the same; only float32 summation order
-#    differs. ggml's plan reserves the panels in its work buffer.
+#    operand once and runs an outer-product kernel, 2 loads and NR
+#    broadcasts per 2*NR FMAs: 16x6 on AVX2 (BENCHMARKS.md, "Third
+#    pass"), 32x12 where the build has AVX-512 (the native build on an
+#    AVX-512 CPU and the x86-64-v4 variant; there the AVX2 kernel ran at
+#    0.5-0.8 of tinyBLAS's 16 lanes and the 32x12 one at 1.0-1.3x, 2-3x on
+#    attention's scores, BENCHMARKS.md issue 31). Bfloat16 weights on a
+#    CPU with AVX512-BF16 (checked at run time, so x86-64-v4 gets it too)
+#    go through vdpbf16ps in pairs of k, twice the FMA rate (1.0-1.3x
+#    tinyBLAS's own vdpbf16ps kernel, 2x+ its widening one). Activations
+#    are rounded to float16 or bfloat16 as ggml rounds them for its own
+#    kernels, so every product is the same; only float32 summation order
+#    differs (and vdpbf16ps flushes denormals, as ggml's bfloat16 kernel
+#    does). ggml's plan reserves the panels in its work buffer.
 #  - Attention with flash attention on (runner/llama's default where the
 #    kernel is compiled in) goes to scripts/engine/attn.c on x86 with
 #    AVX-512 when its inputs are float32 queries, float32 or float16 keys
@@ -129,7 +135,7 @@ swap() {
 	FROM=$2 TO=$3 perl -0777 -pi -e 's/\Q$ENV{FROM}\E/$ENV{TO}/' "$1"
 }
 
-# Float16 weights to gemm.c (see the header): its source beside
+# Large products to gemm.c (see the header): its source beside
 # ggml-cpu.c, so cgo compiles it into the same package, and three hooks.
 target=$mulmat
 mmtmp=$(mktemp)
@@ -137,7 +143,7 @@ perl -0777 -pe "s/$strided/const bool src1_cont = ggml_is_contiguous(src1) || nb
 swap "$mmtmp" '
 void ggml_compute_forward_mul_mat(
 ' '
-// udgam-ci (scripts/engine.sh): float16 weights to udgam-gemm.c.
+// udgam-ci (scripts/engine.sh): large products to udgam-gemm.c.
 bool   udgam_gemm(const struct ggml_compute_params * params, struct ggml_tensor * dst);
 size_t udgam_gemm_wsize(const struct ggml_tensor * dst, int n_threads);
 

@@ -1,41 +1,68 @@
-// udgam-ci's matrix product for ggml-cpu on x86 with AVX2, FMA and F16C,
-// installed by scripts/engine.sh (its header says why).
+// udgam-ci's matrix product for ggml-cpu on x86 with AVX2, FMA and F16C
+// (16 lanes with AVX-512F), installed by scripts/engine.sh (its header
+// says why).
 //
 // ggml's MUL_MAT gives dst[n][m] = sum_k src0[m][k] * src1[n][k], both
-// operands k-contiguous: src0 the weights (float16 or float32) or, in
-// attention, the cache's keys; src1 the activations or queries (float32,
-// rounded to float16 exactly as ggml rounds them for tinyBLAS when src0 is
-// float16). tinyBLAS multiplies the operands as they lie and loads (and
-// widens) 7 vectors per 12 FMAs, and at attention's k of one head (64) it
-// spends much of each tile summing lanes. Here src1 is packed once, k by k,
-// into panels of 6 rows that all threads share, and each thread packs
-// 16-row panels of src0 for its share of the rows; a 16x6 outer-product
-// kernel then issues 2 loads and 6 broadcasts per 12 FMAs and converts
-// nothing. Every product is of the same two values, in float32, summed in
-// another order: results differ from tinyBLAS's by float32 rounding only.
-// Each output sums up to KC steps of k in one chain, where tinyBLAS's 8
-// lanes make 8 shorter ones: about twice its rounding error (RMS 5.9e-7
-// against 3.0e-7 at k = 576, values in [-0.5, 0.5], BENCHMARKS.md);
-// joining partial sums every 16 steps made it smaller than tinyBLAS's at
-// about three quarters of the speed.
+// operands k-contiguous: src0 the weights (float16, bfloat16 or float32)
+// or, in attention, the cache's keys; src1 the activations or queries
+// (float32, rounded to float16 or bfloat16 exactly as ggml rounds them for
+// its own kernels when src0 is). tinyBLAS multiplies the operands as they
+// lie and loads (and widens) 7 vectors per 12 FMAs, and at attention's k
+// of one head (64) it spends much of each tile summing lanes. Here src1 is
+// packed once, k by k, into panels of NR rows that all threads share, and
+// each thread packs MR-row panels of src0 for its share of the rows; an
+// MR x NR outer-product kernel then issues 2 loads and NR broadcasts per
+// 2*NR FMAs and converts nothing: 16x6 with AVX2 (12 of the 16 vector
+// registers accumulate), 32x12 with AVX-512 (24 of 32). Every product is
+// of the same two values, in float32, summed in another order: results
+// differ from tinyBLAS's by float32 rounding only. Each output sums up to
+// KC steps of k in one chain, where tinyBLAS's lanes make 8 or 16 shorter
+// ones: about twice its rounding error (RMS 5.9e-7 against 3.0e-7 at
+// k = 576, values in [-0.5, 0.5], BENCHMARKS.md); joining partial sums
+// every 16 steps made it smaller than tinyBLAS's at about three quarters
+// of the speed.
+//
+// Bfloat16 weights, where the CPU has AVX512-BF16 (run-time check, so the
+// x86-64-v4 build gets it too), are packed as pairs of k and multiplied
+// by vdpbf16ps, two products per lane and instruction: twice the FMA
+// kernel's rate. Measured on Zen 5 it adds each exact product of two
+// bfloat16 values to the float32 sum in turn, rounding to nearest even,
+// as an FMA chain does, and flushes denormals (as ggml's own bfloat16
+// kernel, the same instruction, does). Without it they are widened to
+// float32 as packed and go through the FMA kernel.
+//
+// Measured one product on one thread against tinyBLAS compiled with the
+// same flags (gemmbench, BENCHMARKS.md issue 31; Zen 5): the AVX2 kernel
+// runs at 0.5-0.8 of AVX-512 tinyBLAS, the 32x12 kernel at about the
+// core's FMA peak, 1.0-1.3x tinyBLAS on the weights (float16, float32),
+// 2-3x on attention's scores, and the bfloat16 pairs 1.0-1.3x tinyBLAS's
+// vdpbf16ps kernel (2-2.5x its widening one, x86-64-v4's).
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-// Only without AVX-512: there tinyBLAS runs 16 lanes to this kernel's 8,
-// and gemm.c is measured faster only on AVX2 machines (BENCHMARKS.md); the
-// AVX-512 variants keep ggml's own kernels.
-#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__) && !defined(__AVX512F__)
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include <immintrin.h>
 #define UDGAM_GEMM 1
 
+#if defined(__AVX512F__)
+// 16 lanes: two zmm of src0 per step against NR broadcasts of src1, 2*NR
+// accumulators of the 32 registers.
+enum {
+	MR = 32,  // rows of src0 per tile: two vectors
+	NR = 12,  // rows of src1 per tile: 24 accumulators, 2 loads, 12 broadcasts
+	KC = 256, // most k per block: a 12 x KC panel of src1 (12 KB) stays in L1
+	MC = 128, // rows of src0 packed per block: 128 x KC floats (128 KB) in L2
+};
+#else
 enum {
 	MR = 16,  // rows of src0 per tile: two vectors
 	NR = 6,   // rows of src1 per tile: 12 accumulators, 2 loads, 1 broadcast
 	KC = 320, // most k per block: a 16 x KC panel of src0 (20 KB) beside a 6 x KC one of src1 in L1
 	MC = 128, // rows of src0 packed per block: 128 x KC floats (160 KB) in L2
 };
+#endif
 
 // Blocks of k as even as KC allows, a multiple of 8 when k is.
 static int64_t k_block(int64_t k) {
@@ -44,23 +71,66 @@ static int64_t k_block(int64_t k) {
 	return (kc + 7) & ~(int64_t)7;
 }
 
-// src1's panels: 6 rows, every k, 6 floats per k, and 8 floats of slack
+// src1's panels: NR rows, every k, NR floats per k, and 8 floats of slack
 // for pack's last overlapping store.
 static int64_t panel_floats(int64_t k) { return NR * k + 8; }
 static int64_t panels(int64_t n) { return (n + NR - 1) / NR; }
 
-// How an operand's values are read: float16 widened, float32 as is, or
-// float32 rounded to float16 (src1 against float16 weights).
-enum kind { F16, F32, F32_AS_F16 };
+// How an operand's values are read: float16 or bfloat16 widened, float32
+// as is, or float32 rounded to float16 or bfloat16 (src1 against float16
+// or bfloat16 weights, as ggml rounds it for its own kernels). For the
+// bfloat16 dot product (tile_bf16) each element is a pair of bfloat16
+// values, k and k+1, in 32 bits: bfloat16 weights are read as they lie
+// (F32, which copies bits), float32 activations rounded pair by pair
+// (F32_AS_BF16_PAIRS).
+enum kind { F16, BF16, F32, F32_AS_F16, F32_AS_BF16, F32_AS_BF16_PAIRS };
 
-static inline size_t kind_size(enum kind kind) { return kind == F16 ? 2 : 4; }
+static inline size_t kind_size(enum kind kind) {
+	return kind == F16 || kind == BF16 ? 2 : kind == F32_AS_BF16_PAIRS ? 8 : 4;
+}
+
+// bf16_round rounds float32 to bfloat16's 8 bits of precision, to nearest
+// even, and returns it as float32: ggml's scalar GGML_FP32_TO_BF16 (a NaN
+// stays a NaN).
+static inline __m256 bf16_round(__m256 x) {
+	const __m256i u = _mm256_castps_si256(x);
+	const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+	const __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7fff)));
+	const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
+	const __m256 y = _mm256_blendv_ps(_mm256_castsi256_ps(r), _mm256_or_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(0x400000))), nan);
+	return _mm256_and_ps(y, _mm256_castsi256_ps(_mm256_set1_epi32((int)0xffff0000)));
+}
+
+static inline float bf16_round1(float x) {
+	uint32_t u;
+	memcpy(&u, &x, 4);
+	u = (u & 0x7fffffff) > 0x7f800000 ? u | 0x400000 : u + 0x7fff + ((u >> 16) & 1);
+	u &= 0xffff0000;
+	memcpy(&x, &u, 4);
+	return x;
+}
+
+// bf16_pairs rounds 16 floats to bfloat16 and returns them as 8 pairs,
+// the even k in each pair's low 16 bits.
+static inline __m256 bf16_pairs(const float *p) {
+	const __m256i lo = _mm256_srli_epi32(_mm256_castps_si256(bf16_round(_mm256_loadu_ps(p))), 16);
+	const __m256i hi = _mm256_srli_epi32(_mm256_castps_si256(bf16_round(_mm256_loadu_ps(p + 8))), 16);
+	// packus orders 64-bit quarters as 0-3, 8-11, 4-7, 12-15.
+	return _mm256_castsi256_ps(_mm256_permute4x64_epi64(_mm256_packus_epi32(lo, hi), 0xd8));
+}
 
 static inline __m256 load8(const char *p, enum kind kind) {
 	switch (kind) {
+	case F32_AS_BF16_PAIRS:
+		return bf16_pairs((const float *)p);
 	case F16:
 		return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+	case BF16:
+		return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16));
 	case F32:
 		return _mm256_loadu_ps((const float *)p);
+	case F32_AS_BF16:
+		return bf16_round(_mm256_loadu_ps((const float *)p));
 	default:
 		return _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps((const float *)p), _MM_FROUND_TO_NEAREST_INT));
 	}
@@ -70,8 +140,24 @@ static inline float load1(const char *p, enum kind kind) {
 	switch (kind) {
 	case F16:
 		return _cvtsh_ss(*(const uint16_t *)p);
+	case BF16: {
+		const uint32_t u = (uint32_t)*(const uint16_t *)p << 16;
+		float f;
+		memcpy(&f, &u, 4);
+		return f;
+	}
 	case F32:
 		return *(const float *)p;
+	case F32_AS_BF16:
+		return bf16_round1(*(const float *)p);
+	case F32_AS_BF16_PAIRS: {
+		float lo = bf16_round1(((const float *)p)[0]), hi = bf16_round1(((const float *)p)[1]), f;
+		uint32_t ul, uh;
+		memcpy(&ul, &lo, 4), memcpy(&uh, &hi, 4);
+		ul = ul >> 16 | (uh & 0xffff0000);
+		memcpy(&f, &ul, 4);
+		return f;
+	}
 	default:
 		return _cvtsh_ss(_cvtss_sh(*(const float *)p, _MM_FROUND_TO_NEAREST_INT));
 	}
@@ -104,31 +190,118 @@ struct operand {
 	enum kind kind;
 };
 
-// pack writes rows 0..r-1 of o (r <= w, w 16 or 6; rows beyond r are
+// pack writes rows 0..r-1 of o (r <= w, w MR or NR; rows beyond r are
 // zero) over k0..k0+kc-1 as one panel: out[k*w + i] = o[i][k0+k]. Panels
-// of 16 are 32-byte aligned; one of 6 needs 2 floats of slack at its end
-// (each store of 8 floats is overwritten by the next but the last).
+// of MR are 32-byte aligned; one of NR needs 8 floats of slack at its end
+// when NR is not a multiple of 8 (each k's last store of 8 floats runs
+// into the next k, whose own stores come after and overwrite it).
 static void pack(struct operand o, int64_t r, int64_t w, int64_t k0, int64_t kc, float *out) {
 	const size_t row = o.ld * kind_size(o.kind), el = kind_size(o.kind);
 	int64_t kk = 0;
 	for (; kk + 8 <= kc; kk += 8) {
+		__m256 v[(MR + 7) / 8][8];
 		for (int64_t h = 0; h < w; h += 8) {
-			__m256 v[8];
 			for (int64_t i = 0; i < 8; i++)
-				v[i] = h + i < r ? load8(o.x + (h + i) * row + (k0 + kk) * el, o.kind) : _mm256_setzero_ps();
-			transpose8(v);
-			for (int t = 0; t < 8; t++) {
-				if (w == MR)
-					_mm256_store_ps(out + (kk + t) * w + h, v[t]);
-				else
-					_mm256_storeu_ps(out + (kk + t) * w + h, v[t]);
-			}
+				v[h / 8][i] = h + i < r ? load8(o.x + (h + i) * row + (k0 + kk) * el, o.kind) : _mm256_setzero_ps();
+			transpose8(v[h / 8]);
 		}
+		for (int t = 0; t < 8; t++)
+			for (int64_t h = 0; h < w; h += 8) {
+				if (w == MR)
+					_mm256_store_ps(out + (kk + t) * w + h, v[h / 8][t]);
+				else
+					_mm256_storeu_ps(out + (kk + t) * w + h, v[h / 8][t]);
+			}
 	}
 	for (; kk < kc; kk++)
 		for (int64_t i = 0; i < w; i++)
 			out[kk * w + i] = i < r ? load1(o.x + i * row + (k0 + kk) * el, o.kind) : 0;
 }
+
+#if defined(__AVX512F__)
+// store writes a tile's accumulators to dst (see tile).
+static inline void store(__m512 acc[NR][2], float *c, int64_t ldc, int64_t mr, int64_t nr, bool add) {
+	const __mmask16 m0 = mr >= 16 ? 0xffff : (__mmask16)((1u << mr) - 1);
+	const __mmask16 m1 = mr >= MR ? 0xffff : mr <= 16 ? 0 : (__mmask16)((1u << (mr - 16)) - 1);
+	for (int64_t j = 0; j < nr; j++) {
+		float *cj = c + j * ldc;
+		if (add) {
+			acc[j][0] = _mm512_add_ps(acc[j][0], _mm512_maskz_loadu_ps(m0, cj));
+			acc[j][1] = _mm512_add_ps(acc[j][1], _mm512_maskz_loadu_ps(m1, cj + 16));
+		}
+		_mm512_mask_storeu_ps(cj, m0, acc[j][0]);
+		_mm512_mask_storeu_ps(cj + 16, m1, acc[j][1]);
+	}
+}
+
+typedef void tile_fn(int64_t, const float *, const float *, float *, int64_t, int64_t, int64_t, bool);
+
+// tile multiplies a 32 x kc panel a of src0 by a 12 x kc panel b of src1
+// into dst's rows j < nr (ldc apart), columns i < mr; add keeps what dst
+// holds (the previous blocks of k). 24 accumulators, 2 vectors of a and a
+// broadcast of b: 27 of the 32 vector registers.
+__attribute__((noinline)) static void tile(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int64_t mr,
+					   int64_t nr, bool add) {
+	__m512 acc[NR][2];
+#pragma GCC unroll 12
+	for (int j = 0; j < NR; j++)
+		acc[j][0] = _mm512_setzero_ps(), acc[j][1] = _mm512_setzero_ps();
+	for (int64_t k = 0; k < kc; k++) {
+		__m512 a0 = _mm512_load_ps(a), a1 = _mm512_load_ps(a + 16);
+		__asm__("" : "+v"(a0), "+v"(a1));
+#pragma GCC unroll 12
+		for (int j = 0; j < NR; j++) {
+			const __m512 bj = _mm512_set1_ps(b[j]);
+			acc[j][0] = _mm512_fmadd_ps(a0, bj, acc[j][0]);
+			acc[j][1] = _mm512_fmadd_ps(a1, bj, acc[j][1]);
+		}
+		a += MR;
+		b += NR;
+	}
+	store(acc, c, ldc, mr, nr, add);
+}
+
+// tile_bf16 is tile for panels of bfloat16 pairs: kc pairs of k, each
+// vdpbf16ps adding both products of a pair to its accumulator, twice the
+// work of an FMA in one instruction. Its arithmetic is an FMA chain's over
+// the widened values, k in order (measured on Zen 5: c + p[k], then
+// + p[k+1], each rounded to nearest even; the products of two bfloat16
+// values are exact in float32), except that it flushes denormals, as
+// ggml's own bfloat16 kernel (the same instruction) does. Compiled for
+// AVX512-BF16 where the build's level lacks it (x86-64-v4) and called only
+// where the CPU has it.
+__attribute__((noinline, target("avx512bf16"))) static void tile_bf16(int64_t kc, const float *a, const float *b, float *c,
+								 int64_t ldc, int64_t mr, int64_t nr, bool add) {
+	__m512 acc[NR][2];
+#pragma GCC unroll 12
+	for (int j = 0; j < NR; j++)
+		acc[j][0] = _mm512_setzero_ps(), acc[j][1] = _mm512_setzero_ps();
+	for (int64_t k = 0; k < kc; k++) {
+		__m512 a0 = _mm512_load_ps(a), a1 = _mm512_load_ps(a + 16);
+		__asm__("" : "+v"(a0), "+v"(a1));
+#pragma GCC unroll 12
+		for (int j = 0; j < NR; j++) {
+			const __m512bh bj = (__m512bh)_mm512_set1_ps(b[j]);
+			acc[j][0] = _mm512_dpbf16_ps(acc[j][0], (__m512bh)a0, bj);
+			acc[j][1] = _mm512_dpbf16_ps(acc[j][1], (__m512bh)a1, bj);
+		}
+		a += MR;
+		b += NR;
+	}
+	store(acc, c, ldc, mr, nr, add);
+}
+
+// has_bf16 says whether tile_bf16 runs on this CPU.
+static bool has_bf16(void) {
+#if defined(__AVX512BF16__)
+	return true;
+#else
+	return __builtin_cpu_supports("avx512bf16");
+#endif
+}
+#define UDGAM_GEMM_BF16 1
+#else
+typedef void tile_fn(int64_t, const float *, const float *, float *, int64_t, int64_t, int64_t, bool);
 
 // tile multiplies a 16 x kc panel a of src0 by a 6 x kc panel b of src1
 // into dst's rows j < nr (ldc apart), columns i < mr; add keeps what dst
@@ -181,12 +354,13 @@ __attribute__((noinline)) static void tile(int64_t kc, const float *a, const flo
 			cj[i] = add ? cj[i] + t[i] : t[i];
 	}
 }
+#endif // AVX-512
 
 // rows computes dst's columns i0..i1-1 (src0's rows) for all n rows of
 // src1, from src1's packed panels, packing src0's rows MC at a time into
 // buf (MC x KC floats, 32-byte aligned).
-static void rows(struct operand a, const float *bpack, int64_t n, int64_t k, float *c, int64_t ldc, int64_t i0, int64_t i1,
-		 float *buf) {
+static void rows(tile_fn *tile, struct operand a, const float *bpack, int64_t n, int64_t k, float *c, int64_t ldc, int64_t i0,
+		 int64_t i1, float *buf) {
 	const int64_t kcmax = k_block(k);
 	const size_t row = a.ld * kind_size(a.kind);
 	for (int64_t k0 = 0; k0 < k; k0 += kcmax) {
@@ -216,11 +390,13 @@ static void rows(struct operand a, const float *bpack, int64_t n, int64_t k, flo
 enum {
 	// Fewest rows of src1 worth packing: each of src0's values is packed
 	// once per product, which pays for itself over about 100 rows of src1
-	// for float16 (widened as packed), 32 for float32 (attention's
-	// scores, where tinyBLAS is slow at k = 64) (BENCHMARKS.md). With
-	// fewer, tinyBLAS keeps the product (decoding few tokens at a time).
-	MIN_ROWS_F16 = 128,
-	MIN_ROWS_F32 = 32,
+	// (float16 and bfloat16 widened as packed, float32 weights copied),
+	// but over 32 at k up to SHORT_K (attention's scores, where tinyBLAS
+	// is slow at k = 64) (BENCHMARKS.md). With fewer, tinyBLAS keeps the
+	// product (decoding few tokens at a time).
+	MIN_ROWS = 128,
+	MIN_ROWS_SHORT_K = 32,
+	SHORT_K = 128,
 	// Fewest rows of src0: with fewer, each packed value of src1 serves
 	// too few products to pay for its packing (attention's 64-row
 	// transposed values run faster in tinyBLAS, BENCHMARKS.md).
@@ -238,8 +414,8 @@ static size_t panel_bytes(const struct ggml_tensor *dst) {
 static bool takes(const struct ggml_tensor *dst) {
 	const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
 	return dst->op == GGML_OP_MUL_MAT && dst->type == GGML_TYPE_F32 && b->type == GGML_TYPE_F32 &&
-	       (a->type == GGML_TYPE_F16 || a->type == GGML_TYPE_F32) && a->ne[1] >= MIN_SRC0_ROWS &&
-	       b->ne[1] >= (a->type == GGML_TYPE_F16 ? MIN_ROWS_F16 : MIN_ROWS_F32) &&
+	       (a->type == GGML_TYPE_F16 || a->type == GGML_TYPE_BF16 || a->type == GGML_TYPE_F32) &&
+	       a->ne[1] >= MIN_SRC0_ROWS && b->ne[1] >= (a->type == GGML_TYPE_F32 && a->ne[0] <= SHORT_K ? MIN_ROWS_SHORT_K : MIN_ROWS) &&
 	       a->nb[0] == ggml_type_size(a->type) && b->nb[0] == sizeof(float) && dst->nb[0] == sizeof(float) &&
 	       a->nb[1] % a->nb[0] == 0 && b->nb[1] % sizeof(float) == 0 && dst->nb[1] % sizeof(float) == 0 &&
 	       b->ne[2] % a->ne[2] == 0 && b->ne[3] % a->ne[3] == 0 && panel_bytes(dst) <= max_panels;
@@ -277,7 +453,18 @@ bool udgam_gemm(const struct ggml_compute_params *params, struct ggml_tensor *ds
 	const int64_t m = a->ne[1], k = a->ne[0], n = b->ne[1];
 	const int ith = params->ith, nth = params->nth;
 	GGML_ASSERT(params->wsize >= work_bytes(dst, nth));
-	const enum kind akind = a->type == GGML_TYPE_F16 ? F16 : F32, bkind = a->type == GGML_TYPE_F16 ? F32_AS_F16 : F32;
+	enum kind akind = a->type == GGML_TYPE_F16 ? F16 : a->type == GGML_TYPE_BF16 ? BF16 : F32;
+	enum kind bkind = akind == F16 ? F32_AS_F16 : akind == BF16 ? F32_AS_BF16 : F32;
+	// Elements of k as packed: pairs of bfloat16 values for vdpbf16ps.
+	int64_t kp = k;
+	tile_fn *kernel = tile;
+#ifdef UDGAM_GEMM_BF16
+	if (akind == BF16 && k % 2 == 0 && a->nb[1] % 4 == 0 && b->nb[1] % 8 == 0 && has_bf16()) {
+		akind = F32, bkind = F32_AS_BF16_PAIRS, kp = k / 2;
+		kernel = tile_bf16;
+	}
+#endif
+	const size_t ael = akind == F32 ? 4 : 2;
 
 	// src1's panels, batch after batch, shared out among the threads.
 	float *bpack = align64(params->wdata);
@@ -285,21 +472,22 @@ bool udgam_gemm(const struct ggml_compute_params *params, struct ggml_tensor *ds
 	for (int64_t u = ith; u < b->ne[2] * b->ne[3] * bpanels; u += nth) {
 		const int64_t batch = u / bpanels, j = u % bpanels * NR;
 		const char *x = (const char *)b->data + batch % b->ne[2] * b->nb[2] + batch / b->ne[2] * b->nb[3] + j * b->nb[1];
-		pack((struct operand){x, b->nb[1] / sizeof(float), bkind}, n - j < NR ? n - j : NR, NR, 0, k,
-		     bpack + u * panel_floats(k));
+		pack((struct operand){x, b->nb[1] / kind_size(bkind), bkind}, n - j < NR ? n - j : NR, NR, 0, kp,
+		     bpack + u * panel_floats(kp));
 	}
 	ggml_barrier(params->threadpool);
 
 	// Each thread takes an even share of dst's batches times src0's tiles;
-	// src0's batch is the one ggml broadcasts to dst's.
+	// src0's batch is the one ggml broadcasts to dst's. (The work buffer
+	// is laid out for k elements; packed pairs take half.)
 	const int64_t tiles = (m + MR - 1) / MR, units = dst->ne[2] * dst->ne[3] * tiles;
 	const int64_t u0 = units * ith / nth, u1 = units * (ith + 1) / nth;
-	float *buf = align64(bpack + b->ne[2] * b->ne[3] * bpanels * panel_floats(k) + ith * thread_floats(k));
+	float *buf = align64(bpack + b->ne[2] * b->ne[3] * bpanels * panel_floats(kp) + ith * thread_floats(k));
 	for (int64_t u = u0; u < u1;) {
 		const int64_t batch = u / tiles, t0 = u % tiles, t1 = (batch + 1) * tiles < u1 ? tiles : u1 - batch * tiles;
 		const int64_t i2 = batch % dst->ne[2], i3 = batch / dst->ne[2];
 		const char *x = (const char *)a->data + i2 / (dst->ne[2] / a->ne[2]) * a->nb[2] + i3 / (dst->ne[3] / a->ne[3]) * a->nb[3];
-		rows((struct operand){x, a->nb[1] / a->nb[0], akind}, bpack + batch * bpanels * panel_floats(k), n, k,
+		rows(kernel, (struct operand){x, a->nb[1] / ael, akind}, bpack + batch * bpanels * panel_floats(kp), n, kp,
 		     (float *)((char *)dst->data + i2 * dst->nb[2] + i3 * dst->nb[3]), dst->nb[1] / sizeof(float), t0 * MR,
 		     t1 * MR < m ? t1 * MR : m, buf);
 		u = batch * tiles + t1;
