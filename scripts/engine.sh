@@ -35,7 +35,8 @@
 #    kernel, 5% in all). AVX-512 builds are unchanged (not measured).
 #  - Matrix products of 128 rows or more of float16, bfloat16 or float32
 #    (the weights, and attention's keys) times 128 rows or more (32 for
-#    float32 at k up to 128: attention's scores) go to
+#    float32 at k up to 128, attention's scores, and for all float32 on
+#    AVX2) go to
 #    scripts/engine/gemm.c on x86 with AVX2, FMA and F16C: tinyBLAS loads
 #    and widens 7 vectors per 12 FMAs in every tile and, at attention's k
 #    of 64, spends much of each tile summing lanes; gemm.c packs each

@@ -390,13 +390,20 @@ static void rows(tile_fn *tile, struct operand a, const float *bpack, int64_t n,
 enum {
 	// Fewest rows of src1 worth packing: each of src0's values is packed
 	// once per product, which pays for itself over about 100 rows of src1
-	// (float16 and bfloat16 widened as packed, float32 weights copied),
-	// but over 32 at k up to SHORT_K (attention's scores, where tinyBLAS
-	// is slow at k = 64) (BENCHMARKS.md). With fewer, tinyBLAS keeps the
-	// product (decoding few tokens at a time).
+	// (float16 and bfloat16 widened as packed), but over 32 at k up to
+	// SHORT_K (attention's scores, where tinyBLAS is slow at k = 64).
+	// Float32 weights are copied as packed: on AVX-512 (Zen 5) they too
+	// need 128 rows against tinyBLAS's 16 lanes, while on AVX2 (Zen 3)
+	// 32 was measured to pay, and stays (BENCHMARKS.md). With fewer,
+	// tinyBLAS keeps the product (decoding few tokens at a time).
 	MIN_ROWS = 128,
 	MIN_ROWS_SHORT_K = 32,
 	SHORT_K = 128,
+#ifdef __AVX512F__
+	MIN_ROWS_F32 = MIN_ROWS,
+#else
+	MIN_ROWS_F32 = MIN_ROWS_SHORT_K,
+#endif
 	// Fewest rows of src0: with fewer, each packed value of src1 serves
 	// too few products to pay for its packing (attention's 64-row
 	// transposed values run faster in tinyBLAS, BENCHMARKS.md).
@@ -411,11 +418,18 @@ static size_t panel_bytes(const struct ggml_tensor *dst) {
 	return b->ne[2] * b->ne[3] * panels(b->ne[1]) * panel_floats(b->ne[0]) * sizeof(float);
 }
 
+static int64_t min_rows(const struct ggml_tensor *a) {
+	if (a->type != GGML_TYPE_F32) {
+		return MIN_ROWS;
+	}
+	return a->ne[0] <= SHORT_K ? MIN_ROWS_SHORT_K : MIN_ROWS_F32;
+}
+
 static bool takes(const struct ggml_tensor *dst) {
 	const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
 	return dst->op == GGML_OP_MUL_MAT && dst->type == GGML_TYPE_F32 && b->type == GGML_TYPE_F32 &&
 	       (a->type == GGML_TYPE_F16 || a->type == GGML_TYPE_BF16 || a->type == GGML_TYPE_F32) &&
-	       a->ne[1] >= MIN_SRC0_ROWS && b->ne[1] >= (a->type == GGML_TYPE_F32 && a->ne[0] <= SHORT_K ? MIN_ROWS_SHORT_K : MIN_ROWS) &&
+	       a->ne[1] >= MIN_SRC0_ROWS && b->ne[1] >= min_rows(a) &&
 	       a->nb[0] == ggml_type_size(a->type) && b->nb[0] == sizeof(float) && dst->nb[0] == sizeof(float) &&
 	       a->nb[1] % a->nb[0] == 0 && b->nb[1] % sizeof(float) == 0 && dst->nb[1] % sizeof(float) == 0 &&
 	       b->ne[2] % a->ne[2] == 0 && b->ne[3] % a->ne[3] == 0 && panel_bytes(dst) <= max_panels;
