@@ -329,8 +329,11 @@ func newHistoryRow(r *store.Run, base bool) historyRow {
 	return row
 }
 
-func fmtInterval(s store.Score) string {
-	return "[" + fmtScore(s.Metric, s.Lo) + ", " + fmtScore(s.Metric, s.Hi) + "]"
+func fmtInterval(s store.Score) string { return fmtRange(s.Metric, s.Lo, s.Hi) }
+
+// fmtRange writes a run's own interval of a metric's value.
+func fmtRange(metric string, lo, hi float64) string {
+	return "[" + fmtScore(metric, lo) + ", " + fmtScore(metric, hi) + "]"
 }
 
 func reverse[T any](s []T) {
@@ -426,7 +429,7 @@ func (s *Server) runPage(c echo.Context) error {
 		if ps := p.Probes; ps != nil && ps.Margin != nil {
 			p.MarginText = report.FormatScore(compare.MetricMargin, *ps.Margin)
 			if ci := ps.MarginCI; ci != nil {
-				p.MarginCIText = "[" + report.FormatScore(compare.MetricMargin, ci[0]) + ", " + report.FormatScore(compare.MetricMargin, ci[1]) + "]"
+				p.MarginCIText = fmtRange(compare.MetricMargin, ci[0], ci[1])
 			}
 			for i := range p.Groups {
 				if m, ok := ps.MarginByType[p.Groups[i].Name]; ok {
