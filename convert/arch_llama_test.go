@@ -103,7 +103,7 @@ func TestLlamaWideWeights(t *testing.T) {
 		if _, err := convert.Dir(src, path, convert.Options{Dtype: tt.dtype}); err != nil {
 			t.Fatalf("%s: %v", tt.dtype, err)
 		}
-		lm := llamatest.Load(t, path, llama.Options{Threads: 2, Context: n, Batch: 512})
+		lm := llamatest.Load(t, path, llama.Options{Threads: 1, Context: n, Batch: 512})
 		got := llamatest.Score(t, lm, reqs)
 		lm.Close()
 		d := llamatest.MaxDiff(t, got, want)

@@ -192,7 +192,7 @@ func TestSSMDtypes(t *testing.T) {
 						t.Errorf("%s: %s has type %d, want F32", dtype, name, tt.Kind)
 					}
 				}
-				m, err := llama.Load(out, llama.Options{Threads: 2, Context: 256, Parallel: 1})
+				m, err := llama.Load(out, llama.Options{Threads: 1, Context: 256, Parallel: 1})
 				if err != nil {
 					t.Fatalf("%s: %v", dtype, err)
 				}

@@ -25,6 +25,7 @@ func actionTestEnv(vars map[string]string) (*env, *bytes.Buffer, *bytes.Buffer) 
 		Ctx: context.Background(), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
 		Getenv: func(k string) string { return vars[k] },
 		Now:    func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) },
+		CPUs:   testCPUs,
 	}, &out, &errb
 }
 
@@ -154,7 +155,7 @@ func TestConvertedTokenizerInLlama(t *testing.T) {
 	if _, err := convert.Dir(filepath.Join(dir, "ckpt"), out, convert.Options{Dtype: "f32"}); err != nil {
 		t.Fatal(err)
 	}
-	m, err := loadEngine(out, engineOptions{Threads: 2, Context: 256})
+	m, err := loadEngine(out, engineOptions{Threads: 1, Context: 256})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -175,11 +175,12 @@ func runAudit(e *env, j auditJob) (*audit.Report, error) {
 	if err := os.MkdirAll(j.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	artPath, err := resolveArtifact(e, j.Artifact, j.Reference, j.Dir, j.Threads)
+	threads := e.threads(j.Threads)
+	artPath, err := resolveArtifact(e, j.Artifact, j.Reference, j.Dir, threads)
 	if err != nil {
 		return nil, err
 	}
-	models, closeAll, err := openAuditPair(j.Reference, artPath, j.Threads, j.Window, j.CPUOnly)
+	models, closeAll, err := openAuditPair(j.Reference, artPath, threads, j.Window, j.CPUOnly)
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -50,11 +48,12 @@ func TestCommandLineChecks(t *testing.T) {
 func TestScoreFlagsClampThreads(t *testing.T) {
 	e, _, stderr := freshTestEnv()
 	e.Getenv = func(string) string { return "" }
+	e.CPUs = 4
 	r := runFlags{Threads: 999}
 	if err := r.check(e, nil, "m.gguf", "o.jsonl"); err != nil {
 		t.Fatal(err)
 	}
-	if r.Threads != runtime.NumCPU() || !strings.Contains(stderr.String(), fmt.Sprintf("--threads 999: this machine has %d cores", runtime.NumCPU())) {
+	if r.Threads != 4 || !strings.Contains(stderr.String(), "--threads 999: this machine has 4 cores; using 4") {
 		t.Errorf("threads %d, stderr %q", r.Threads, stderr)
 	}
 	e, _, stderr = freshTestEnv()

@@ -94,7 +94,7 @@ func checkConvertedScores(t *testing.T, c converttest.Checkpoint, ref func(map[s
 
 	e, stdout, stderr = freshTestEnv()
 	if code := run(e, []string{"score", "fresh", "--model", gguf, "--data", data, "--out", filepath.Join(t.TempDir(), "fresh.jsonl"),
-		"--add-bos", "yes", "--window", "512", "--stride", "256", "--threads", "2", "--json"}); code != 0 {
+		"--add-bos", "yes", "--window", "512", "--stride", "256", "--threads", "1", "--json"}); code != 0 {
 		t.Fatalf("score fresh: exit %d: %s", code, stderr)
 	}
 	var sum fresh.Summary
@@ -109,7 +109,7 @@ func checkConvertedScores(t *testing.T, c converttest.Checkpoint, ref func(map[s
 
 	e, stdout, stderr = freshTestEnv()
 	if code := run(e, []string{"score", "probes", "--model", gguf, "--items", items, "--out", filepath.Join(t.TempDir(), "probes.jsonl"),
-		"--threads", "2", "--json"}); code != 0 {
+		"--threads", "1", "--json"}); code != 0 {
 		t.Fatalf("score probes: exit %d: %s", code, stderr)
 	}
 	var ps probes.Summary
@@ -122,7 +122,7 @@ func checkConvertedScores(t *testing.T, c converttest.Checkpoint, ref func(map[s
 // by the checkpoint's float64 forward pass on llama.cpp's token ids.
 func referenceBPB(t *testing.T, gguf string, reference func(map[string][]float32) (*testmodel.Reference, error), c converttest.Checkpoint, docs []fresh.Document) float64 {
 	t.Helper()
-	m, err := llama.Load(gguf, llama.Options{Threads: 2, Context: 512})
+	m, err := llama.Load(gguf, llama.Options{Threads: 1, Context: 512})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func TestFreshBuildCommand(t *testing.T) {
 		var out, errb bytes.Buffer
 		return &env{Ctx: context.Background(), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
 			Getenv: func(string) string { return "" },
-			Now:    func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }}, &out, &errb
+			Now:    func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }, CPUs: testCPUs}, &out, &errb
 	}
 
 	out := filepath.Join(t.TempDir(), "fresh.jsonl")

@@ -17,6 +17,11 @@ import (
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
+// testCPUs is the cores a test's commands see: one engine thread each,
+// since tests run side by side and ggml's waiting threads spin, so two
+// threads per test on a 2-core machine spend much of their time spinning.
+const testCPUs = 1
+
 func freshTestEnv() (*env, *bytes.Buffer, *bytes.Buffer) {
 	var out, errb bytes.Buffer
 	return &env{
@@ -24,7 +29,8 @@ func freshTestEnv() (*env, *bytes.Buffer, *bytes.Buffer) {
 		Getenv: func(k string) string {
 			return map[string]string{"GITHUB_REPOSITORY": "acme/lm", "GITHUB_REF": "refs/pull/3/merge"}[k]
 		},
-		Now: func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) },
+		Now:  func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) },
+		CPUs: testCPUs,
 	}, &out, &errb
 }
 

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -32,6 +33,18 @@ type env struct {
 	// CPUVariant is the build's CPU target (release.CPUVariant in main),
 	// named by version and recorded in run headers.
 	CPUVariant string
+	// CPUs is the machine's cores (runtime.NumCPU in main): the engine's
+	// threads when --threads is 0, and the most it may ask for.
+	CPUs int
+}
+
+// threads is the engine's thread count for a --threads value: the flag,
+// or all of e.CPUs when it is 0.
+func (e *env) threads(flag int) int {
+	if flag > 0 {
+		return flag
+	}
+	return e.CPUs
 }
 
 type command struct {
@@ -79,7 +92,7 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	e := &env{Ctx: ctx, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Now: time.Now, CPUVariant: release.CPUVariant}
+	e := &env{Ctx: ctx, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Now: time.Now, CPUVariant: release.CPUVariant, CPUs: runtime.NumCPU()}
 	os.Exit(run(e, os.Args[1:]))
 }
 

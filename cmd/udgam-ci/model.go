@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"runtime"
 
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/evals/contamination"
@@ -169,7 +168,7 @@ func (r *runFlags) check(e *env, pos []string, model, out string) error {
 	if err := atLeast("sample", r.Sample, 0); err != nil {
 		return err
 	}
-	if cores := runtime.NumCPU(); r.Threads > cores {
+	if cores := e.CPUs; r.Threads > cores {
 		fmt.Fprintf(e.Stderr, "--threads %d: this machine has %d cores; using %d\n", r.Threads, cores, cores)
 		r.Threads = cores
 	}

@@ -166,3 +166,37 @@ func TestScoreProbesLlamaMatchesBigram(t *testing.T) {
 		}
 	}
 }
+
+// The engine gets --threads, or all the machine's cores when it is 0; the
+// run header keeps the flag as given (0: all cores).
+func TestScoreThreadsDefaultToCores(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	items := filepath.Join(dir, "items.jsonl")
+	e, _, _ := freshTestEnv()
+	if code := run(e, []string{"probes", "generate", items, "--per", "1"}); code != 0 {
+		t.Fatalf("generate: exit %d", code)
+	}
+	for _, tc := range []struct{ flag, cpus, want int }{{0, 3, 3}, {2, 3, 2}, {0, 1, 1}} {
+		var got int
+		open := func(_ string, threads int, _ bool) (runner.Model, error) {
+			got = threads
+			return testmodel.RandomBigram(4), nil
+		}
+		e, _, _ := freshTestEnv()
+		e.CPUs = tc.cpus
+		out := filepath.Join(t.TempDir(), "run.jsonl")
+		o := scoreProbesOptions{Model: "bigram.gguf", Items: items, Out: out, AddBOS: "auto", Open: open}
+		o.Threads = tc.flag
+		if err := scoreProbes(e, o); err != nil {
+			t.Fatal(err)
+		}
+		r, err := runfile.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want || r.Header.Runtime.Threads != tc.flag {
+			t.Errorf("--threads %d on %d cores: engine got %d threads (want %d), header %d", tc.flag, tc.cpus, got, tc.want, r.Header.Runtime.Threads)
+		}
+	}
+}

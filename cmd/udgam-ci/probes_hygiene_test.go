@@ -41,7 +41,7 @@ func TestScoreProbesVariantsAndMargin(t *testing.T) {
 			}
 		}
 		e, stdout, stderr := freshTestEnv()
-		args := append([]string{"score", "probes", "--model", model, "--items", itemsPath, "--out", out, "--threads", "2", "--json"}, extra...)
+		args := append([]string{"score", "probes", "--model", model, "--items", itemsPath, "--out", out, "--threads", "1", "--json"}, extra...)
 		if code := run(e, args); code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, stderr)
 		}
@@ -118,7 +118,7 @@ func TestScoreProbesRefusesSecondBOS(t *testing.T) {
 	}
 	out := filepath.Join(dir, "run.jsonl")
 	e, _, stderr := freshTestEnv()
-	if code := run(e, []string{"score", "probes", "--model", model, "--items", itemsPath, "--out", out, "--threads", "2"}); code == 0 {
+	if code := run(e, []string{"score", "probes", "--model", model, "--items", itemsPath, "--out", out, "--threads", "1"}); code == 0 {
 		t.Fatal("a prompt starting with BOS was scored")
 	}
 	if msg := stderr.String(); !strings.Contains(msg, "item "+items[3].ID+":") || !strings.Contains(msg, bos) {

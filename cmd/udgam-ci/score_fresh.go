@@ -136,7 +136,7 @@ func scoreFresh(e *env, o scoreFreshOptions) error {
 	if err != nil {
 		return err
 	}
-	m, err := o.Open(o.Model, o.Threads, o.Window, cpuOnly)
+	m, err := o.Open(o.Model, e.threads(o.Threads), o.Window, cpuOnly)
 	if err != nil {
 		return err
 	}

@@ -89,7 +89,7 @@ func scoreProbes(e *env, o scoreProbesOptions) error {
 	if err != nil {
 		return err
 	}
-	m, err := o.Open(o.Model, o.Threads, cpuOnly)
+	m, err := o.Open(o.Model, e.threads(o.Threads), cpuOnly)
 	if err != nil {
 		return err
 	}

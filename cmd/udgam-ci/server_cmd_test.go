@@ -20,6 +20,7 @@ func serverTestEnv(ctx context.Context, vars map[string]string) (*env, *bytes.Bu
 		Ctx: ctx, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
 		Getenv: func(k string) string { return vars[k] },
 		Now:    time.Now,
+		CPUs:   testCPUs,
 	}, &out, &errb
 }
 

@@ -78,7 +78,7 @@ func scoreFreshBPB(t *testing.T, gguf, data string, flags ...string) float64 {
 	t.Helper()
 	e, stdout, stderr := freshTestEnv()
 	args := append([]string{"score", "fresh", "--model", gguf, "--data", data, "--out", filepath.Join(t.TempDir(), "fresh.jsonl"),
-		"--threads", "2", "--json"}, flags...)
+		"--threads", "1", "--json"}, flags...)
 	if code := run(e, args); code != 0 {
 		t.Fatalf("score fresh: exit %d: %s", code, stderr)
 	}
@@ -94,7 +94,7 @@ func scoreProbesRuns(t *testing.T, gguf, items string) {
 	t.Helper()
 	e, stdout, stderr := freshTestEnv()
 	if code := run(e, []string{"score", "probes", "--model", gguf, "--items", items, "--out", filepath.Join(t.TempDir(), "probes.jsonl"),
-		"--threads", "2", "--json"}); code != 0 {
+		"--threads", "1", "--json"}); code != 0 {
 		t.Fatalf("score probes: exit %d: %s", code, stderr)
 	}
 	var ps probes.Summary
@@ -108,7 +108,7 @@ func scoreProbesRuns(t *testing.T, gguf, items string) {
 // reference on llama.cpp's token ids.
 func noBOSReferenceBPB(t *testing.T, gguf string, c converttest.Checkpoint, docs []fresh.Document) float64 {
 	t.Helper()
-	m, err := llama.Load(gguf, llama.Options{Threads: 2, Context: 512})
+	m, err := llama.Load(gguf, llama.Options{Threads: 1, Context: 512})
 	if err != nil {
 		t.Fatal(err)
 	}

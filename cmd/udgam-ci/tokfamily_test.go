@@ -221,7 +221,7 @@ func TestTokenizerFamiliesBits(t *testing.T) {
 					if addBOS && fm.info.BOSText != "" && strings.HasPrefix(d.Text, fm.info.BOSText) {
 						e, _, errb := freshTestEnv()
 						one := writeDocs(t, t.TempDir(), []fresh.Document{d})
-						if code := run(e, []string{"score", "fresh", "--model", fm.gguf, "--data", one, "--out", filepath.Join(t.TempDir(), "r.jsonl"), "--add-bos", bos, "--threads", "2", "--gpu", "cpu"}); code == 0 || !strings.Contains(errb.String(), "document "+d.ID+": the text starts with the BOS token") {
+						if code := run(e, []string{"score", "fresh", "--model", fm.gguf, "--data", one, "--out", filepath.Join(t.TempDir(), "r.jsonl"), "--add-bos", bos, "--threads", "1", "--gpu", "cpu"}); code == 0 || !strings.Contains(errb.String(), "document "+d.ID+": the text starts with the BOS token") {
 							t.Errorf("--add-bos %s %s starts with %q: exit %d, %s", bos, d.ID, fm.info.BOSText, code, errb.String())
 						}
 						continue
@@ -232,7 +232,7 @@ func TestTokenizerFamiliesBits(t *testing.T) {
 				data := writeDocs(t, t.TempDir(), keptDocs)
 				out := filepath.Join(dir, "fresh-"+bos+".jsonl")
 				e, _, errb := freshTestEnv()
-				code := run(e, []string{"score", "fresh", "--model", fm.gguf, "--data", data, "--out", out, "--add-bos", bos, "--threads", "2", "--gpu", "cpu"})
+				code := run(e, []string{"score", "fresh", "--model", fm.gguf, "--data", data, "--out", out, "--add-bos", bos, "--threads", "1", "--gpu", "cpu"})
 				if bos == "yes" && !fm.info.HasBOS() {
 					if code == 0 || !strings.Contains(errb.String(), "has no BOS token") {
 						t.Errorf("--add-bos yes without a BOS token: exit %d, %s", code, errb.String())
@@ -284,7 +284,7 @@ func TestTokenizerFamiliesBits(t *testing.T) {
 				addBOS := bos == "auto" && fm.info.HasBOS()
 				out := filepath.Join(dir, "probes-"+bos+".jsonl")
 				e, _, errb := freshTestEnv()
-				if code := run(e, []string{"score", "probes", "--model", fm.gguf, "--items", itemsPath, "--out", out, "--add-bos", bos, "--threads", "2", "--gpu", "cpu"}); code != 0 {
+				if code := run(e, []string{"score", "probes", "--model", fm.gguf, "--items", itemsPath, "--out", out, "--add-bos", bos, "--threads", "1", "--gpu", "cpu"}); code != 0 {
 					t.Fatalf("score probes --add-bos %s: exit %d: %s", bos, code, errb.String())
 				}
 				r, err := runfile.ReadFile(out)

@@ -126,7 +126,7 @@ func OutputDtypes(t *testing.T, c Case, dtypes ...string) map[string]float64 {
 		if _, err := convert.Dir(dir, path, convert.Options{Dtype: dtype}); err != nil {
 			t.Fatalf("%s: %v", dtype, err)
 		}
-		m := llamatest.Load(t, path, llama.Options{Threads: 2, Context: n})
+		m := llamatest.Load(t, path, llama.Options{Threads: 1, Context: n})
 		got := llamatest.Score(t, m, reqs)
 		m.Close()
 		var sum float64

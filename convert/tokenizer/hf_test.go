@@ -109,7 +109,7 @@ func buildFrom(t *testing.T, key, dir string, vocabSize int) *built {
 
 func load(t *testing.T, path string) *llama.Model {
 	t.Helper()
-	m, err := llama.Load(path, llama.Options{Threads: 2, Context: 64, Batch: 64, Parallel: 1, CPUOnly: true})
+	m, err := llama.Load(path, llama.Options{Threads: 1, Context: 64, Batch: 64, Parallel: 1, CPUOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
