@@ -10,6 +10,7 @@ import (
 // scorer for sequential head runs against them; a push to the base branch
 // still scores every record.
 func TestActionUntilDecided(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.91, "probes": 55}
 	o := w.run("pull_request", prPayload(8), map[string]string{"model": model, "revision": headSHA,

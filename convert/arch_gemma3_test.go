@@ -46,6 +46,7 @@ func gemma3Sources() []gemma3Source {
 // batch, packing, separate caches, shared prompt) on the converted file,
 // with sequences longer than the window.
 func TestGemma3Exact(t *testing.T) {
+	t.Parallel()
 	for i, tt := range gemma3Sources() {
 		t.Run(tt.name, func(t *testing.T) {
 			_, gguf := archtest.Exact(t, gemma3Case(tt.g, tt.formats...))
@@ -71,6 +72,7 @@ func invariance(t *testing.T, gguf string) {
 // activations to the weights' type, so they are bounded on average and
 // loosely (measured: 0.0032, 0.024 and 0.076 nats per token).
 func TestGemma3OutputDtypes(t *testing.T) {
+	t.Parallel()
 	d := archtest.OutputDtypes(t, gemma3Case(converttest.Gemma3{Model: converttest.TinyGemma3(), Dtype: "F32", Seed: 4}), "f16", "bf16", "q8_0")
 	if d["f16"] > 0.02 || d["bf16"] > 0.15 || d["q8_0"] > 0.5 {
 		t.Errorf("mean differences from the reference %v; want at most 0.02 (f16), 0.15 (bf16), 0.5 (q8_0) nats", d)
@@ -78,6 +80,7 @@ func TestGemma3OutputDtypes(t *testing.T) {
 }
 
 func TestGemma3Refuses(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		extra map[string]any
@@ -145,6 +148,7 @@ func convertTiny(t *testing.T, c converttest.Checkpoint, dtype string) *testmode
 // global layer, cut down from a converted one) is refused in Go at load;
 // one missing a tensor is llama.cpp's own load error.
 func TestGemma3UnloadableIsAGoError(t *testing.T) {
+	t.Parallel()
 	g := convertTiny(t, converttest.Gemma3{Model: converttest.TinyGemma3(), Dtype: "BF16", Seed: 1}.Checkpoint(), "f32")
 	var drop []string
 	for name := range g.Tensors {
@@ -189,6 +193,7 @@ func paramsAndShapes(ts []convert.Tensor) (uint64, map[string]convert.Tensor) {
 // by hand from the config: 167,772,160 in the embedding, 5,573,632 per
 // layer, 640 in the last norm).
 func TestGemma3_270MConfig(t *testing.T) {
+	t.Parallel()
 	b, _ := json.Marshal(readRefConfig(t, "gemma3-270m.json"))
 	cfg, err := convert.ParseConfig(b)
 	if err != nil {
@@ -238,6 +243,7 @@ func TestGemma3_270MConfig(t *testing.T) {
 // difference growing with the position, and llama.cpp with the edit within
 // 6.5e-6 of the exact reference (without it, within as much of this one).
 func TestGemma3RopeAnglesMatter(t *testing.T) {
+	t.Parallel()
 	sources := gemma3Sources()
 	g := sources[len(sources)-1].g
 	w := g.Checkpoint().Values()
@@ -263,6 +269,7 @@ func TestGemma3RopeAnglesMatter(t *testing.T) {
 // than the exactness tests allow on a 400-token sequence, so a converter
 // that dropped one would fail.
 func TestGemma3ReferenceFeaturesMatter(t *testing.T) {
+	t.Parallel()
 	g := converttest.Gemma3{Model: converttest.TinyGemma3(), Dtype: "F32", Seed: 1}
 	w := g.Checkpoint().Values()
 	reqs := llamatest.RandomSequences(1, 1, 400, converttest.Vocab, int32(converttest.Vocab-1))

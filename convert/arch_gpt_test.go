@@ -65,6 +65,7 @@ func exactAndInvariant(t *testing.T, ref newReference, cases []exactCase) {
 // that the 1e-4 bar would catch either being undone.
 
 func TestGPT2Exact(t *testing.T) {
+	t.Parallel()
 	exactAndInvariant(t, testmodel.NewGPT2, []exactCase{
 		// Learned positions all the way to n_positions = the window.
 		{"f32 tied", converttest.GPT2{Embd: 32, Heads: 4, Layers: 2, Positions: archtest.SeqLen, Dtype: "F32", Seed: 1}.Checkpoint(),
@@ -76,6 +77,7 @@ func TestGPT2Exact(t *testing.T) {
 }
 
 func TestGPTNeoXExact(t *testing.T) {
+	t.Parallel()
 	exactAndInvariant(t, testmodel.NewGPTNeoX, []exactCase{
 		{"f32 parallel rotary 0.25", converttest.GPTNeoX{Hidden: 32, Heads: 2, Layers: 2, Intermediate: 64, RotaryPct: 0.25, Parallel: true, Dtype: "F32", Seed: 3}.Checkpoint(),
 			[]converttest.Format{converttest.Safetensors}},
@@ -85,6 +87,7 @@ func TestGPTNeoXExact(t *testing.T) {
 }
 
 func TestOlmoExact(t *testing.T) {
+	t.Parallel()
 	exactAndInvariant(t, testmodel.NewOlmo, []exactCase{
 		{"f32 clip_qkv", converttest.Olmo{Version: 1, Hidden: 32, Intermediate: 64, Heads: 4, KVHeads: 2, Layers: 2, ClipQKV: 0.8, Dtype: "F32", Seed: 5}.Checkpoint(),
 			[]converttest.Format{converttest.Safetensors}},
@@ -94,6 +97,7 @@ func TestOlmoExact(t *testing.T) {
 }
 
 func TestOlmo2Exact(t *testing.T) {
+	t.Parallel()
 	exactAndInvariant(t, testmodel.NewOlmo2, []exactCase{
 		{"f32", converttest.Olmo{Version: 2, Hidden: 32, Intermediate: 64, Heads: 4, KVHeads: 2, Layers: 2, Dtype: "F32", Seed: 7}.Checkpoint(),
 			[]converttest.Format{converttest.Safetensors}},
@@ -106,6 +110,7 @@ func TestOlmo2Exact(t *testing.T) {
 // past it and abort the process; the engine refuses it instead
 // (Info.TrainedLength), and sequences that fill the table score.
 func TestGPT2PositionsBeyondTableRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := (converttest.GPT2{Embd: 32, Heads: 4, Layers: 1, Positions: 64, Dtype: "F32", Seed: 1}.Checkpoint()).Write(dir, converttest.Safetensors); err != nil {
 		t.Fatal(err)
@@ -136,6 +141,7 @@ func TestGPT2PositionsBeyondTableRefused(t *testing.T) {
 // moves by several times their 1e-4 on the checkpoints TestGPT2Exact and
 // TestGPTNeoXExact use.
 func TestGELUMatters(t *testing.T) {
+	t.Parallel()
 	gpt2 := converttest.GPT2{Embd: 32, Heads: 4, Layers: 2, Positions: archtest.SeqLen, Dtype: "F32", Seed: 1}.Checkpoint()
 	neox := converttest.GPTNeoX{Hidden: 32, Heads: 2, Layers: 2, Intermediate: 64, RotaryPct: 0.25, Parallel: true, Dtype: "F32", Seed: 3}.Checkpoint()
 	tests := []struct {
@@ -181,6 +187,7 @@ func TestGELUMatters(t *testing.T) {
 // changed in config.json, the same weights score otherwise. A converter
 // that dropped one could not pass them.
 func TestReferenceFeaturesMatter(t *testing.T) {
+	t.Parallel()
 	gpt2 := converttest.GPT2{Embd: 32, Heads: 4, Layers: 2, Positions: 64, Dtype: "F32", Seed: 1}.Checkpoint()
 	neox := converttest.GPTNeoX{Hidden: 32, Heads: 2, Layers: 2, Intermediate: 64, RotaryPct: 0.25, Parallel: true, Dtype: "F32", Seed: 3}.Checkpoint()
 	olmo := converttest.Olmo{Version: 1, Hidden: 32, Intermediate: 64, Heads: 4, KVHeads: 2, Layers: 2, ClipQKV: 0.8, Dtype: "F32", Seed: 5}.Checkpoint()
@@ -238,6 +245,7 @@ func TestReferenceFeaturesMatter(t *testing.T) {
 // the converters do not implement is refused, naming the key, before a
 // file is written.
 func TestGPTFamilyRefusals(t *testing.T) {
+	t.Parallel()
 	gpt2 := converttest.GPT2{Embd: 32, Heads: 4, Layers: 1, Positions: 64, Dtype: "F32", Seed: 1}
 	neox := converttest.GPTNeoX{Hidden: 32, Heads: 2, Layers: 1, Intermediate: 64, RotaryPct: 0.25, Parallel: true, Dtype: "F32", Seed: 3}
 	olmo := converttest.Olmo{Version: 1, Hidden: 32, Intermediate: 64, Heads: 4, KVHeads: 2, Layers: 1, Dtype: "F32", Seed: 5}
@@ -354,6 +362,7 @@ func set(key string, v any) func(map[string]any, map[string]converttest.Tensor) 
 // is refused, the key-values are llama.cpp's, and the parameter counts are
 // the models' own (computed by hand from each config).
 func TestGPTFamilyConfigsFullSize(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		file   string
 		shapes map[string][]uint64

@@ -4,6 +4,7 @@ import "testing"
 
 // Lfm2Config's own arithmetic for the MLP width (LFM2-350M's numbers).
 func TestLfm2FeedForward(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		config string
 		want   int

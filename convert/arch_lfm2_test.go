@@ -20,6 +20,7 @@ func lfm2Case(c converttest.Lfm2, formats ...converttest.Format) archtest.Case {
 }
 
 func TestLfm2Exact(t *testing.T) {
+	t.Parallel()
 	tiny := converttest.TinyLfm2()
 	untied := tiny
 	untied.Tied = false
@@ -48,6 +49,7 @@ func TestLfm2Exact(t *testing.T) {
 // products round activations to the weights' type, so they are bounded on
 // average and loosely (measured: 0.0057, 0.047 and 0.18 nats per token).
 func TestLfm2OutputDtypes(t *testing.T) {
+	t.Parallel()
 	d := archtest.OutputDtypes(t, lfm2Case(converttest.Lfm2{Model: converttest.TinyLfm2(), Dtype: "F32", Seed: 4}), "f16", "bf16", "q8_0")
 	if d["f16"] > 0.02 || d["bf16"] > 0.15 || d["q8_0"] > 0.5 {
 		t.Errorf("mean differences from the reference %v; want at most 0.02 (f16), 0.15 (bf16), 0.5 (q8_0) nats", d)
@@ -55,6 +57,7 @@ func TestLfm2OutputDtypes(t *testing.T) {
 }
 
 func TestLfm2Layout(t *testing.T) {
+	t.Parallel()
 	c := converttest.Lfm2{Model: converttest.TinyLfm2(), Dtype: "BF16", Seed: 1}.Checkpoint()
 	g := convertTiny(t, c, "bf16")
 	if got := g.KV.UintOrArrayValueAsArray("attention.head_count_kv", 99); !slices.Equal(got, []uint32{0, 2, 0, 2}) {
@@ -77,6 +80,7 @@ func TestLfm2Layout(t *testing.T) {
 }
 
 func TestLfm2Refuses(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		extra map[string]any
@@ -109,6 +113,7 @@ func TestLfm2Refuses(t *testing.T) {
 // A GGUF on which llama.cpp would abort (an lfm2 whose layers are all
 // convolution, cut down from a converted one) is refused in Go at load.
 func TestLfm2UnloadableIsAGoError(t *testing.T) {
+	t.Parallel()
 	m := converttest.TinyLfm2()
 	m.Layers, m.LayerTypes = 2, []string{"conv", "full_attention"}
 	g := convertTiny(t, converttest.Lfm2{Model: m, Dtype: "BF16", Seed: 1}.Checkpoint(), "f32")
@@ -138,6 +143,7 @@ func TestLfm2UnloadableIsAGoError(t *testing.T) {
 // norms, 3,145,856 per attention layer, 4,197,376 per convolution layer,
 // 1,024 in the last norm).
 func TestLfm2_350MConfig(t *testing.T) {
+	t.Parallel()
 	raw := readRefConfig(t, "lfm2-350m.json")
 	b, _ := json.Marshal(raw)
 	cfg, err := convert.ParseConfig(b)

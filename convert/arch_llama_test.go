@@ -21,6 +21,7 @@ func decoderCase(d converttest.Decoder, formats ...converttest.Format) archtest.
 }
 
 func TestLlamaExact(t *testing.T) {
+	t.Parallel()
 	tiny := converttest.TinyDecoder()
 	tied := tiny
 	tied.Tied, tied.QKVBias, tied.OutBias, tied.MLPBias = true, true, true, true
@@ -51,6 +52,7 @@ func TestLlamaExact(t *testing.T) {
 // llama.cpp's full attention is the model's math: the engine refuses longer
 // sequences, before anything reaches C.
 func TestMistralWindowIsTheContext(t *testing.T) {
+	t.Parallel()
 	d := converttest.Decoder{Class: "MistralForCausalLM", ModelType: "mistral", Model: converttest.TinyDecoder(), Dtype: "BF16", Seed: 4,
 		Extra: map[string]any{"sliding_window": 64}}
 	dir := t.TempDir()

@@ -8,6 +8,7 @@ import (
 )
 
 func TestQwen2Exact(t *testing.T) {
+	t.Parallel()
 	m := converttest.TinyDecoder()
 	m.QKVBias = true
 	tied := m
@@ -31,6 +32,7 @@ func TestQwen2Exact(t *testing.T) {
 }
 
 func TestQwen3Exact(t *testing.T) {
+	t.Parallel()
 	m := converttest.TinyDecoder()
 	m.QKNorm = true
 	m.HeadDim = 32 // q is 128 wide, hidden 64, as Qwen3's head_dim makes it

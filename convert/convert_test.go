@@ -38,6 +38,7 @@ func values(t *testing.T, g *testmodel.GGUF, name string) []float32 {
 }
 
 func TestConvertDtypes(t *testing.T) {
+	t.Parallel()
 	src := t.TempDir()
 	want, err := converttest.Small.Write(src)
 	if err != nil {
@@ -155,6 +156,7 @@ func checkClose(t *testing.T, name, dtype string, got, want []float32) {
 }
 
 func TestConvertF32SourceKeepsPrecision(t *testing.T) {
+	t.Parallel()
 	m := converttest.Small
 	m.Dtype = "F32"
 	src := t.TempDir()
@@ -174,6 +176,7 @@ func TestConvertF32SourceKeepsPrecision(t *testing.T) {
 }
 
 func TestQuantizeQ8MatchesGGMLReference(t *testing.T) {
+	t.Parallel()
 	block := make([]float32, 32)
 	for i := range block {
 		block[i] = float32(i-16) / 10 // max |x| = 1.6
@@ -198,6 +201,7 @@ func TestQuantizeQ8MatchesGGMLReference(t *testing.T) {
 }
 
 func TestConvertErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		setup func(dir string) error
@@ -247,6 +251,7 @@ func checkRefused(t *testing.T, dir string, opts Options, want string) {
 }
 
 func TestReadConversionOfOtherFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	plain := filepath.Join(dir, "bigram.gguf")
 	if err := testmodel.WriteBigramGGUF(plain, testmodel.RandomBigram(1)); err != nil {

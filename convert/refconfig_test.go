@@ -127,6 +127,7 @@ func convertShapes(t *testing.T, raw map[string]any, shapes map[string][]uint64)
 // tensor shapes its checkpoint has: the key-values llama.cpp reads, every
 // tensor's GGUF shape, and the parameter count.
 func TestReferenceConfigsFullSize(t *testing.T) {
+	t.Parallel()
 	for _, rc := range refConfigs {
 		t.Run(rc.file, func(t *testing.T) {
 			raw := readRefConfig(t, rc.file)
@@ -168,6 +169,7 @@ func TestReferenceConfigsFullSize(t *testing.T) {
 // the sizes, converts a random checkpoint of it, and compares llama.cpp with
 // the float64 reference on 2,048 tokens.
 func TestReferenceConfigsTiny(t *testing.T) {
+	t.Parallel()
 	for _, rc := range refConfigs {
 		if rc.file == "smollm2-360m.json" {
 			continue // at this size the same as 135M: only the sizes differ

@@ -79,6 +79,7 @@ func writeSSM(t *testing.T, c ssmCase) (dir string, ref *testmodel.Reference) {
 // own recurrent state, give what each gives alone, whatever the threads,
 // batch, parallel sequences and cache layout.
 func TestSSMArchitectures(t *testing.T) {
+	t.Parallel()
 	for _, c := range ssmCases {
 		t.Run(c.name, func(t *testing.T) {
 			worst, gguf := archtest.Exact(t, archtest.Case{Checkpoint: c.checkpoint, Reference: c.reference, Formats: c.formats})
@@ -99,6 +100,7 @@ func TestSSMArchitectures(t *testing.T) {
 // a time) in config.json moves the reference by far more than the
 // tolerance, so a converter that left one out would fail.
 func TestFalconH1EveryMultiplierCounts(t *testing.T) {
+	t.Parallel()
 	c := ssmCases[0]
 	dir, ref := writeSSM(t, c)
 	config, err := os.ReadFile(filepath.Join(dir, "config.json"))
@@ -168,6 +170,7 @@ func TestFalconH1EveryMultiplierCounts(t *testing.T) {
 // process), the model loads and scores, and its log-probabilities stay near
 // the float32 file's.
 func TestSSMDtypes(t *testing.T) {
+	t.Parallel()
 	for _, c := range ssmCases {
 		t.Run(c.name, func(t *testing.T) {
 			dir, ref := writeSSM(t, c)
@@ -233,6 +236,7 @@ func (w shapeWeights) Read(name string) ([]float32, error) {
 // here from llama-model.cpp). At tiny scale, with every other option of
 // that config, it must convert and match the float64 reference.
 func TestFalconH1TinyReferenceConfig(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("testdata/falcon-h1-tiny-90m-base.json")
 	if err != nil {
 		t.Fatal(err)
@@ -332,6 +336,7 @@ func TestFalconH1TinyReferenceConfig(t *testing.T) {
 // does not compute is refused, naming its key, before anything is written;
 // sizes llama.cpp would assert on (aborting the process) are refused in Go.
 func TestSSMRefusals(t *testing.T) {
+	t.Parallel()
 	falcon, mamba2, mamba := ssmCases[0].checkpoint, ssmCases[1].checkpoint, ssmCases[2].checkpoint
 	tests := []struct {
 		name string
@@ -385,6 +390,7 @@ func TestSSMRefusals(t *testing.T) {
 // buffer) is used up when it is the config's ssm_multipliers, and refused
 // when it is not, since current Hugging Face code ignores it.
 func TestFalconH1MupVector(t *testing.T) {
+	t.Parallel()
 	m := converttest.SmallFalconH1
 	c := m.Checkpoint()
 	mults := m.Multipliers["ssm_multipliers"].([]float64)
@@ -431,6 +437,7 @@ func TestFalconH1MupVector(t *testing.T) {
 // llama.cpp's assertion), and more requests than slots are decoded in
 // turn, each from a fresh state, giving what each gives alone.
 func TestSSMStateSlots(t *testing.T) {
+	t.Parallel()
 	for _, c := range ssmCases[:2] {
 		t.Run(c.name, func(t *testing.T) {
 			dir, ref := writeSSM(t, c)
@@ -458,6 +465,7 @@ func TestSSMStateSlots(t *testing.T) {
 // config.json parses (text inside strings untouched), the default converts,
 // and a real clamp is refused by name.
 func TestPythonInfinity(t *testing.T) {
+	t.Parallel()
 	cfg, err := convert.ParseConfig([]byte(`{"architectures": ["X"], "model_type": "x", "s": "NaN, Infinity \"Infinity\"", "v": [0.0, -Infinity, NaN, Infinity]}`))
 	if err != nil {
 		t.Fatal(err)

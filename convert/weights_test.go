@@ -19,6 +19,7 @@ import (
 // Every weight format and source dtype converts to the same GGUF tensors,
 // holding exactly the checkpoint's values.
 func TestWeightFormats(t *testing.T) {
+	t.Parallel()
 	for _, dtype := range []string{"F32", "F16", "BF16"} {
 		m := converttest.Small
 		m.Dtype = dtype
@@ -65,6 +66,7 @@ func TestWeightFormats(t *testing.T) {
 // llama.cpp's (2i, 2i+1): row 2i of a head is HF row i, row 2i+1 is HF row
 // i+d/2.
 func TestLlamaPermutation(t *testing.T) {
+	t.Parallel()
 	src := t.TempDir()
 	want, err := converttest.Small.Write(src)
 	if err != nil {
@@ -93,6 +95,7 @@ func TestLlamaPermutation(t *testing.T) {
 }
 
 func TestWeightErrors(t *testing.T) {
+	t.Parallel()
 	c := converttest.Small.Checkpoint()
 	tests := []struct {
 		name   string
@@ -191,6 +194,7 @@ func TestWeightErrors(t *testing.T) {
 }
 
 func TestSubfolder(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, err := converttest.Small.Write(filepath.Join(dir, "ckpt", "final")); err != nil {
 		t.Fatal(err)
@@ -274,6 +278,7 @@ func rewritePickle(t *testing.T, path, old, new string) {
 // transformers 5 writes rope_theta inside rope_parameters; the converter
 // must read it there, not fall back to the default 10,000.
 func TestRopeParameters(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := converttest.Small.Checkpoint()
 	delete(c.Config, "rope_theta")
@@ -293,6 +298,7 @@ func TestRopeParameters(t *testing.T) {
 // Buffers PyTorch saves with the weights (rotary inv_freq) may be left out;
 // nothing else may.
 func TestIgnoredBuffers(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := converttest.Small.Checkpoint()
 	c.Tensors = maps.Clone(c.Tensors)
@@ -314,6 +320,7 @@ func TestIgnoredBuffers(t *testing.T) {
 }
 
 func TestOutputType(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		t    Tensor
 		want ggml.TensorType
@@ -336,6 +343,7 @@ func TestOutputType(t *testing.T) {
 // model info's family (ggufspec.Layout, read from a GGUF) must agree with
 // what each converter says it writes.
 func TestKindMatchesLayoutFamily(t *testing.T) {
+	t.Parallel()
 	for _, a := range architectures {
 		kv := ggml.KV{"general.architecture": a.GGUF, a.GGUF + ".block_count": uint32(2)}
 		if got := ggufspec.LayoutFromKV(kv).Family; got != a.Kind {

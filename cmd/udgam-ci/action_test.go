@@ -30,6 +30,7 @@ func actionTestEnv(vars map[string]string) (*env, *bytes.Buffer, *bytes.Buffer) 
 }
 
 func TestModelFetchCommand(t *testing.T) {
+	t.Parallel()
 	const sha = "3333333333333333333333333333333333333333"
 	fh := hubtest.New(t)
 	src := t.TempDir()
@@ -70,6 +71,7 @@ func TestModelFetchCommand(t *testing.T) {
 }
 
 func TestActionCommandRejectsBadInputs(t *testing.T) {
+	t.Parallel()
 	e, stdout, stderr := actionTestEnv(map[string]string{"INPUT_MODEL": "acme/tiny", "INPUT_REVISION": "v1.0", "INPUT_GITHUB-TOKEN": "ghs_x"})
 	if code := run(e, []string{"action"}); code != 1 {
 		t.Fatalf("exit %d", code)
@@ -86,6 +88,7 @@ func TestActionCommandRejectsBadInputs(t *testing.T) {
 // safetensors checkpoint is converted, scored by llama.cpp on a few
 // documents, recorded as main's baseline, then compared with itself.
 func TestActionScoresSafetensorsWithLlama(t *testing.T) {
+	t.Parallel()
 	needEngine(t)
 	dir := t.TempDir()
 	ckpt := filepath.Join(dir, "ckpt")
@@ -144,6 +147,7 @@ func TestActionScoresSafetensorsWithLlama(t *testing.T) {
 // one by one (the "smollm" pre-tokenizer; ollama's "default" would merge
 // "10" into one token).
 func TestConvertedTokenizerInLlama(t *testing.T) {
+	t.Parallel()
 	needEngine(t)
 	dir := t.TempDir()
 	tied := converttest.Small

@@ -10,6 +10,7 @@ import (
 // The command line refuses numbers out of range, naming the flag, and
 // says the same thing the same way everywhere.
 func TestCommandLineChecks(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty.jsonl")
 	os.WriteFile(empty, nil, 0o644)
@@ -46,6 +47,7 @@ func TestCommandLineChecks(t *testing.T) {
 }
 
 func TestScoreFlagsClampThreads(t *testing.T) {
+	t.Parallel()
 	e, _, stderr := freshTestEnv()
 	e.Getenv = func(string) string { return "" }
 	e.CPUs = 4
@@ -66,6 +68,7 @@ func TestScoreFlagsClampThreads(t *testing.T) {
 // A build's CPU target (make variants, make build) is named by version and
 // recorded in the run header as a runtime fact.
 func TestCPUTargetInVersionAndHeader(t *testing.T) {
+	t.Parallel()
 	e, stdout, _ := freshTestEnv()
 	e.CPUVariant = "x86-64-v3"
 	if code := run(e, []string{"version"}); code != 0 || !strings.Contains(stdout.String(), "\nengine CPU target: x86-64-v3\n") {

@@ -20,6 +20,7 @@ import (
 )
 
 func TestContaminationScanAndMergeCommands(t *testing.T) {
+	t.Parallel()
 	core, err := probes.Core()
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +104,7 @@ func TestContaminationScanAndMergeCommands(t *testing.T) {
 }
 
 func TestScoreProbesExcludesWhatAScanFound(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	items := filepath.Join(dir, "items.jsonl")
 	e, _, _ := freshTestEnv()

@@ -23,6 +23,7 @@ import (
 // with `score fresh` (whose bits per byte must equal the float64
 // reference's on the same tokens) and `score probes`.
 func TestConvertedModelsScore(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	docs := fresh.GenerateDocs(3, 4, 100, 400)
 	data := writeDocs(t, dir, docs)

@@ -14,6 +14,7 @@ import (
 // (documents longer than its window of 64) and on LFM2, whose packed
 // documents each keep their own convolution state.
 func TestConvertedGemma3AndLfm2Score(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	docs := fresh.GenerateDocs(7, 3, 100, 400)
 	data := writeDocs(t, dir, docs)

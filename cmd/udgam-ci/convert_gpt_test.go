@@ -15,6 +15,7 @@ import (
 // TestConvertedGPTFamilyScore runs checkConvertedScores on GPT-2, GPT-NeoX,
 // OLMo and OLMo 2 checkpoints, each checked against its float64 reference.
 func TestConvertedGPTFamilyScore(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	docs := fresh.GenerateDocs(5, 3, 100, 400)
 	data := writeDocs(t, dir, docs)

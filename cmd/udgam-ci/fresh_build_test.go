@@ -14,6 +14,7 @@ import (
 )
 
 func TestFreshBuildCommand(t *testing.T) {
+	t.Parallel()
 	feed, err := os.ReadFile("../../evals/fresh/build/testdata/arxiv/feed-0.xml")
 	if err != nil {
 		t.Fatal(err)

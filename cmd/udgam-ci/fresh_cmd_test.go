@@ -52,6 +52,7 @@ func writeDocs(t *testing.T, dir string, docs []fresh.Document) string {
 // llama.cpp and checks the command's bpb against the bigram arithmetic,
 // with and without BOS, then shards the run and merges the shards.
 func TestScoreFreshThroughLlama(t *testing.T) {
+	t.Parallel()
 	needEngine(t)
 	dir := t.TempDir()
 	model := testmodel.RandomBigram(8)
@@ -142,6 +143,7 @@ func TestScoreFreshThroughLlama(t *testing.T) {
 }
 
 func TestScoreFreshCommandErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.jsonl")
 	os.WriteFile(bad, []byte(`{"id":"a","text":"x"}`+"\n"+`{"id":"a","text":"y"}`+"\n"), 0o644)

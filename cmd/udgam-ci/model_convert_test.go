@@ -12,6 +12,7 @@ import (
 )
 
 func TestModelConvertCommand(t *testing.T) {
+	t.Parallel()
 	src := t.TempDir()
 	if _, err := converttest.Small.Write(src); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 )
 
 func TestProbesGenerateCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	e, out, _ := freshTestEnv()
 	path := filepath.Join(dir, "core.jsonl")
@@ -48,6 +49,7 @@ func TestProbesGenerateCommand(t *testing.T) {
 }
 
 func TestScoreProbesCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	items := filepath.Join(dir, "items.jsonl")
 	e, _, _ := freshTestEnv()
@@ -99,6 +101,7 @@ func TestScoreProbesCommand(t *testing.T) {
 }
 
 func TestScoreProbesUsage(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"score", "probes", "--out", "x.jsonl"},
 		{"score", "probes", "--model", "m.gguf"},
@@ -122,6 +125,7 @@ func TestScoreProbesUsage(t *testing.T) {
 // scored by the engine gives each choice the log-probability the closed
 // form gives (float32 inside llama.cpp, hence 1e-4), and the same picks.
 func TestScoreProbesLlamaMatchesBigram(t *testing.T) {
+	t.Parallel()
 	needEngine(t)
 	dir := t.TempDir()
 	bg := testmodel.RandomBigram(8)

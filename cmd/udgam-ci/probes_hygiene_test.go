@@ -22,6 +22,7 @@ import (
 // a plain run; the summary and `compare` (text and --json) give the
 // byte-normalised margin and the variants' spread (issue 28).
 func TestScoreProbesVariantsAndMargin(t *testing.T) {
+	t.Parallel()
 	needEngine(t) // it scores
 	dir := t.TempDir()
 	items, err := probes.Generate(probes.Options{Types: probes.TypesCore, Per: 3, Seed: 2026})
@@ -100,6 +101,7 @@ func TestScoreProbesVariantsAndMargin(t *testing.T) {
 // A prompt that starts with the BOS literal is refused by id before
 // anything is scored, with a non-zero exit (issue 28).
 func TestScoreProbesRefusesSecondBOS(t *testing.T) {
+	t.Parallel()
 	needEngine(t) // it scores
 	dir := t.TempDir()
 	model := filepath.Join(dir, "bigram.gguf")
@@ -133,6 +135,7 @@ func TestScoreProbesRefusesSecondBOS(t *testing.T) {
 // add_bos_token false is converted with a warning on stderr, and the
 // warning travels in the GGUF's conversion record (issue 28).
 func TestModelConvertWarnsOfBOSAgainstConfig(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, err := converttest.Small.Write(dir); err != nil {
 		t.Fatal(err)

@@ -25,6 +25,7 @@ import (
 // (HTML escaping once made it 18 MiB, so /compare, compare and push
 // failed; issue 13, case 6).
 func TestBigHTMLHeaderRoundTrips(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bg := context.Background()
 	hs, tokens := reportServer(t, "udgamlabs/smol-train")
@@ -118,6 +119,7 @@ func reportServer(t *testing.T, repos ...string) (*httptest.Server, []string) {
 // under acme's model name, on main and newer, are never what acme's push
 // is checked against (issue 13, case 2).
 func TestPushIsScopedToRepository(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bg := context.Background()
 	hs, tokens := reportServer(t, "acme/train", "evil/repo")

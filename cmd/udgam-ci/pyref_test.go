@@ -115,6 +115,7 @@ var autoTokenizerDiffers = map[string]string{
 // with tokenizers (tokenizers wins), and runs scripts/pyref/tokenizers_check.py,
 // which compares tokenizers with transformers' AutoTokenizer.
 func TestTokenizersReference(t *testing.T) {
+	t.Parallel()
 	py := pyrefPython(t)
 	texts := referenceTexts(t)
 	families := append(hfref.Families(), hfref.WidenedFamilies()...)
@@ -352,6 +353,7 @@ func clipText(s string) string {
 // python` on a checkpoint with the reference stack's Python, and, with any
 // machine's, names what is missing when the interpreter is absent.
 func TestCheckTokenizerPythonReference(t *testing.T) {
+	t.Parallel()
 	fm := familyModel(t, "gpt2")
 	e, out, errb := freshTestEnv()
 	code := run(e, []string{"model", "check-tokenizer", fm.ckpt, "--reference", "python", "--python", filepath.Join(t.TempDir(), "no-python")})
@@ -380,6 +382,7 @@ func TestCheckTokenizerPythonReference(t *testing.T) {
 // naming why. TestTokenizersReference checks the same files against Hugging
 // Face tokenizers itself.
 func TestWidenedTokenizers(t *testing.T) {
+	t.Parallel()
 	for _, family := range hfref.WidenedFamilies() {
 		t.Run(family, func(t *testing.T) {
 			fm := familyModel(t, family)

@@ -35,6 +35,7 @@ func freeAddr(t *testing.T) string {
 }
 
 func TestServeTokenPushCommands(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "runs.db")
 	bg := context.Background()

@@ -24,6 +24,7 @@ import (
 // document unscored and its bytes left out), whose bits per byte must equal
 // the float64 reference's on the same tokens, and with `score probes`.
 func TestConvertedFalconH1Scores(t *testing.T) {
+	t.Parallel()
 	docs, data, items := scoringInputs(t, 5)
 	c := converttest.SmallFalconH1.Checkpoint()
 	ckpt := filepath.Join(t.TempDir(), "repo")

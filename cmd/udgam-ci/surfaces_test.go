@@ -28,6 +28,7 @@ import (
 // report server's compare page, every one with its defaults: each surface
 // prints the same base, head, delta, interval and p-value (issue 14).
 func TestOneComparisonOnEverySurface(t *testing.T) {
+	t.Parallel()
 	needEngine(t)
 	dir := t.TempDir()
 	var docs strings.Builder

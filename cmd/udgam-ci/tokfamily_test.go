@@ -33,7 +33,15 @@ type previousTokenModel struct {
 	norm       []float32
 	hidden     int
 	mu         sync.Mutex
-	rows       map[int32][]float64 // log-probabilities after a token
+	after      map[int32]prevState // by the previous token
+}
+
+// prevState is what log p(· | prev) needs: the normed hidden state and the
+// log of the softmax's denominator (a whole row of Gemma's 262k
+// log-probabilities per token would take gigabytes).
+type prevState struct {
+	x   []float64
+	lse float64
 }
 
 var (
@@ -121,49 +129,54 @@ func buildFamilyModel(t *testing.T, family string) (*previousTokenModel, error) 
 	}
 	return &previousTokenModel{gguf: gguf, ckpt: ckpt, info: info, hidden: l.Hidden,
 		embed: c.Tensors["model.embed_tokens.weight"].Values, norm: c.Tensors["model.norm.weight"].Values,
-		rows: map[int32][]float64{}}, nil
+		after: map[int32]prevState{}}, nil
 }
 
 // logp is log p(next | prev) in nats, from the float64 forward pass:
 // RMSNorm(embed[prev]) * norm, logits against the tied embedding.
 func (m *previousTokenModel) logp(prev, next int32) float64 {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	row, ok := m.rows[prev]
+	st, ok := m.after[prev]
 	if !ok {
-		h := m.hidden
-		x := make([]float64, h)
-		var ss float64
-		for i := range h {
-			x[i] = float64(m.embed[int(prev)*h+i])
-			ss += x[i] * x[i]
-		}
-		inv := 1 / math.Sqrt(ss/float64(h)+1e-5)
-		for i := range h {
-			x[i] *= inv * float64(m.norm[i])
-		}
-		vocab := len(m.embed) / h
-		row = make([]float64, vocab)
-		maxv := math.Inf(-1)
-		for v := range vocab {
-			var d float64
-			for i := range h {
-				d += x[i] * float64(m.embed[v*h+i])
-			}
-			row[v] = d
-			maxv = max(maxv, d)
-		}
-		var sum float64
-		for _, d := range row {
-			sum += math.Exp(d - maxv)
-		}
-		lse := maxv + math.Log(sum)
-		for v := range row {
-			row[v] -= lse
-		}
-		m.rows[prev] = row
+		st = m.state(prev)
+		m.after[prev] = st
 	}
-	return row[next]
+	m.mu.Unlock()
+	return m.logit(st.x, next) - st.lse
+}
+
+func (m *previousTokenModel) state(prev int32) prevState {
+	h := m.hidden
+	x := make([]float64, h)
+	var ss float64
+	for i := range h {
+		x[i] = float64(m.embed[int(prev)*h+i])
+		ss += x[i] * x[i]
+	}
+	inv := 1 / math.Sqrt(ss/float64(h)+1e-5)
+	for i := range h {
+		x[i] *= inv * float64(m.norm[i])
+	}
+	vocab := len(m.embed) / h
+	maxv := math.Inf(-1)
+	for v := range vocab {
+		maxv = max(maxv, m.logit(x, int32(v)))
+	}
+	var sum float64
+	for v := range vocab {
+		sum += math.Exp(m.logit(x, int32(v)) - maxv)
+	}
+	return prevState{x: x, lse: maxv + math.Log(sum)}
+}
+
+// logit is the tied output layer's logit of token v for hidden state x.
+func (m *previousTokenModel) logit(x []float64, v int32) float64 {
+	h := m.hidden
+	var d float64
+	for i := range h {
+		d += x[i] * float64(m.embed[int(v)*h+i])
+	}
+	return d
 }
 
 // TestTokenizerFamiliesBits scores documents made of the shared texts with
@@ -172,6 +185,7 @@ func (m *previousTokenModel) logp(prev, next int32) float64 {
 // every choice's log-probability against the float64 sums over
 // transformers.js's ids: 1e-4 nats per token.
 func TestTokenizerFamiliesBits(t *testing.T) {
+	t.Parallel()
 	needEngine(t)
 	texts := hfref.Texts()
 	var docs []fresh.Document
@@ -205,6 +219,7 @@ func TestTokenizerFamiliesBits(t *testing.T) {
 
 	for _, family := range hfref.Families() {
 		t.Run(family, func(t *testing.T) {
+			t.Parallel()
 			fm := familyModel(t, family)
 			dir := t.TempDir()
 			// One node process for both sets: loading Gemma's files is slow.
@@ -340,6 +355,7 @@ func writeProbeItems(t *testing.T, dir string, items []probes.Item) string {
 // with nothing to compare against, and on a GGUF against another family's
 // tokenizer.json, which must fail naming the first difference.
 func TestModelCheckTokenizer(t *testing.T) {
+	t.Parallel()
 	needEngine(t)
 	fm := familyModel(t, "gpt2")
 	textFile := filepath.Join(t.TempDir(), "extra.txt")

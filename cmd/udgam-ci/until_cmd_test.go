@@ -17,6 +17,7 @@ import (
 // budget, and compare --json and the text report show the interval the
 // run stopped with.
 func TestScoreUntilDecidedCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	items := filepath.Join(dir, "items.jsonl")
 	e, _, _ := freshTestEnv()

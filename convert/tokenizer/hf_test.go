@@ -151,6 +151,7 @@ func runTexts() []string {
 // TestHuggingFaceIDs converts each family's real tokenizer and compares
 // llama.cpp's ids with transformers.js's on the shared text set.
 func TestHuggingFaceIDs(t *testing.T) {
+	t.Parallel()
 	texts := append(hfref.Texts(), runTexts()...)
 	for _, family := range hfref.Families() {
 		t.Run(family, func(t *testing.T) {
@@ -212,6 +213,7 @@ func addedContents(t *testing.T, s tokspec.Spec) []string {
 // vocab_size gives the same ids as the unpadded tokenizer, even on text
 // that spells the padding tokens.
 func TestPaddingNeverMatches(t *testing.T) {
+	t.Parallel()
 	texts := []string{"x [PAD0] y", "[PAD0][PAD1]", "[PAD7]", "a[PAD3]b"}
 	for _, family := range []string{"gpt2", "mistral"} {
 		t.Run(family, func(t *testing.T) {
@@ -248,6 +250,7 @@ func TestPaddingNeverMatches(t *testing.T) {
 // (none when bos_token is null, as Qwen3's is), and Spec.AddBOS says what
 // the reference's post-processor does.
 func TestSpecialTokenIDs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		family   string
 		bos, eos int32
@@ -277,6 +280,7 @@ func TestSpecialTokenIDs(t *testing.T) {
 // false (a configuration of its own) is llama.cpp's dbrx type, and gives
 // transformers.js's ids for it.
 func TestLlama3WithoutIgnoreMerges(t *testing.T) {
+	t.Parallel()
 	src := hfref.Dir(t, "llama3")
 	dir := t.TempDir()
 	b, err := os.ReadFile(filepath.Join(src, "tokenizer.json"))
@@ -328,6 +332,7 @@ func TestLlama3WithoutIgnoreMerges(t *testing.T) {
 // converts to, a dummy prefix) and converted from that file alone gives
 // transformers.js's ids.
 func TestSentencePieceModelIDs(t *testing.T) {
+	t.Parallel()
 	ref := hfref.Dir(t, "mistral")
 	fromJSON, err := tokenizer.Convert(os.DirFS(ref), tokenizer.Options{})
 	if err != nil {

@@ -39,6 +39,7 @@ func llamaVocabCpp(t *testing.T) string {
 // Regexes, whose comment names the entry's Original as tokenizer.json's,
 // and which sets ignore_merges exactly when the entry says so.
 func TestPreTokenizersMatchLlamaCpp(t *testing.T) {
+	t.Parallel()
 	src := llamaVocabCpp(t)
 	for _, p := range preTokenizers {
 		t.Run(p.Name, func(t *testing.T) {
@@ -151,6 +152,7 @@ func files(t *testing.T, tj map[string]any, config map[string]any) fstest.MapFS 
 // with a message naming it, and AllowUnverified converts it with the
 // reason in Spec.Unverified.
 func TestRefusals(t *testing.T) {
+	t.Parallel()
 	otherSplit := map[string]any{"type": "Sequence", "pretokenizers": []any{
 		map[string]any{"type": "Split", "pattern": map[string]any{"Regex": `\p{L}+|\p{N}{1,2}`}, "behavior": "Isolated", "invert": false},
 		map[string]any{"type": "ByteLevel", "add_prefix_space": false, "use_regex": false},
@@ -250,6 +252,7 @@ func TestMetaspaceFirst(t *testing.T) {
 // types, added tokens are control tokens, and the legacy normalizer is
 // llama.cpp's add_space_prefix.
 func TestSentencePieceScores(t *testing.T) {
+	t.Parallel()
 	res, err := Convert(files(t, spmTokenizer(legacySPM, nil, []string{"▁ a", "a b", "ab c"}), map[string]any{"bos_token": "<s>", "eos_token": "</s>"}), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -280,6 +283,7 @@ func TestSentencePieceScores(t *testing.T) {
 // tokenizer.json give the same vocabulary, merges and pre-tokenizer as
 // its tokenizer.json.
 func TestVocabMerges(t *testing.T) {
+	t.Parallel()
 	dir := hfref.Dir(t, "gpt2")
 	full, err := Convert(os.DirFS(dir), Options{})
 	if err != nil {
@@ -318,6 +322,7 @@ func TestVocabMerges(t *testing.T) {
 // TestSentencePieceModel: a tokenizer.model gives its pieces, scores,
 // types and dummy prefix; a Unigram model is refused.
 func TestSentencePieceModel(t *testing.T) {
+	t.Parallel()
 	model := func(mt sentencepiece.TrainerSpec_ModelType) []byte {
 		b, err := converttest.SentencePieceModel(mt, "<tool>")
 		if err != nil {
@@ -348,6 +353,7 @@ func TestSentencePieceModel(t *testing.T) {
 // TestPadding: padding tokens are unused (never matched in text), and
 // added tokens beyond vocab_size are left out.
 func TestPadding(t *testing.T) {
+	t.Parallel()
 	fsys := files(t, byteLevel(plainByteLevel, nil), nil)
 	res, err := Convert(fsys, Options{VocabSize: 261})
 	if err != nil {
@@ -374,6 +380,7 @@ func TestPadding(t *testing.T) {
 // match it in text by itself); special ones are control tokens, the
 // others normal, and all are recorded for the scoring side.
 func TestAddedTokenTypes(t *testing.T) {
+	t.Parallel()
 	tj := byteLevel(plainByteLevel, nil)
 	tj["added_tokens"] = []map[string]any{
 		{"id": 257, "content": "<|endoftext|>", "special": true},

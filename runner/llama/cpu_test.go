@@ -10,6 +10,7 @@ import (
 // The test binary is built as make builds it, for this machine, so the CPU
 // has every instruction set it was compiled for.
 func TestCPUFeaturesOfThisBuild(t *testing.T) {
+	t.Parallel()
 	missing, unused := llama.CPUFeatures()
 	if len(missing) > 0 {
 		t.Fatalf("built for %v, which this CPU lacks", missing)
@@ -18,6 +19,7 @@ func TestCPUFeaturesOfThisBuild(t *testing.T) {
 }
 
 func TestLoadRefusesMissingCPUFeatures(t *testing.T) {
+	t.Parallel()
 	_, tinyLlama := fixtures(t)
 	opts := llama.WithCPUFeatures(llama.Options{Threads: 1, Context: 64, Parallel: 1}, func() ([]string, []string) { return []string{"AVX-512F", "AVX-512BW"}, nil })
 	m, err := llama.Load(tinyLlama, opts)

@@ -16,6 +16,7 @@ import (
 // has handed over only some (issue 32: Fresh Text packs every document
 // into one call and saved none when interrupted).
 func TestScoreEachHandsOverAsItGoes(t *testing.T) {
+	t.Parallel()
 	_, lp := fixtures(t)
 	reqs := llamatest.ProbeLike(rand.New(rand.NewPCG(9, 9)), 40, 256)
 	for _, opts := range []llama.Options{{Threads: 1, Batch: 32}, {Threads: 1, Batch: 32, SeparateCaches: true}} {

@@ -16,6 +16,7 @@ import (
 // The test binary is built as make builds: ggml's GELU kernels evaluate
 // the formula. Built without the Makefile's workspace it fails, saying how.
 func TestExactGELU(t *testing.T) {
+	t.Parallel()
 	if err := llama.ExactGELU(); err != nil {
 		t.Fatal(err)
 	}
@@ -25,6 +26,7 @@ func TestExactGELU(t *testing.T) {
 // whose graph applies GELU (GPT-2's GELU, Gemma 3's GEGLU) is refused at
 // its first decode with the table's error, and a SiLU model still scores.
 func TestGELUTableRefusesGELUModels(t *testing.T) {
+	t.Parallel()
 	_, tinyLlama := fixtures(t)
 	table := errors.New("float16 GELU table in use")
 	opts := llama.WithGELUCheck(llama.Options{Threads: 1, Context: 64, Parallel: 1}, func() error { return table })

@@ -58,6 +58,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestBigramMatchesClosedForm(t *testing.T) {
+	t.Parallel()
 	bp, _ := fixtures(t)
 	m := llamatest.Load(t, bp, llama.Options{Threads: 2})
 	info := m.Info()
@@ -84,6 +85,7 @@ func TestBigramMatchesClosedForm(t *testing.T) {
 }
 
 func TestTokenizeIsBytes(t *testing.T) {
+	t.Parallel()
 	bp, _ := fixtures(t)
 	m := llamatest.Load(t, bp, llama.Options{Threads: 1})
 	for _, s := range llamatest.Texts {
@@ -114,6 +116,7 @@ func TestTokenizeIsBytes(t *testing.T) {
 }
 
 func TestTransformerMatchesReference(t *testing.T) {
+	t.Parallel()
 	_, lp := fixtures(t)
 	m := llamatest.Load(t, lp, llama.Options{Threads: 2})
 	reqs := append(llamatest.TextRequests(t, m, 256, llamatest.Texts), llamatest.ProbeLike(rand.New(rand.NewPCG(1, 1)), 10, 256)...)
@@ -140,12 +143,14 @@ func matchesReference(t *testing.T, m *llama.Model, ref *testmodel.Llama, reqs [
 }
 
 func TestInvariance(t *testing.T) {
+	t.Parallel()
 	_, lp := fixtures(t)
 	reqs := append(llamatest.TextRequests(t, testmodel.RandomBigram(1), 256, llamatest.Texts), llamatest.ProbeLike(rand.New(rand.NewPCG(2, 2)), 40, 256)...)
 	llamatest.Invariance(t, lp, reqs)
 }
 
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	bp, lp := fixtures(t)
 	dir := t.TempDir()
 	notGGUF := filepath.Join(dir, "weights.bin")
@@ -194,6 +199,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
+	t.Parallel()
 	_, lp := fixtures(t)
 	m := llamatest.Load(t, lp, llama.Options{Threads: 1, Batch: 16})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -206,6 +212,7 @@ func TestCancel(t *testing.T) {
 // A context smaller than the batch: llama.cpp lowers its batch, and the
 // planner must follow rather than trip llama.cpp's assertion.
 func TestContextSmallerThanBatch(t *testing.T) {
+	t.Parallel()
 	bp, _ := fixtures(t)
 	m := llamatest.Load(t, bp, llama.Options{Threads: 1, Context: 64, Batch: 512, Parallel: 4})
 	reqs := llamatest.TextRequests(t, m, 256, []string{llamatest.Texts[0], llamatest.Texts[0][:20], llamatest.Texts[2]})
@@ -226,6 +233,7 @@ func TestContextSmallerThanBatch(t *testing.T) {
 // Starts shared across requests are evaluated once only where a cell may
 // belong to several sequences: one cache for all, and no recurrent state.
 func TestSharesStartsOnlyInOneCache(t *testing.T) {
+	t.Parallel()
 	bp, _ := fixtures(t)
 	for _, tt := range []struct {
 		separate, each, want bool

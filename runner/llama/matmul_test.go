@@ -18,6 +18,7 @@ import (
 // tails of every kind, blocks of k and of rows, strided rows, batches
 // with broadcast (attention's heads), more threads than tiles.
 func TestMatMulExact(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		s       matShape
@@ -85,6 +86,7 @@ func randoms(rng *rand.Rand, n int) []float32 {
 // panels of src1 (6 rows of k floats each); other products stay with
 // tinyBLAS, whose work buffer holds src1 in float16 at most.
 func TestMatMulPacks(t *testing.T) {
+	t.Parallel()
 	built := compiledFor()
 	for _, set := range []string{"AVX2", "FMA", "F16C"} {
 		if !slices.Contains(built, set) {

@@ -14,6 +14,7 @@ import (
 // The test binary is built as make builds: ggml's rope turns by the exact
 // angles. Built without the Makefile's workspace it fails, saying how.
 func TestExactRope(t *testing.T) {
+	t.Parallel()
 	if err := llama.ExactRope(); err != nil {
 		t.Fatal(err)
 	}
@@ -23,6 +24,7 @@ func TestExactRope(t *testing.T) {
 // whose graph applies rope is refused at its first decode with the probe's
 // error, and GPT-2 (learned positions, no rope) still scores.
 func TestFloat32RopeRefusesRopeModels(t *testing.T) {
+	t.Parallel()
 	_, tinyLlama := fixtures(t)
 	float32Angles := errors.New("float32 rope angles in use")
 	opts := llama.WithRopeCheck(llama.Options{Threads: 1, Context: 64, Parallel: 1}, func() error { return float32Angles })

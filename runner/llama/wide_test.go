@@ -14,6 +14,7 @@ import (
 // scores over 400 positions) matches the float64 forward pass as the
 // narrow fixtures do, whose products mostly stay with tinyBLAS.
 func TestWideTransformerMatchesReference(t *testing.T) {
+	t.Parallel()
 	ref, err := testmodel.RandomLlama(5, testmodel.Shape{Layers: 2, Embd: 256, Heads: 4, KVHeads: 2, FFN: 512, Vocab: testmodel.ByteVocab, Context: 512})
 	if err != nil {
 		t.Fatal(err)

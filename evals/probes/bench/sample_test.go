@@ -11,6 +11,7 @@ import (
 // The sample is n core items in the set's order, each type and level
 // holding its share of them (within one), and the whole set from 2000 up.
 func TestCoreSample(t *testing.T) {
+	t.Parallel()
 	set, err := probes.Core()
 	if err != nil {
 		t.Fatal(err)

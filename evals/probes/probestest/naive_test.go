@@ -26,6 +26,7 @@ func scoreAll(t *testing.T, m runner.Model, items []probes.Item) []runfile.Item 
 // choice as its own full sequence give the same numbers, on a transformer
 // where attention over the prompt matters.
 func TestSharedPrefixEqualsNaive(t *testing.T) {
+	t.Parallel()
 	m, err := testmodel.RandomLlama(5, testmodel.DefaultShape())
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +50,7 @@ func TestSharedPrefixEqualsNaive(t *testing.T) {
 }
 
 func TestNaiveRequests(t *testing.T) {
+	t.Parallel()
 	req := runner.Request{Prefix: []int32{1, 2, 3}, Branches: []runner.Branch{
 		{Tokens: []int32{4}, Positions: []int{3}},
 		{Tokens: []int32{5, 6}, Positions: []int{3, 4}},

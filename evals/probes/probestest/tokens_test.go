@@ -12,6 +12,7 @@ import (
 // evaluates far fewer tokens than scoring each choice on its own. With the
 // byte-level tokenizer the figure is exact arithmetic on the prompts.
 func TestCountTokensCore(t *testing.T) {
+	t.Parallel()
 	set, err := probes.Core()
 	if err != nil {
 		t.Fatal(err)

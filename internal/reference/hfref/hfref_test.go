@@ -14,6 +14,7 @@ import (
 // predicts (a word that is one vocabulary entry, a special-token literal
 // that is one added token).
 func TestEncodeKnownIDs(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		text  string
 		piece string // vocabulary entry the text must encode to
@@ -82,6 +83,7 @@ func TestEncodeKnownIDs(t *testing.T) {
 }
 
 func TestGPT2Assembly(t *testing.T) {
+	t.Parallel()
 	dir := Dir(t, "gpt2")
 	for _, name := range []string{"vocab.json", "merges.txt", "special_tokens_map.json"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
@@ -104,6 +106,7 @@ func TestGPT2Assembly(t *testing.T) {
 }
 
 func TestTexts(t *testing.T) {
+	t.Parallel()
 	texts := Texts()
 	if len(texts) < 150 {
 		t.Fatalf("%d texts", len(texts))

@@ -22,6 +22,7 @@ func rowLogProb(table [][]float64, prev, next int32) float64 {
 }
 
 func TestBigramScoreMatchesArithmetic(t *testing.T) {
+	t.Parallel()
 	b := RandomBigram(7)
 	table := b.Table()
 	reqs := []runner.Request{
@@ -56,6 +57,7 @@ func TestBigramScoreMatchesArithmetic(t *testing.T) {
 }
 
 func TestBigramRowsAreDistributions(t *testing.T) {
+	t.Parallel()
 	b := RandomBigram(1)
 	for prev := range int32(ByteVocab) {
 		var sum float64
@@ -69,6 +71,7 @@ func TestBigramRowsAreDistributions(t *testing.T) {
 }
 
 func TestBigramScoreRejectsBadInput(t *testing.T) {
+	t.Parallel()
 	ok := runner.Request{Branches: []runner.Branch{{Tokens: []int32{BOS, 'a'}, Positions: []int{1}}}}
 	tests := []struct {
 		name string
@@ -98,6 +101,7 @@ func TestBigramScoreRejectsBadInput(t *testing.T) {
 }
 
 func TestBigramScoreStopsOnCancel(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	req := runner.Request{Branches: []runner.Branch{{Tokens: []int32{BOS, 'a'}, Positions: []int{1}}}}
@@ -107,6 +111,7 @@ func TestBigramScoreStopsOnCancel(t *testing.T) {
 }
 
 func TestFitBigramCounts(t *testing.T) {
+	t.Parallel()
 	const alpha = 0.5
 	b, err := FitBigram([]byte("abab"), alpha)
 	if err != nil {
@@ -134,6 +139,7 @@ func TestFitBigramCounts(t *testing.T) {
 }
 
 func TestFitBigramMoreTextPredictsBetter(t *testing.T) {
+	t.Parallel()
 	train := strings.Repeat("the cat sat on the mat. ", 40)
 	test := "the cat sat on the mat."
 	small, err := FitBigram([]byte(train[:30]), 0.1)
@@ -158,6 +164,7 @@ func TestFitBigramMoreTextPredictsBetter(t *testing.T) {
 }
 
 func TestBigramConstructorsRejectBadInput(t *testing.T) {
+	t.Parallel()
 	square := func(n, m int) [][]float64 {
 		t := make([][]float64, n)
 		for i := range t {
@@ -195,6 +202,7 @@ func TestBigramConstructorsRejectBadInput(t *testing.T) {
 }
 
 func TestBigramTokenizeAndInfo(t *testing.T) {
+	t.Parallel()
 	b := RandomBigram(3)
 	ids, err := b.Tokenize("a\xff\n")
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 )
 
 func TestWriteBigramGGUFHeader(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "bigram.gguf")
 	b := RandomBigram(5)
 	if err := WriteBigramGGUF(path, b, WithName("test-bigram")); err != nil {
@@ -146,6 +147,7 @@ func checkTensors(t *testing.T, g *GGUF, want map[string][]uint64, matType, vecT
 // llama.cpp computes for the bigram file (the block adds zero, so the last
 // hidden state is the embedding) and compares with the model's arithmetic.
 func TestBigramGGUFLogitsAreTheTable(t *testing.T) {
+	t.Parallel()
 	b, err := FitBigram([]byte(strings.Repeat("to be or not to be, that is the question. ", 20)), 0.01)
 	if err != nil {
 		t.Fatal(err)
@@ -191,6 +193,7 @@ func TestBigramGGUFLogitsAreTheTable(t *testing.T) {
 // The in-memory models describe themselves as the engine's ReadInfo
 // describes their files, so a run header is the same for both.
 func TestInfoMatchesReadInfo(t *testing.T) {
+	t.Parallel()
 	llama, err := RandomLlama(1, Shape{Layers: 1, Embd: 32, Heads: 2, KVHeads: 1, FFN: 48, Vocab: 300, Context: 64})
 	if err != nil {
 		t.Fatal(err)
@@ -223,6 +226,7 @@ func TestInfoMatchesReadInfo(t *testing.T) {
 }
 
 func TestWriteErrorsLeaveNoFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "bigram.gguf")
 	if err := WriteBigramGGUF(path, RandomBigram(1), WithF16()); err == nil {

@@ -39,6 +39,7 @@ func scoreAll(t *testing.T, m runner.Model, seq []int32) []float64 {
 func textSeq(s string) []int32 { return append([]int32{BOS}, byteTokens(s)...) }
 
 func TestLlamaIsCausal(t *testing.T) {
+	t.Parallel()
 	m := newTestLlama(t, 1)
 	a := textSeq("the quick brown fox")
 	b := slices.Clone(a)
@@ -64,6 +65,7 @@ func TestLlamaIsCausal(t *testing.T) {
 // A bigram model would give the same last log-probability whatever came
 // before the previous token; this model must not.
 func TestLlamaAttentionMatters(t *testing.T) {
+	t.Parallel()
 	m := newTestLlama(t, 2)
 	a := textSeq("abcdefgh")
 	b := slices.Clone(a)
@@ -75,6 +77,7 @@ func TestLlamaAttentionMatters(t *testing.T) {
 }
 
 func TestLlamaNextTokenDistributionSumsToOne(t *testing.T) {
+	t.Parallel()
 	for _, shape := range []Shape{DefaultShape(), {Layers: 1, Embd: 32, Heads: 4, KVHeads: 4, FFN: 40, Vocab: 300, Context: 32, TiedOutput: true}} {
 		t.Run(fmt.Sprintf("vocab%d", shape.Vocab), func(t *testing.T) {
 			m, err := RandomLlama(3, shape)
@@ -102,6 +105,7 @@ func TestLlamaNextTokenDistributionSumsToOne(t *testing.T) {
 }
 
 func TestLlamaPrefixBranchesEqualWholeSequences(t *testing.T) {
+	t.Parallel()
 	m := newTestLlama(t, 4)
 	prefix := textSeq("Q: 2+2=")
 	answers := []string{"4", "five", "22"}
@@ -122,6 +126,7 @@ func TestLlamaPrefixBranchesEqualWholeSequences(t *testing.T) {
 }
 
 func TestLlamaSeedDeterminesWeights(t *testing.T) {
+	t.Parallel()
 	seq := textSeq("same seed")
 	a, b, c := scoreAll(t, newTestLlama(t, 9), seq), scoreAll(t, newTestLlama(t, 9), seq), scoreAll(t, newTestLlama(t, 10), seq)
 	if !slices.Equal(a, b) {
@@ -133,6 +138,7 @@ func TestLlamaSeedDeterminesWeights(t *testing.T) {
 }
 
 func TestLlamaRejectsBadInput(t *testing.T) {
+	t.Parallel()
 	m := newTestLlama(t, 1)
 	tests := []struct {
 		name string
@@ -154,6 +160,7 @@ func TestLlamaRejectsBadInput(t *testing.T) {
 }
 
 func TestShapeValidation(t *testing.T) {
+	t.Parallel()
 	good := DefaultShape()
 	tests := []struct {
 		name   string
@@ -182,6 +189,7 @@ func TestShapeValidation(t *testing.T) {
 // RoPE must rotate by position so that a query-key product depends only on
 // the distance between the two positions, and must keep lengths.
 func TestRopeIsRelative(t *testing.T) {
+	t.Parallel()
 	const hd = 8
 	q := []float64{0.3, -1, 2, 0.5, 1, 1, -0.2, 0.7}
 	k := []float64{1, 0.1, -0.4, 2, 0.3, -1, 0.9, 0.2}
@@ -207,6 +215,7 @@ func TestRopeIsRelative(t *testing.T) {
 }
 
 func TestWriteLlamaGGUF(t *testing.T) {
+	t.Parallel()
 	shape := Shape{Layers: 2, Embd: 32, Heads: 4, KVHeads: 2, FFN: 48, Vocab: 260, Context: 128}
 	m, err := RandomLlama(6, shape)
 	if err != nil {
@@ -274,6 +283,7 @@ func TestWriteLlamaGGUF(t *testing.T) {
 }
 
 func TestWriteTiedLlamaHasNoOutputTensor(t *testing.T) {
+	t.Parallel()
 	s := DefaultShape()
 	s.TiedOutput = true
 	m, err := RandomLlama(1, s)
@@ -300,6 +310,7 @@ func TestWriteTiedLlamaHasNoOutputTensor(t *testing.T) {
 // one the model was made with, tied output or not, so the FLOP count of a
 // benchmark model read from its file equals the one its Shape gives.
 func TestDimsReadBack(t *testing.T) {
+	t.Parallel()
 	tied := DefaultShape()
 	tied.TiedOutput = true
 	for _, s := range []Shape{DefaultShape(), tied} {

@@ -16,6 +16,7 @@ import (
 // Both programs must see the same text: the JSONL passes score fresh's
 // validation, and the joined text is exactly those documents.
 func TestWriteDocsGivesBothProgramsTheSameText(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := writeDocs(dir, 30); err != nil {
 		t.Fatal(err)
@@ -47,6 +48,7 @@ func TestWriteDocsGivesBothProgramsTheSameText(t *testing.T) {
 // The tokens file holds, for each item, the ids udgam-ci scores: BOS and
 // the prompt's bytes, then " "+choice's bytes, tokenized apart.
 func TestWriteTokensGivesBothProgramsTheSameTokens(t *testing.T) {
+	t.Parallel()
 	set, err := probes.Core()
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +85,7 @@ func TestWriteTokensGivesBothProgramsTheSameTokens(t *testing.T) {
 }
 
 func TestWriteTokensRefusesIDsThatBreakLines(t *testing.T) {
+	t.Parallel()
 	it := probes.Item{ID: "a\tb", Type: "add", Level: 1, Prompt: "Question: 1+1?\nAnswer:", Answer: "2", Choices: []string{"2", "3"}}
 	path := filepath.Join(t.TempDir(), "probes.tok")
 	err := writeTokens(path, []probes.Item{it}, testmodel.RandomBigram(1), true, testmodel.BOS)

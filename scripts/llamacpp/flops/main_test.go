@@ -77,6 +77,7 @@ func writeDocs(t *testing.T, docs []fresh.Document) string {
 // 21 tokens (BOS and 20 bytes) through windows of 8 every 4, then a
 // 4-token document in one window; and the count is theirs.
 func TestCountFresh(t *testing.T) {
+	t.Parallel()
 	long, short := "the quick brown fox!", "abc"
 	docs := writeDocs(t, []fresh.Document{{ID: "a", Text: long}, {ID: "b", Text: short}})
 	o := options{Model: tinyModel(t), Fresh: docs, Window: 8, Stride: 4, AddBOS: "auto"}
@@ -101,6 +102,7 @@ func TestCountFresh(t *testing.T) {
 
 // Without BOS the first token is context only: one fewer position.
 func TestCountFreshWithoutBOS(t *testing.T) {
+	t.Parallel()
 	docs := writeDocs(t, []fresh.Document{{ID: "a", Text: "hello"}})
 	c, err := count(context.Background(), options{Model: tinyModel(t), Fresh: docs, Window: 8, Stride: 4, AddBOS: "no"})
 	if err != nil {
@@ -114,6 +116,7 @@ func TestCountFreshWithoutBOS(t *testing.T) {
 // An item is one request: BOS and the prompt shared, each " "+choice a
 // branch of its own, every choice token read.
 func TestCountProbes(t *testing.T) {
+	t.Parallel()
 	set, err := probes.Core()
 	if err != nil {
 		t.Fatal(err)
@@ -189,6 +192,7 @@ func (s *spy) ScoreEach(ctx context.Context, reqs []runner.Request, done func(in
 // Answering with zeros changes nothing the scorers ask: a real scoring
 // issues the recorded requests, in the same order.
 func TestRecordedAreScored(t *testing.T) {
+	t.Parallel()
 	text := strings.Repeat("abcdefghij", 7)
 	docs := writeDocs(t, []fresh.Document{{ID: "a", Text: text}, {ID: "b", Text: "xy"}})
 	o := options{Model: tinyModel(t), Fresh: docs, Window: 32, Stride: 16, AddBOS: "auto"}

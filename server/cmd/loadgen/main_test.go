@@ -15,6 +15,7 @@ import (
 )
 
 func TestLoadgenUploadsAndReports(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "load.db"), store.Options{})
 	if err != nil {
