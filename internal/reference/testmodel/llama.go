@@ -357,11 +357,11 @@ func causalAttention(out, q []float64, k, v [][]float64, heads, kvHeads int, sco
 		for u := range k {
 			scores[u] = dot(qh, k[u][off:off+hd]) * scale
 		}
-		lse := logSumExp(scores)
+		softmax(scores)
 		o := out[head*hd : (head+1)*hd]
 		clear(o)
 		for u := range v {
-			a := math.Exp(scores[u] - lse)
+			a := scores[u]
 			for i, vi := range v[u][off : off+hd] {
 				o[i] += a * vi
 			}

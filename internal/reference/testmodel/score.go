@@ -43,6 +43,22 @@ func scoreRequests(ctx context.Context, reqs []runner.Request, vocab, contextLen
 }
 
 // logSumExp is log(sum(exp(x))) computed without overflow.
+// softmax replaces finite x by its softmax, one exponential per element.
+func softmax(x []float64) {
+	m := math.Inf(-1)
+	for _, v := range x {
+		m = max(m, v)
+	}
+	var s float64
+	for i, v := range x {
+		x[i] = math.Exp(v - m)
+		s += x[i]
+	}
+	for i := range x {
+		x[i] /= s
+	}
+}
+
 func logSumExp(x []float64) float64 {
 	m := math.Inf(-1)
 	for _, v := range x {
