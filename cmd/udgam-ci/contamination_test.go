@@ -106,11 +106,7 @@ func TestContaminationScanAndMergeCommands(t *testing.T) {
 func TestScoreProbesExcludesWhatAScanFound(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	items := filepath.Join(dir, "items.jsonl")
-	e, _, _ := freshTestEnv()
-	if code := run(e, []string{"probes", "generate", items, "--per", "3"}); code != 0 {
-		t.Fatalf("generate: exit %d", code)
-	}
+	items := generateItems(t, dir, 3)
 	set, err := probes.LoadFile(items)
 	if err != nil {
 		t.Fatal(err)

@@ -27,10 +27,7 @@ func TestConvertedModelsScore(t *testing.T) {
 	dir := t.TempDir()
 	docs := fresh.GenerateDocs(3, 4, 100, 400)
 	data := writeDocs(t, dir, docs)
-	items := filepath.Join(dir, "items.jsonl")
-	if e, _, stderr := freshTestEnv(); run(e, []string{"probes", "generate", items, "--per", "1"}) != 0 {
-		t.Fatalf("probes generate: %s", stderr)
-	}
+	items := generateItems(t, dir, 1)
 	qwen3 := converttest.TinyDecoder()
 	qwen3.QKNorm, qwen3.HeadDim, qwen3.Tied = true, 32, true
 	qwen2 := converttest.TinyDecoder()

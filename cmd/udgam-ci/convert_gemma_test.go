@@ -3,7 +3,6 @@
 package main
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/convert/converttest"
@@ -18,10 +17,7 @@ func TestConvertedGemma3AndLfm2Score(t *testing.T) {
 	dir := t.TempDir()
 	docs := fresh.GenerateDocs(7, 3, 100, 400)
 	data := writeDocs(t, dir, docs)
-	items := filepath.Join(dir, "items.jsonl")
-	if e, _, stderr := freshTestEnv(); run(e, []string{"probes", "generate", items, "--per", "1"}) != 0 {
-		t.Fatalf("probes generate: %s", stderr)
-	}
+	items := generateItems(t, dir, 1)
 	t.Run("Gemma3ForCausalLM", func(t *testing.T) {
 		g := converttest.Gemma3{Model: converttest.TinyGemma3(), Dtype: "BF16", Seed: 31}
 		checkConvertedScores(t, g.Checkpoint(), g.Model.Reference, docs, data, items, expected{

@@ -4,7 +4,6 @@ package main
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/convert/converttest"
@@ -19,10 +18,7 @@ func TestConvertedGPTFamilyScore(t *testing.T) {
 	dir := t.TempDir()
 	docs := fresh.GenerateDocs(5, 3, 100, 400)
 	data := writeDocs(t, dir, docs)
-	items := filepath.Join(dir, "items.jsonl")
-	if e, _, stderr := freshTestEnv(); run(e, []string{"probes", "generate", items, "--per", "1"}) != 0 {
-		t.Fatalf("probes generate: %s", stderr)
-	}
+	items := generateItems(t, dir, 1)
 	for _, tt := range []struct {
 		name string
 		c    converttest.Checkpoint

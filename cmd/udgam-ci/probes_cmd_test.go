@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -48,14 +49,21 @@ func TestProbesGenerateCommand(t *testing.T) {
 	}
 }
 
+// generateItems writes `probes generate --per per` into dir/items.jsonl.
+func generateItems(t *testing.T, dir string, per int) string {
+	t.Helper()
+	items := filepath.Join(dir, "items.jsonl")
+	e, _, errb := freshTestEnv()
+	if code := run(e, []string{"probes", "generate", items, "--per", strconv.Itoa(per)}); code != 0 {
+		t.Fatalf("probes generate: exit %d: %s", code, errb)
+	}
+	return items
+}
+
 func TestScoreProbesCommand(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	items := filepath.Join(dir, "items.jsonl")
-	e, _, _ := freshTestEnv()
-	if code := run(e, []string{"probes", "generate", items, "--per", "3"}); code != 0 {
-		t.Fatalf("generate: exit %d", code)
-	}
+	items := generateItems(t, dir, 3)
 	open := func(path string, threads int, _ bool) (runner.Model, error) {
 		if path != "bigram.gguf" {
 			t.Errorf("model path %q", path)
@@ -175,12 +183,7 @@ func TestScoreProbesLlamaMatchesBigram(t *testing.T) {
 // run header keeps the flag as given (0: all cores).
 func TestScoreThreadsDefaultToCores(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	items := filepath.Join(dir, "items.jsonl")
-	e, _, _ := freshTestEnv()
-	if code := run(e, []string{"probes", "generate", items, "--per", "1"}); code != 0 {
-		t.Fatalf("generate: exit %d", code)
-	}
+	items := generateItems(t, t.TempDir(), 1)
 	for _, tc := range []struct{ flag, cpus, want int }{{0, 3, 3}, {2, 3, 2}, {0, 1, 1}} {
 		var got int
 		open := func(_ string, threads int, _ bool) (runner.Model, error) {

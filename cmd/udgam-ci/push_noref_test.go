@@ -27,13 +27,9 @@ func TestScoredOutsideCIPushes(t *testing.T) {
 	if err := testmodel.WriteBigramGGUF(model, testmodel.RandomBigram(8)); err != nil {
 		t.Fatal(err)
 	}
-	e, _, errb := serverTestEnv(context.Background(), nil)
-	items := filepath.Join(dir, "items.jsonl")
-	if code := run(e, []string{"probes", "generate", items, "--per", "2"}); code != 0 {
-		t.Fatalf("probes generate: exit %d: %s", code, errb)
-	}
+	items := generateItems(t, dir, 2)
 	out := filepath.Join(dir, "run.jsonl")
-	e, _, errb = serverTestEnv(context.Background(), nil)
+	e, _, errb := serverTestEnv(context.Background(), nil)
 	if code := run(e, []string{"score", "probes", "--model", model, "--items", items, "--out", out, "--git-repo", "acme/train", "--threads", "1"}); code != 0 {
 		t.Fatalf("score probes: exit %d: %s", code, errb)
 	}

@@ -52,10 +52,7 @@ func scoringInputs(t *testing.T, seed int64) (docs []fresh.Document, data, items
 	dir := t.TempDir()
 	docs = fresh.GenerateDocs(seed, 4, 100, 400)
 	data = writeDocs(t, dir, docs)
-	items = filepath.Join(dir, "items.jsonl")
-	if e, _, stderr := freshTestEnv(); run(e, []string{"probes", "generate", items, "--per", "1"}) != 0 {
-		t.Fatalf("probes generate: %s", stderr)
-	}
+	items = generateItems(t, dir, 1)
 	return docs, data, items
 }
 

@@ -19,11 +19,7 @@ import (
 func TestScoreUntilDecidedCommand(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	items := filepath.Join(dir, "items.jsonl")
-	e, _, _ := freshTestEnv()
-	if code := run(e, []string{"probes", "generate", items, "--per", "5"}); code != 0 {
-		t.Fatalf("generate: exit %d", code)
-	}
+	items := generateItems(t, dir, 5)
 	score := func(seed int64, out string, more func(*scoreProbesOptions)) {
 		t.Helper()
 		open := func(string, int, bool) (runner.Model, error) { return testmodel.RandomBigram(seed), nil }
