@@ -17,6 +17,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
 	"github.com/udgamlabs/udgam-ci/internal/reference/hfref"
+	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 )
@@ -34,6 +35,7 @@ type previousTokenModel struct {
 	hidden     int
 	mu         sync.Mutex
 	after      map[int32]prevState // by the previous token
+	logits     []float64           // state's scratch row, under mu
 }
 
 // prevState is what log p(· | prev) needs: the normed hidden state and the
@@ -145,6 +147,7 @@ func (m *previousTokenModel) logp(prev, next int32) float64 {
 	return m.logit(st.x, next) - st.lse
 }
 
+// state computes prev's prevState; the caller holds m.mu.
 func (m *previousTokenModel) state(prev int32) prevState {
 	h := m.hidden
 	x := make([]float64, h)
@@ -157,16 +160,13 @@ func (m *previousTokenModel) state(prev int32) prevState {
 	for i := range h {
 		x[i] *= inv * float64(m.norm[i])
 	}
-	vocab := len(m.embed) / h
-	maxv := math.Inf(-1)
-	for v := range vocab {
-		maxv = max(maxv, m.logit(x, int32(v)))
+	if m.logits == nil {
+		m.logits = make([]float64, len(m.embed)/h)
 	}
-	var sum float64
-	for v := range vocab {
-		sum += math.Exp(m.logit(x, int32(v)) - maxv)
+	for v := range m.logits {
+		m.logits[v] = m.logit(x, int32(v))
 	}
-	return prevState{x: x, lse: maxv + math.Log(sum)}
+	return prevState{x: x, lse: testmodel.LogSumExp(m.logits)}
 }
 
 // logit is the tied output layer's logit of token v for hidden state x.

@@ -54,7 +54,7 @@ func NewBigram(table [][]float64) (*Bigram, error) {
 			}
 		}
 		copy(b.logits[i*ByteVocab:], row)
-		lse := logSumExp(row)
+		lse := LogSumExp(row)
 		for j, v := range row {
 			b.logProb[i*ByteVocab+j] = v - lse
 		}

@@ -180,7 +180,7 @@ func TestBigramGGUFLogitsAreTheTable(t *testing.T) {
 		}
 		rmsNorm(h, x, norm, eps)
 		matVec(logits, out, h)
-		lse := logSumExp(logits)
+		lse := LogSumExp(logits)
 		for next := range ByteVocab {
 			worst = max(worst, math.Abs(logits[next]-lse-b.LogProb(int32(prev), int32(next))))
 		}

@@ -70,5 +70,5 @@ func headWeight(w map[string][]float32, tied bool) []float32 {
 // LogSoftmaxAt returns logits[target] - log(sum(exp(logits))), the
 // log-probability every reference reports.
 func LogSoftmaxAt(logits []float64, target int32) float64 {
-	return logits[target] - logSumExp(logits)
+	return logits[target] - LogSumExp(logits)
 }

@@ -42,7 +42,6 @@ func scoreRequests(ctx context.Context, reqs []runner.Request, vocab, contextLen
 	return results, nil
 }
 
-// logSumExp is log(sum(exp(x))) computed without overflow.
 // softmax replaces finite x by its softmax, one exponential per element.
 func softmax(x []float64) {
 	m := math.Inf(-1)
@@ -59,7 +58,9 @@ func softmax(x []float64) {
 	}
 }
 
-func logSumExp(x []float64) float64 {
+// LogSumExp is log(sum(exp(x))) computed without overflow: the
+// log-normaliser of a softmax over x.
+func LogSumExp(x []float64) float64 {
 	m := math.Inf(-1)
 	for _, v := range x {
 		m = max(m, v)
