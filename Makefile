@@ -42,9 +42,20 @@ else
   ARCH_FLAGS ?= $(or $(NATIVE_FLAGS),-march=native)
 endif
 
+# AMX is off in every build, whatever the CPU (issue 38). The native flags
+# of a Sapphire Rapids or newer Xeon define __AMX_INT8__, and ggml-cpu then
+# calls its AMX buffer type, which lives in ggml-cpu/amx: the ollama module
+# has no cgo file there, so the link failed. We leave it out rather than
+# compile it in: ggml's AMX kernels serve only quantized weights, and they
+# pick the AMX tiles or an AVX512-VNNI path by the number of rows in the
+# batch, so a document's bits would depend on what it is packed with. The
+# list is every -mamx-* this compiler knows (GCC 12: tile, int8, bf16;
+# newer ones add fp16 and complex), the three every compiler knows else.
+AMX_OFF := $(or $(shell $$($(GO) env CC) -Q --help=target 2>/dev/null | grep -o -- '-mamx-[a-z0-9-]*' | sort -u | sed 's/^-mamx-/-mno-amx-/'),-mno-amx-tile -mno-amx-int8 -mno-amx-bf16)
+
 export CGO_CPPFLAGS := -I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/ml/backend/ggml/ggml/include
-export CGO_CFLAGS   := $(OPT_FLAGS) $(ARCH_FLAGS)
-export CGO_CXXFLAGS := $(OPT_FLAGS) $(ARCH_FLAGS)
+export CGO_CFLAGS   := $(OPT_FLAGS) $(ARCH_FLAGS) $(AMX_OFF)
+export CGO_CXXFLAGS := $(OPT_FLAGS) $(ARCH_FLAGS) $(AMX_OFF)
 
 # llama.cpp is built from a copy of the ollama module with udgam-ci's edits
 # (scripts/engine.sh makes it once per machine and names it in a workspace
@@ -86,7 +97,7 @@ launcher:
 # rules).
 $(DIST)/libexec/udgam-ci-%: FORCE
 	@mkdir -p $(DIST)/libexec
-	CGO_CFLAGS='$(OPT_FLAGS) -march=$*' CGO_CXXFLAGS='$(OPT_FLAGS) -march=$*' \
+	CGO_CFLAGS='$(OPT_FLAGS) -march=$* $(AMX_OFF)' CGO_CXXFLAGS='$(OPT_FLAGS) -march=$* $(AMX_OFF)' \
 		$(GO) build -ldflags '$(call VARIANT_LDFLAG,$*)' -o $@ ./cmd/udgam-ci
 
 FORCE:
