@@ -9,12 +9,12 @@ import (
 func TestOrderIsSeededPermutation(t *testing.T) {
 	t.Parallel()
 	ids := []string{"d", "a", "c", "b", "e", "f"}
-	a := Order(ids, 7)
-	b := Order([]string{"f", "e", "d", "c", "b", "a"}, 7)
+	a := Order(ids, nil, 7)
+	b := Order([]string{"f", "e", "d", "c", "b", "a"}, nil, 7)
 	if !slices.Equal(a, b) {
 		t.Errorf("order depends on the input order: %v vs %v", a, b)
 	}
-	if slices.Equal(a, Order(ids, 8)) {
+	if slices.Equal(a, Order(ids, nil, 8)) {
 		t.Errorf("seeds 7 and 8 give the same order %v", a)
 	}
 	sorted := slices.Clone(a)
@@ -37,7 +37,7 @@ func TestSequenceShrinksToExactValue(t *testing.T) {
 	for i := range d {
 		sd, sw, sw2 = sd+d[i], sw+w[i], sw2+w[i]*w[i]
 	}
-	s, err := New(Config{N: len(d), W: sw, W2: sw2, Level: 0.95, MinRecords: 5})
+	s, err := New(Config{N: len(d), W: sw, Level: 0.95, MinRecords: 5, Resid: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestSequenceShrinksToExactValue(t *testing.T) {
 
 func TestNoDecisionBeforeMinRecords(t *testing.T) {
 	t.Parallel()
-	s, err := New(Config{N: 1000, W: 1000, Level: 0.95, MinEffect: 0.5, Bound: 1})
+	s, err := New(Config{N: 1000, W: 1000, Level: 0.95, MinEffect: 0.5, Unit: true})
 	if err != nil {
 		t.Fatal(err)
 	}

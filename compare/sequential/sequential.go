@@ -1,38 +1,43 @@
 // Package sequential is the anytime-valid paired comparison behind
 // `--until decided`: a confidence sequence for the full set's paired delta
-// while the records of a finite set are scored one at a time in a seeded
-// random order, and the rule that stops scoring once the sequence decides.
+// while the records of a finite set are scored one at a time, and the rule
+// that stops scoring once the sequence decides.
 //
-// The construction. The set holds N records; record i has a paired
-// difference d_i (head bits minus base bits of a document; head correct
-// minus base correct of an item) and a weight w_i known before scoring
-// (the document's bytes; 1 for an item), W = Σw_i. The target is
-// θ = Σd_i/W, the delta the full set would give. For any θ the residuals
-// x_i = d_i − θw_i have population mean 0 exactly at the true θ, and when
-// records come in a uniformly random order without replacement the next
-// residual's conditional mean is minus the sum of those seen over the
-// number left (Waudby-Smith and Ramdas 2020). So
-// M_t = Σ_{i≤t} [x_i + S_{i−1}/(N−i+1)] is a martingale at the true θ,
-// linear in θ: M_t = A_t − θC_t. Its boundary is Robbins' normal mixture
-// on the standardised sum, with the running standard deviation of the
-// residuals (the asymptotic confidence sequence of Waudby-Smith, Wu,
-// Ramdas, Karampatziakis and Mineiro 2021): |M_t| ≤ σ̂_t·B(t),
-// B(t)² = (tρ²+1)/ρ²·(2 log(1/α) + log(tρ²+1)). Solving for θ gives
-// A_t/C_t ± σ̂_t·B(t)/C_t; C_t grows like N·log(N/(N−t)), so the interval
-// narrows as the unscored part shrinks, and at t = N it is the exact
-// full-set value.
+// The set holds N records; record i has a paired difference d_i (head bits
+// minus base bits of a document; head correct minus base correct of an
+// item) and a weight w_i known before scoring (the document's bytes; 1 for
+// an item), W = Σw_i. The target is θ = Σd_i/W, the delta the whole set
+// would give.
 //
-// What it assumes: the order is uniformly random and fixed before scoring
-// (the seed), the weights are known up front, and the guarantee is
-// asymptotic: the normal approximation of the residuals' sum must hold
-// from the first look on. That is why no decision is taken before
-// MinRecords records and why σ̂ carries one pseudo-observation as large as
-// the largest residual seen (or the known bound of a bounded difference),
-// and why σ̂² is at least the residual variance per squared byte times the
-// mean squared bytes of the whole set and of the documents not yet scored
-// (all known up front): heavy-tailed documents would otherwise make
-// intervals too narrow while the longest ones are unseen. The simulation
-// tests measure the miss rate on sets shaped like real ones.
+// The order. The First records (the heaviest documents, the take-all
+// stratum of survey sampling) are scored first, in a fixed order; their
+// sum enters exactly, so no document whose share of the bytes could swing
+// the total is left to chance. The rest come in a seeded uniformly random
+// order without replacement.
+//
+// The sequence. For a candidate θ, the residual x_i = d_i − θw_i of the
+// next random record has, given what was scored, the known mean
+// μ_i(θ) = (θ·Σw − Σd)/(records left), sums over the records scored
+// (Waudby-Smith and Ramdas 2020). With ξ_i(θ) = (x_i − μ_i(θ))/S, where S
+// bounds |x_i − μ_i| at the true θ, and a bet λ_i ∈ [0, ½] fixed before
+// the record is seen, Π(1 + λ_iξ_i) and Π(1 − λ_iξ_i) are nonnegative
+// martingales at the true θ (Waudby-Smith and Ramdas 2023, betting
+// confidence sequences), so by Ville's inequality neither ever reaches
+// 2/α with more than probability α/2. Each factor's logarithm is at least
+// λξ − ψ(λ)ξ², ψ(λ) = −log(1−λ) − λ, for |ξ| ≤ 1 (Fan, Grama and Liu
+// 2015); summed, that lower bound is a quadratic in θ, and since the
+// capital moves monotonically in θ, every θ on the far side of a root
+// where the bound reaches log(2/α) is rejected too. The interval is the
+// running intersection of the survivors: O(1) per record, exact at the
+// last record, and valid at every look with no approximation, given S.
+//
+// What S rests on. An item's difference is −1, 0 or 1, so S = 2 is a fact
+// and the Probe Suite's guarantee assumes nothing but the random order.
+// A document's residual has no such bound; the rule assumes one
+// (Config.Resid: no document of the random part has |d_i − θw_i| above
+// it) and checks it on every record: once no θ fits every document scored
+// within that bound, the assumption is broken, the sequence stops
+// deciding, and the run scores everything (Broken says why).
 package sequential
 
 import (
@@ -45,14 +50,29 @@ import (
 
 // Defaults of a sequential comparison.
 const (
-	// DefaultMinRecords is the fewest records scored before the rule may
-	// stop: the normal approximation needs a few dozen residuals.
+	// DefaultMinRecords is the fewest records of the random part scored
+	// before the rule may stop: the interval is valid from the first, but
+	// a verdict on a few dozen records convinces nobody.
 	DefaultMinRecords = 50
 	// DefaultSeed seeds the order wherever none is asked for, so every
 	// model's sequential run of a set scores it in the same order.
 	DefaultSeed uint64 = 2026
-	// tuneShare is where, as a share of the set, the mixture is tightest.
-	tuneShare = 0.1
+	// ResidPerByte is Fresh Text's assumption, in bits per byte of the
+	// longest document of the random part: no such document's change in
+	// bits differs from the whole set's change per byte times its bytes by
+	// more than this many bits per byte of that longest document.
+	ResidPerByte = 0.2
+
+	// takeAllMean and takeAllShare pick the take-all stratum: documents
+	// longer than takeAllMean times the mean, at most takeAllShare of the
+	// set (the longest).
+	takeAllMean  = 2
+	takeAllShare = 0.1
+	// tuneShare is where, as a share of the random part, the bets are
+	// sized to be tightest.
+	tuneShare = 0.2
+	// maxBet caps λ: at ½ the bound λξ − ψ(λ)ξ² rises on all of [−1, 1].
+	maxBet = 0.5
 )
 
 // Stop reasons, as the run header and `compare --json` carry them.
@@ -66,18 +86,21 @@ const (
 
 // Config is one sequential comparison's fixed parameters.
 type Config struct {
-	N int     // records in the full set
-	W float64 // sum of every record's weight, known before scoring
-	// W2 is the sum of every record's squared weight, known before
-	// scoring; 0 to leave the weight-scaled variance out.
-	W2         float64
+	N          int     // records in the full set
+	W          float64 // sum of every record's weight, known before scoring
 	Level      float64 // confidence level in (0,1), e.g. 0.95
 	MinEffect  float64 // in the unit of Σd/W; 0 for none
-	MinRecords int     // 0: DefaultMinRecords
-	// Bound, when the differences are bounded (|d_i − θw_i| ≤ Bound for
-	// every θ in range), is the pseudo-observation's size before any
-	// residual is seen; 0 when unbounded.
-	Bound float64
+	MinRecords int     // of the random part; 0: DefaultMinRecords
+	// First is how many records come first in the order (the take-all
+	// stratum); they enter exactly, and no interval is given before the
+	// last of them.
+	First int
+	// Unit says every difference is within ±its weight (|d_i| ≤ w_i, a
+	// difference of correctness): a fact, nothing assumed.
+	Unit bool
+	// Resid, when Unit is false, is the assumption: every record after
+	// the first First has |d_i − θw_i| ≤ Resid at the whole set's θ.
+	Resid float64
 }
 
 func (c Config) validate() error {
@@ -90,22 +113,28 @@ func (c Config) validate() error {
 		return fmt.Errorf("sequential: level %v, want between 0 and 1", c.Level)
 	case c.MinEffect < 0 || math.IsNaN(c.MinEffect):
 		return fmt.Errorf("sequential: min-effect %v, want 0 or more", c.MinEffect)
+	case c.First < 0 || c.First > c.N:
+		return fmt.Errorf("sequential: %d records first of %d", c.First, c.N)
+	case !c.Unit && !(c.Resid > 0):
+		return fmt.Errorf("sequential: residual bound %v, want more than 0", c.Resid)
 	}
 	return nil
 }
 
 // Sequence is the running state: O(1) per record.
 type Sequence struct {
-	cfg   Config
-	rho2  float64
-	t     int
-	sd    float64 // Σd
-	sw    float64 // Σw
-	a, c  float64 // A_t, C_t
-	sdd   float64 // Σd²
-	sdw   float64 // Σdw
-	sww   float64 // Σw²
-	maxR2 float64 // the largest squared residual seen, the pseudo-observation
+	cfg    Config
+	logA   float64 // log(2/α): each side holds α/2
+	tune   float64 // records of the random part the bets are sized for
+	t      int
+	sd, sw float64 // Σd and Σw over the records scored
+	// The two capitals' summed lower bound, λξ ∓ ψξ² with ξ = (p − θq)/S:
+	// a1 = Σλp/S, b1 = Σλq/S, c2 = Σψp²/S², c1 = Σψpq/S², c0 = Σψq²/S².
+	a1, b1, c2, c1, c0 float64
+	v2                 float64 // Σ(p − θ̂q)², θ̂ the estimate of its time, for sizing the bets
+	lo, hi             float64 // the running intersection
+	flo, fhi           float64 // the θ every random record scored allows under Resid
+	broken             string
 }
 
 // New starts a sequence for cfg.
@@ -116,9 +145,10 @@ func New(cfg Config) (*Sequence, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	l := 2 * math.Log(1/(1-cfg.Level))
-	tStar := max(float64(cfg.MinRecords), tuneShare*float64(cfg.N))
-	return &Sequence{cfg: cfg, rho2: (l + math.Log(l+1)) / tStar}, nil
+	s := &Sequence{cfg: cfg, logA: math.Log(2 / (1 - cfg.Level)),
+		lo: math.Inf(-1), hi: math.Inf(1), flo: math.Inf(-1), fhi: math.Inf(1)}
+	s.tune = max(float64(cfg.MinRecords), tuneShare*float64(cfg.N-cfg.First))
+	return s, nil
 }
 
 // Add takes the next record in the order: its difference and weight.
@@ -126,22 +156,117 @@ func (s *Sequence) Add(d, w float64) error {
 	if s.t >= s.cfg.N {
 		return fmt.Errorf("sequential: record %d of a set of %d", s.t+1, s.cfg.N)
 	}
-	left := float64(s.cfg.N - s.t) // N − i + 1 for record i = t+1
-	s.a += d + s.sd/left
-	s.c += w + s.sw/left
+	if math.IsNaN(d) || math.IsInf(d, 0) || !(w > 0) {
+		return fmt.Errorf("sequential: record %d: difference %v, weight %v", s.t+1, d, w)
+	}
+	if s.t >= s.cfg.First {
+		s.bet(d, w)
+	}
 	s.t++
 	s.sd += d
 	s.sw += w
-	s.sdd += d * d
-	s.sdw += d * w
-	s.sww += w * w
-	r := d - s.Estimate()*w // the residual at the estimate of its time
-	s.maxR2 = max(s.maxR2, r*r)
+	if s.t > s.cfg.First && s.broken == "" {
+		s.narrow(d, w)
+	}
 	return nil
+}
+
+// bet adds a random-part record to the capitals' lower bound.
+func (s *Sequence) bet(d, w float64) {
+	left := float64(s.cfg.N - s.t) // records left, this one included
+	p := d + s.sd/left
+	q := w + s.sw/left
+	// S bounds |x − μ| ≤ |x| + |μ| at the true θ: |x| ≤ Resid (or, for
+	// items, the difference itself is within ±1), and μ, the mean of what
+	// is left, is within what the interval so far allows. Until the first
+	// miss the true θ is in that interval, so the capital stays valid up
+	// to the only time that matters.
+	span := s.cfg.Resid
+	if s.cfg.Unit {
+		span = 1
+	}
+	m := span
+	if !math.IsInf(s.lo, 0) && !math.IsInf(s.hi, 0) {
+		// items: μ_d = (θW − Σd)/left; documents: μ = (θΣw − Σd)/left
+		sw := s.sw
+		if s.cfg.Unit {
+			sw = s.cfg.W
+		}
+		m = min(m, max(math.Abs(s.lo*sw-s.sd), math.Abs(s.hi*sw-s.sd))/left)
+	}
+	span += m
+	// the bet is sized from the records before this one: the variance of
+	// the residual at the estimate then, with one pseudo-observation of a
+	// quarter of the span squared
+	n := float64(s.t - s.cfg.First)
+	r := p - s.Estimate()*q
+	v := (0.25*span*span + s.v2) / (n + 1)
+	lam := min(maxBet, span*math.Sqrt(2*s.logA/(v*s.tune)))
+	s.v2 += r * r
+	psi := -math.Log1p(-lam) - lam
+	k, l := psi/(span*span), lam/span
+	s.a1 += l * p
+	s.b1 += l * q
+	s.c2 += k * p * p
+	s.c1 += k * p * q
+	s.c0 += k * q * q
+}
+
+// narrow intersects the interval with what the records so far reject.
+func (s *Sequence) narrow(d, w float64) {
+	if !s.cfg.Unit {
+		// the record allows only the deltas within Resid/w of its own
+		// per-byte difference; the interval so far and every record of the
+		// random part before it must leave one of them
+		r := s.cfg.Resid
+		lo, hi := (d-r)/w, (d+r)/w
+		s.flo, s.fhi = max(s.flo, lo), min(s.fhi, hi)
+		if s.flo > s.fhi || lo > s.hi || hi < s.lo {
+			s.broken = fmt.Sprintf("record %d of the order (a difference of %.4g over a weight of %.4g) is more than %.4g from the whole-set delta the others allow",
+				s.t, d, w, r)
+			return
+		}
+	}
+	// lower side: −c0θ² + (2c1 − b1)θ + (a1 − c2 − L) ≥ 0 rejects θ and
+	// everything below it; upper side mirrors it
+	if r, ok := bigRoot(s.c0, 2*s.c1-s.b1, s.a1-s.c2-s.logA); ok {
+		s.lo = max(s.lo, r)
+	}
+	if r, ok := bigRoot(s.c0, -(2*s.c1 + s.b1), -s.a1-s.c2-s.logA); ok {
+		s.hi = min(s.hi, -r)
+	}
+	// what the records left could still add: |d| ≤ w for items, and
+	// |d − θw| ≤ Resid for documents
+	left := float64(s.cfg.N - s.t)
+	if s.cfg.Unit {
+		rest := s.cfg.W - s.sw
+		s.lo, s.hi = max(s.lo, (s.sd-rest)/s.cfg.W), min(s.hi, (s.sd+rest)/s.cfg.W)
+	} else {
+		s.lo, s.hi = max(s.lo, (s.sd-left*s.cfg.Resid)/s.sw), min(s.hi, (s.sd+left*s.cfg.Resid)/s.sw)
+	}
+}
+
+// bigRoot is the larger root of −aθ² + bθ + c = 0 (a ≥ 0), false when
+// there is none: the quadratic never reaches 0.
+func bigRoot(a, b, c float64) (float64, bool) {
+	if a <= 0 {
+		if b > 0 {
+			return -c / b, true
+		}
+		return 0, false
+	}
+	disc := b*b + 4*a*c
+	if disc < 0 {
+		return 0, false
+	}
+	return (b + math.Sqrt(disc)) / (2 * a), true
 }
 
 // Scored is how many records have been added.
 func (s *Sequence) Scored() int { return s.t }
+
+// Broken says why the assumption failed; "" while it holds.
+func (s *Sequence) Broken() string { return s.broken }
 
 // Estimate is Σd/Σw over the records scored: the paired delta on them.
 func (s *Sequence) Estimate() float64 {
@@ -151,62 +276,34 @@ func (s *Sequence) Estimate() float64 {
 	return s.sd / s.sw
 }
 
-// sigma2 is the residuals' running variance with one pseudo-observation
-// the size of the largest residual seen, or of Bound.
-func (s *Sequence) sigma2() float64 {
-	if s.t == 0 {
-		return s.cfg.Bound * s.cfg.Bound
-	}
-	th := s.Estimate()
-	ss := max(0, s.sdd-2*th*s.sdw+th*th*s.sww) // Σ(d − θ̂w)², whose mean is 0
-	ss += max(s.maxR2, s.cfg.Bound*s.cfg.Bound)
-	v := ss / float64(s.t)
-	if s.cfg.W2 > 0 && s.sww > 0 {
-		// Residuals grow with the weight (a long document's bits), and the
-		// longest documents are the rarest: scaled by the known squared
-		// weights of the whole set, the variance counts those not yet seen.
-		k := ss / s.sww
-		v = max(v, k*s.cfg.W2/float64(s.cfg.N))
-		if left := s.cfg.N - s.t; left > 0 {
-			// Late increments carry the variance of the records left, which
-			// is large while a long document is among them.
-			v = max(v, k*max(0, s.cfg.W2-s.sww)/float64(left))
-		}
-	}
-	return v
-}
-
 // Interval is the sequence at the records scored so far: valid, with the
-// others, at level Level at every t at once. Before any record it is
-// unbounded; after the last it is the exact value.
+// others, at level Level at every t at once. It is unbounded before the
+// random part starts and once the assumption is broken; after the last
+// record it is the exact value.
 func (s *Sequence) Interval() (lo, hi float64) {
-	if s.t == 0 {
-		return math.Inf(-1), math.Inf(1)
-	}
-	if s.t == s.cfg.N {
+	switch {
+	case s.t == s.cfg.N:
 		v := s.sd / s.cfg.W
 		return v, v
+	case s.broken != "" || s.t <= s.cfg.First:
+		return math.Inf(-1), math.Inf(1)
 	}
-	center := s.a / s.c
-	half := math.Sqrt(s.sigma2()) * s.boundary() / s.c
-	return center - half, center + half
-}
-
-// boundary is Robbins' normal-mixture boundary B(t) on the standardised sum.
-func (s *Sequence) boundary() float64 {
-	t := float64(s.t)
-	v := t*s.rho2 + 1
-	return math.Sqrt(v / s.rho2 * (2*math.Log(1/(1-s.cfg.Level)) + math.Log(v)))
+	if s.lo > s.hi { // a miss, or rounding at a point: the estimate
+		e := s.Estimate()
+		return e, e
+	}
+	return s.lo, s.hi
 }
 
 // Decision says whether the sequence has decided: Beyond (with the sign
-// of the delta), Within, Complete, or "" to go on. Before MinRecords it
-// never stops, unless every record is in.
+// of the delta), Within, Complete, or "" to go on. Before MinRecords of
+// the random part, or with the assumption broken, it never stops, unless
+// every record is in.
 func (s *Sequence) Decision() (reason string, sign int) {
 	if s.t == s.cfg.N {
 		return Complete, 0
 	}
-	if s.t < s.cfg.MinRecords {
+	if s.broken != "" || s.t < s.cfg.First+s.cfg.MinRecords {
 		return "", 0
 	}
 	lo, hi := s.Interval()
@@ -222,16 +319,49 @@ func (s *Sequence) Decision() (reason string, sign int) {
 	return "", 0
 }
 
-// Order is the seeded random order of a set: ids sorted, then shuffled by
-// Fisher-Yates with SplitMix64, so a seed gives the same order on every
-// machine and for every model.
-func Order(ids []string, seed uint64) []string {
-	out := append([]string(nil), ids...)
+// TakeAll is the take-all stratum of weights: the indexes of the records
+// scored first (longer than takeAllMean times the mean, at most
+// takeAllShare of the set, the longest), and the largest weight of the
+// rest, which scales Fresh Text's assumption.
+func TakeAll(weights []float64) (first []int, restMax float64) {
+	var sum float64
+	for _, w := range weights {
+		sum += w
+	}
+	idx := make([]int, len(weights))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return weights[idx[a]] > weights[idx[b]] })
+	cut := takeAllMean * sum / float64(max(1, len(weights)))
+	k := 0
+	for k < len(idx) && float64(k) < takeAllShare*float64(len(weights)) && weights[idx[k]] > cut {
+		k++
+	}
+	if k < len(idx) {
+		restMax = weights[idx[k]]
+	}
+	return idx[:k], restMax
+}
+
+// Order is the order a set is scored in: first the ids in first (sorted),
+// then the others sorted and shuffled by Fisher-Yates with SplitMix64, so
+// a seed gives the same order on every machine and for every model.
+func Order(ids []string, first map[string]bool, seed uint64) []string {
+	var head, out []string
+	for _, id := range ids {
+		if first[id] {
+			head = append(head, id)
+		} else {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(head)
 	sort.Strings(out)
 	g := splitmix.New(seed)
 	for i := len(out) - 1; i > 0; i-- {
 		j := int(g.Below(uint64(i + 1)))
 		out[i], out[j] = out[j], out[i]
 	}
-	return out
+	return append(head, out...)
 }
