@@ -28,6 +28,10 @@ type Sequential struct {
 	// shards that stopped at different points): scored, but not in the
 	// sequence.
 	LeftOut int `json:"left_out,omitempty"`
+	// Broken names the record that broke the rule's assumption (Fresh
+	// Text's bound on a document's residual bits): from it on the run
+	// could not stop early.
+	Broken string `json:"broken,omitempty"`
 }
 
 // NoChangeLargerThan is the largest change the interval leaves open: the
@@ -62,7 +66,7 @@ func sequentialResult(base, head *runfile.Run) (*Sequential, string) {
 	for i := range base.Items {
 		ids = append(ids, base.Items[i].ID)
 	}
-	for _, id := range sequential.Order(ids, h.Seed) {
+	for _, id := range tr.Order(ids, h.Seed) {
 		var rec any
 		if d, ok := docs[id]; ok {
 			rec = *d
@@ -76,8 +80,17 @@ func sequentialResult(base, head *runfile.Run) (*Sequential, string) {
 		}
 	}
 	s := &Sequential{Level: h.Level, MinEffect: h.MinEffect, Seed: h.Seed, Budget: h.Budget,
-		Scored: tr.Scored(), Total: h.Total, CI: tr.Interval(), LeftOut: head.Len() - tr.Scored()}
+		Scored: tr.Scored(), Total: h.Total, CI: tr.Interval(), LeftOut: head.Len() - tr.Scored(), Broken: tr.Broken()}
 	s.Reason = tr.Decision()
+	if s.Reason == "" && !tr.Bounded() {
+		// no interval: the run stopped before its longest documents were all
+		// in, or after a document broke the rule's assumption
+		why := fmt.Sprintf("it stopped after %d of %d records, before the longest documents, which it scores first, were all in", tr.Scored(), h.Total)
+		if s.Broken != "" {
+			why = fmt.Sprintf("%s, so no interval holds, and it stopped after %d of %d records", s.Broken, tr.Scored(), h.Total)
+		}
+		return nil, fmt.Sprintf("The head run was scored sequentially (--until decided), but %s; the interval is the fixed-sample bootstrap over the shared records.", why)
+	}
 	switch {
 	case s.Reason != "":
 		s.Decided = true
@@ -85,6 +98,9 @@ func sequentialResult(base, head *runfile.Run) (*Sequential, string) {
 		s.Reason = sequential.Budget
 	default:
 		s.Reason = sequential.Stopped
+	}
+	if s.Broken != "" {
+		return s, fmt.Sprintf("The stopping rule's assumption failed: %s; the run could not stop early from there on.", s.Broken)
 	}
 	return s, ""
 }

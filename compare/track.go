@@ -20,7 +20,13 @@ type Tracker struct {
 	seq   *sequential.Sequence
 	base  map[string]baseRec
 	seen  map[string]bool
+	ids   []string // taken, in order
 	noun  string
+	first map[string]bool // the take-all stratum, scored before the rest
+	resid float64         // the assumed bound on the rest's residual bits
+	// broken names the record whose score broke the rule's assumption,
+	// and why; "" while it holds.
+	broken string
 }
 
 // baseRec is a baseline record's score: bits and bytes, or correct and 1.
@@ -47,19 +53,29 @@ func NewTracker(base *runfile.Run, test string, s runfile.Sequential) (*Tracker,
 	switch test {
 	case runfile.TestFresh:
 		t.noun = "document"
-		for _, d := range base.Docs {
+		weights := make([]float64, len(base.Docs))
+		for i, d := range base.Docs {
 			if d.FirstUnscored {
 				return nil, fmt.Errorf("baseline run %s document %s: scored without BOS, so its byte count depends on the tokenizer; --until decided needs both runs to score every byte (--add-bos auto or yes, with a model that has a BOS token)", bh.ID, d.ID)
 			}
 			w := float64(d.Bytes)
 			t.base[d.ID] = baseRec{d.Bits, w}
 			cfg.W += w
-			cfg.W2 += w * w
+			weights[i] = w
 		}
+		// the longest documents are scored first, whole; the rest's
+		// residual bound scales with the longest of them
+		first, restMax := sequential.TakeAll(weights)
+		t.first = make(map[string]bool, len(first))
+		for _, i := range first {
+			t.first[base.Docs[i].ID] = true
+		}
+		t.resid = max(1, sequential.ResidPerByte*restMax)
+		cfg.First, cfg.Resid = len(first), t.resid
 	case runfile.TestProbes:
 		t.noun, t.scale = "item", 100
 		cfg.MinEffect /= t.scale
-		cfg.Bound = 1 // a paired difference of correctness is −1, 0 or 1
+		cfg.Unit = true // a paired difference of correctness is −1, 0 or 1
 		for _, it := range base.Items {
 			t.base[it.ID] = baseRec{b2f(it.Correct), 1}
 		}
@@ -104,7 +120,30 @@ func (t *Tracker) Add(rec any) error {
 		return fmt.Errorf("sequential: %s %s: the head scored %g bytes, the baseline %g; --until decided needs both runs to score every byte (a BOS token on both sides)", t.noun, id, d, b.d)
 	}
 	t.seen[id] = true
-	return t.seq.Add(n-b.n, b.d)
+	t.ids = append(t.ids, id)
+	if err := t.seq.Add(n-b.n, b.d); err != nil {
+		return fmt.Errorf("%s %s: %w", t.noun, id, err)
+	}
+	if at := t.seq.Broken(); at != nil && t.broken == "" {
+		assumed := fmt.Sprintf("%.4g bits off the whole set's change per byte times its bytes, the most --until decided assumes of any document after the %d longest", t.resid, len(t.first))
+		if len(at) == 2 {
+			t.broken = fmt.Sprintf("documents %s and %s changed so differently that one of them is more than %s", t.ids[at[0]-1], t.ids[at[1]-1], assumed)
+		} else {
+			t.broken = fmt.Sprintf("document %s changed by more than %s, given the others", t.ids[at[0]-1], assumed)
+		}
+	}
+	return nil
+}
+
+// Broken says which record broke the rule's assumption (Fresh Text's bound
+// on a document's residual bits), after which the rule never stops early;
+// "" while it holds.
+func (t *Tracker) Broken() string { return t.broken }
+
+// Order is the order the run scores ids in (the baseline's set): the
+// take-all stratum first, then the rest in the seeded random order.
+func (t *Tracker) Order(ids []string, seed uint64) []string {
+	return sequential.Order(ids, t.first, seed)
 }
 
 // Decision is compare/sequential's: Beyond, Within, Complete, or "".
@@ -117,13 +156,20 @@ func (t *Tracker) Decision() string {
 func (t *Tracker) Scored() int { return t.seq.Scored() }
 
 // Interval is the anytime-valid interval of the whole set's delta, in the
-// metric's unit; before any record it is [0, 0] (nothing to show).
+// metric's unit; [0, 0] (nothing to show) while there is none: before the
+// take-all stratum is in, or once the assumption broke (see Bounded).
 func (t *Tracker) Interval() [2]float64 {
 	lo, hi := t.seq.Interval()
 	if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 		return [2]float64{}
 	}
 	return [2]float64{t.scale * lo, t.scale * hi}
+}
+
+// Bounded says whether the sequence has an interval to show.
+func (t *Tracker) Bounded() bool {
+	lo, hi := t.seq.Interval()
+	return !math.IsInf(lo, 0) && !math.IsInf(hi, 0)
 }
 
 // Estimate is the paired delta over the records taken, in the metric's unit.

@@ -55,7 +55,7 @@ func TestSequentialAgainstAnotherBaseline(t *testing.T) {
 	docs := comparetest.SynthDocs(300, 4, 0.9, 0.1)
 	base := comparetest.FreshRun("base", "m", docs)
 	other := comparetest.FreshRun("other", "m", comparetest.Jittered(docs, 9, 0.001))
-	head := comparetest.SequentialHead(base, comparetest.FreshRun("head", "m", comparetest.Shifted(docs, 0.02)), 120, 0.002)
+	head := comparetest.SequentialHead(base, comparetest.FreshRun("head", "m", comparetest.Shifted(docs, 0.05)), 120, 0.002)
 	c, err := Runs(other, head, Options{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -65,5 +65,77 @@ func TestSequentialAgainstAnotherBaseline(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(c.Notes, " "), "replays it against run other") {
 		t.Errorf("notes %q", c.Notes)
+	}
+}
+
+// A document far beyond the residual bound the rule assumes breaks it: the
+// tracker names the document, never decides after it, and ends with the
+// exact value; compare says so, and a run that stopped early after the
+// break falls back to the fixed-sample interval.
+func TestTrackerAssumptionBroken(t *testing.T) {
+	t.Parallel()
+	docs := comparetest.SynthDocs(400, 7, 0.9, 0.1)
+	base := comparetest.FreshRun("base", "m", docs)
+	h, tr, err := StartSequential(base, runfile.TestFresh, sequential.DefaultSeed, 0.95, 0.01, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, len(docs))
+	byID := map[string]runfile.Doc{}
+	for i, d := range docs {
+		ids[i], byID[d.ID] = d.ID, d
+	}
+	order := tr.Order(ids, h.Seed)
+	first, _ := sequential.TakeAll(func() []float64 {
+		w := make([]float64, len(docs))
+		for i, d := range docs {
+			w[i] = float64(d.Bytes)
+		}
+		return w
+	}())
+	// the first document of the random part changes by 3 bits per byte,
+	// far beyond the bound the rule assumes
+	odd := order[len(first)]
+	headDocs := append([]runfile.Doc(nil), docs...)
+	for i := range headDocs {
+		if headDocs[i].ID == odd {
+			headDocs[i].Bits += 3 * float64(headDocs[i].Bytes)
+		}
+	}
+	hd := map[string]runfile.Doc{}
+	for _, d := range headDocs {
+		hd[d.ID] = d
+	}
+	for i, id := range order {
+		if err := tr.Add(hd[id]); err != nil {
+			t.Fatal(err)
+		}
+		if i == len(first)+1 && !strings.Contains(tr.Broken(), odd) {
+			t.Fatalf("after document %s: broken %q, want it named", odd, tr.Broken())
+		}
+		if r := tr.Decision(); i < len(order)-1 && r != "" {
+			t.Fatalf("decided %q after %d of %d with the assumption broken at %d", r, i+1, len(order), len(first)+1)
+		}
+	}
+	if r := tr.Decision(); r != sequential.Complete {
+		t.Errorf("after the last document: %q, want %q", r, sequential.Complete)
+	}
+	head := comparetest.FreshRun("head", "m", headDocs)
+	full := comparetest.SequentialHead(base, head, len(docs), 0.01)
+	c, err := Runs(base, full, Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Sequential == nil || c.Sequential.Reason != sequential.Complete || !strings.Contains(c.Sequential.Broken, odd) ||
+		!strings.Contains(strings.Join(c.Notes, " "), "assumption failed") {
+		t.Errorf("whole run: sequential %+v, notes %q", c.Sequential, c.Notes)
+	}
+	part := comparetest.SequentialHead(base, head, len(first)+100, 0.01)
+	c, err = Runs(base, part, Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Sequential != nil || !strings.Contains(strings.Join(c.Notes, " "), "fixed-sample bootstrap") {
+		t.Errorf("stopped after the break: sequential %+v, notes %q", c.Sequential, c.Notes)
 	}
 }

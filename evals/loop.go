@@ -120,6 +120,7 @@ func (l *Loop) Add(id string, rec any, tokens int) error {
 		if err := u.u.Tracker.Add(rec); err != nil {
 			return err
 		}
+		u.warn(l.opt.Progress, l.opt.Noun)
 		if u.check(l.now().Sub(l.start)) {
 			return errDecided
 		}

@@ -3,6 +3,7 @@ package evals
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -30,6 +31,9 @@ type Until struct {
 // stop for the header.
 type Tracker interface {
 	Has(id string) bool // the record is in the baseline
+	// Order is the order of the set's ids for seed (compare.Tracker: the
+	// take-all stratum of the longest documents first, the rest shuffled).
+	Order(ids []string, seed uint64) []string
 	Add(rec any) error
 	Decision() string
 	Scored() int
@@ -60,7 +64,7 @@ func (u *Until) Order(keys []Keyed, idx []int, shard *runfile.Shard) ([]int, err
 		return nil, fmt.Errorf("--until decided: the set has %d records and the baseline run %s %d: they must be the same set", len(ids), u.Header.Baseline, u.Header.Total)
 	}
 	var out []int
-	for p, id := range sequential.Order(ids, u.Header.Seed) {
+	for p, id := range u.Tracker.Order(ids, u.Header.Seed) {
 		if shard == nil || p%shard.Count == shard.Index-1 {
 			out = append(out, at[id])
 		}
@@ -89,6 +93,20 @@ func checkSelection(u *Until, sampleN, limit int, c *runfile.Contamination) erro
 type untilState struct {
 	u      *Until
 	reason string // why it stopped; "" while it goes on
+	warned bool   // the broken assumption was reported
+}
+
+// warn reports, once, that a record broke the assumption the rule rests
+// on (compare.Tracker's Broken), so the run scores everything.
+func (s *untilState) warn(w io.Writer, noun string) {
+	b, ok := s.u.Tracker.(interface{ Broken() string })
+	if !ok || s.warned || w == nil {
+		return
+	}
+	if why := b.Broken(); why != "" {
+		s.warned = true
+		fmt.Fprintf(w, "--until decided: %s; the rule will not stop early, so every one of the %d %s is scored\n", why, s.u.Header.Total, noun)
+	}
 }
 
 // feed gives the tracker the records a resumed file already holds, in the
@@ -140,6 +158,10 @@ func StopLine(h *runfile.Sequential, noun string) string {
 		return ""
 	}
 	st := h.Stop
+	if st.CI == [2]float64{} && st.Reason != sequential.Complete && st.Reason != sequential.Within {
+		return fmt.Sprintf("stopped (%s) after %d of %d %s, with no anytime-valid interval yet (the longest documents, scored first, were not all in, or a record broke the rule's assumption)",
+			st.Reason, st.Scored, h.Total, noun)
+	}
 	return fmt.Sprintf("stopped (%s) after %d of %d %s; the whole set's delta against baseline run %s is in [%.4g, %.4g] (anytime-valid %g%%)",
 		st.Reason, st.Scored, h.Total, noun, h.Baseline, st.CI[0], st.CI[1], 100*h.Level)
 }

@@ -159,8 +159,21 @@ func SequentialHead(base, head *runfile.Run, k int, minEffect float64) *runfile.
 	for _, it := range base.Items {
 		ids = append(ids, it.ID)
 	}
+	// the order compare.Tracker gives: for documents, the take-all
+	// stratum first
+	weights := make([]float64, len(base.Docs))
+	for i, d := range base.Docs {
+		weights[i] = float64(d.Bytes)
+	}
+	first := map[string]bool{}
+	if len(base.Docs) > 0 {
+		idx, _ := sequential.TakeAll(weights)
+		for _, i := range idx {
+			first[base.Docs[i].ID] = true
+		}
+	}
 	out := &runfile.Run{Header: head.Header}
-	for _, id := range sequential.Order(ids, sequential.DefaultSeed)[:k] {
+	for _, id := range sequential.Order(ids, first, sequential.DefaultSeed)[:k] {
 		if d, ok := docs[id]; ok {
 			out.Docs = append(out.Docs, d)
 		}

@@ -37,7 +37,7 @@
 // (Config.Resid: no document of the random part has |d_i − θw_i| above
 // it) and checks it on every record: once no θ fits every document scored
 // within that bound, the assumption is broken, the sequence stops
-// deciding, and the run scores everything (Broken says why).
+// deciding, and the run scores everything (Broken says which records).
 package sequential
 
 import (
@@ -134,7 +134,8 @@ type Sequence struct {
 	v2                 float64 // Σ(p − θ̂q)², θ̂ the estimate of its time, for sizing the bets
 	lo, hi             float64 // the running intersection
 	flo, fhi           float64 // the θ every random record scored allows under Resid
-	broken             string
+	floAt, fhiAt       int     // the records (1-based) that set flo and fhi
+	broken             []int   // the records that broke the assumption
 }
 
 // New starts a sequence for cfg.
@@ -156,7 +157,7 @@ func (s *Sequence) Add(d, w float64) error {
 	if s.t >= s.cfg.N {
 		return fmt.Errorf("sequential: record %d of a set of %d", s.t+1, s.cfg.N)
 	}
-	if math.IsNaN(d) || math.IsInf(d, 0) || !(w > 0) {
+	if math.IsNaN(d) || math.IsInf(d, 0) || !(w >= 0) || math.IsInf(w, 0) {
 		return fmt.Errorf("sequential: record %d: difference %v, weight %v", s.t+1, d, w)
 	}
 	if s.t >= s.cfg.First {
@@ -165,7 +166,7 @@ func (s *Sequence) Add(d, w float64) error {
 	s.t++
 	s.sd += d
 	s.sw += w
-	if s.t > s.cfg.First && s.broken == "" {
+	if s.t > s.cfg.First && s.broken == nil {
 		s.narrow(d, w)
 	}
 	return nil
@@ -219,11 +220,23 @@ func (s *Sequence) narrow(d, w float64) {
 		// per-byte difference; the interval so far and every record of the
 		// random part before it must leave one of them
 		r := s.cfg.Resid
-		lo, hi := (d-r)/w, (d+r)/w
-		s.flo, s.fhi = max(s.flo, lo), min(s.fhi, hi)
-		if s.flo > s.fhi || lo > s.hi || hi < s.lo {
-			s.broken = fmt.Sprintf("record %d of the order (a difference of %.4g over a weight of %.4g) is more than %.4g from the whole-set delta the others allow",
-				s.t, d, w, r)
+		lo, hi := math.Inf(-1), math.Inf(1)
+		if w > 0 {
+			lo, hi = (d-r)/w, (d+r)/w
+		}
+		if lo > s.flo {
+			s.flo, s.floAt = lo, s.t
+		}
+		if hi < s.fhi {
+			s.fhi, s.fhiAt = hi, s.t
+		}
+		switch {
+		case s.flo > s.fhi: // two records no single θ fits
+			s.broken = []int{min(s.floAt, s.fhiAt), max(s.floAt, s.fhiAt)}
+		case lo > s.hi || hi < s.lo || math.Abs(d) > r && w == 0: // outside the interval
+			s.broken = []int{s.t}
+		}
+		if s.broken != nil {
 			return
 		}
 	}
@@ -265,8 +278,10 @@ func bigRoot(a, b, c float64) (float64, bool) {
 // Scored is how many records have been added.
 func (s *Sequence) Scored() int { return s.t }
 
-// Broken says why the assumption failed; "" while it holds.
-func (s *Sequence) Broken() string { return s.broken }
+// Broken lists the records (1-based positions in the order) that showed
+// the assumption false: two that no single θ fits within Resid, or one
+// outside the interval; nil while it holds.
+func (s *Sequence) Broken() []int { return s.broken }
 
 // Estimate is Σd/Σw over the records scored: the paired delta on them.
 func (s *Sequence) Estimate() float64 {
@@ -285,7 +300,7 @@ func (s *Sequence) Interval() (lo, hi float64) {
 	case s.t == s.cfg.N:
 		v := s.sd / s.cfg.W
 		return v, v
-	case s.broken != "" || s.t <= s.cfg.First:
+	case s.broken != nil || s.t <= s.cfg.First:
 		return math.Inf(-1), math.Inf(1)
 	}
 	if s.lo > s.hi { // a miss, or rounding at a point: the estimate
@@ -303,7 +318,7 @@ func (s *Sequence) Decision() (reason string, sign int) {
 	if s.t == s.cfg.N {
 		return Complete, 0
 	}
-	if s.broken != "" || s.t < s.cfg.First+s.cfg.MinRecords {
+	if s.broken != nil || s.t < s.cfg.First+s.cfg.MinRecords {
 		return "", 0
 	}
 	lo, hi := s.Interval()

@@ -200,7 +200,7 @@ type interval interface {
 type seqRule struct{ s *Sequence }
 
 // broken says whether the assumption was seen to fail.
-func (r seqRule) broken() bool { return r.s.Broken() != "" }
+func (r seqRule) broken() bool { return r.s.Broken() != nil }
 
 func (r seqRule) add(d, w float64)             { _ = r.s.Add(d, w) }
 func (r seqRule) interval() (float64, float64) { return r.s.Interval() }

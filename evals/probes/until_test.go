@@ -53,7 +53,7 @@ func TestUntilBudgetResumeCompare(t *testing.T) {
 	dir := t.TempDir()
 	set := testSet(t, 10)
 	base := baseRun(t, dir, set, testmodel.RandomBigram(3))
-	order := sequential.Order(itemIDs(base.Items), sequential.DefaultSeed)
+	order := sequential.Order(itemIDs(base.Items), nil, sequential.DefaultSeed)
 	head := testmodel.RandomBigram(4)
 	out := filepath.Join(dir, "head.jsonl")
 	o := runOpts(out, set)
@@ -159,7 +159,7 @@ func TestUntilShardsMerge(t *testing.T) {
 	dir := t.TempDir()
 	set := testSet(t, 10)
 	base := baseRun(t, dir, set, testmodel.RandomBigram(3))
-	order := sequential.Order(itemIDs(base.Items), sequential.DefaultSeed)
+	order := sequential.Order(itemIDs(base.Items), nil, sequential.DefaultSeed)
 	var shards []*runfile.Run
 	for i := 1; i <= 2; i++ {
 		o := runOpts(filepath.Join(dir, "shard"+string(rune('0'+i))+".jsonl"), set)
