@@ -133,9 +133,11 @@ func longCarryPopulation() population {
 }
 
 // realPopulation is testdata/realdocs.csv: 640 prefixes of real files
-// (man pages, headers, sources, data tables; 100 B to 66 KB) scored by two
-// byte-bigram models trained on different text, the head minus the base.
-func realPopulation(t testing.TB) population {
+// (man pages, headers, sources, data tables; 100 B to 66 KB) scored by
+// two pairs of byte-bigram models, the head minus the base: unlike models
+// (trained on different text) or like ones (on a third and a sixth of the
+// same text, as two checkpoints are).
+func realPopulation(t testing.TB, like bool) population {
 	f, err := os.Open(filepath.Join("testdata", "realdocs.csv"))
 	if err != nil {
 		t.Fatal(err)
@@ -145,17 +147,21 @@ func realPopulation(t testing.TB) population {
 	if err != nil {
 		t.Fatalf("read testdata/realdocs.csv: %v", err)
 	}
+	col, name := 2, "real documents, two unlike byte-bigram models"
+	if like {
+		col, name = 4, "real documents, two like byte-bigram models"
+	}
 	var d, w []float64
 	for n, r := range rows[1:] {
 		bytes, err1 := strconv.ParseFloat(r[1], 64)
-		head, err2 := strconv.ParseFloat(r[2], 64)
-		base, err3 := strconv.ParseFloat(r[3], 64)
+		head, err2 := strconv.ParseFloat(r[col], 64)
+		base, err3 := strconv.ParseFloat(r[col+1], 64)
 		if err1 != nil || err2 != nil || err3 != nil {
 			t.Fatalf("testdata/realdocs.csv line %d: %v", n+2, r)
 		}
 		d, w = append(d, head-base), append(w, bytes)
 	}
-	return newPopulation("real documents, two byte-bigram models", d, w, false)
+	return newPopulation(name, d, w, false)
 }
 
 // probesPopulation is 2,000 items whose paired difference is −1 (right to
@@ -390,7 +396,7 @@ func count(os []outcome) (missed, wrong, broken int) {
 // document of 5% or 10% of the bytes at 4, 6 and 12 sd, long documents
 // carrying the difference, and probes with 20 to 150 flips one way.
 func hardSets(t testing.TB) []population {
-	sets := []population{realPopulation(t).shifted(0), freshPopulation(1).shifted(0), freshPopulation(2).shifted(0),
+	sets := []population{realPopulation(t, false).shifted(0), realPopulation(t, true).shifted(0), freshPopulation(1).shifted(0), freshPopulation(2).shifted(0),
 		longCarryPopulation().shifted(0)}
 	for _, share := range []float64{0.05, 0.1} {
 		for _, sds := range []float64{4, 6, 12} {
@@ -444,13 +450,16 @@ func TestSimStopping(t *testing.T) {
 	t.Parallel()
 	var table strings.Builder
 	table.WriteString("| test | delta / half-width | min-effect | median scored | 90th pct scored | up | down | no change | wrong | assumption broken |\n|---|---|---|---|---|---|---|---|---|---|\n")
-	fresh := freshPopulation(1)
-	for _, name := range []string{"fresh", "probes"} {
+	fresh, real := freshPopulation(1), realPopulation(t, true)
+	for _, name := range []string{"fresh", "fresh (real)", "probes"} {
 		for _, me := range []float64{0, 1} {
 			for _, k := range []float64{0, 1, 2, 5, 10} {
 				p := probesEffect(k)
-				if name == "fresh" {
+				switch name {
+				case "fresh":
 					p = fresh.shifted(k * fresh.half)
+				case "fresh (real)":
+					p = real.shifted(k * real.half)
 				}
 				minEffect := me * p.half
 				os := runOrders(p, stopOrders(), minEffect, theRule, false)
