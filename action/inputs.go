@@ -61,8 +61,9 @@ type Inputs struct {
 	CacheDir                 string // models and cached baseline runs
 	Resamples                int
 	PR                       int // overrides the event's PR (workflow_run of a fork's PR names none)
-	// Until is "all" or "decided": a pull request's runs stop once their
-	// anytime-valid comparison with the baseline decides, or at Budget.
+	// Until is "all" or "decided" (the default): a pull request's runs
+	// stop once their anytime-valid comparison with the baseline decides,
+	// or at Budget; a push to the base branch scores every record.
 	Until  string
 	Budget string
 	// TrainingData is scanned for the test items before scoring: paths,
@@ -113,8 +114,8 @@ var inputList = []input{
 	{"resamples", strconv.Itoa(compare.DefaultResamples)},
 	{"pr", "0"},
 	{"training-data", ""},
-	{"until", UntilAll},
-	{"budget", ""},
+	{"until", UntilDecided},
+	{"budget", DefaultBudget},
 	{"artifact", ""},
 	{"max-degradation", audit.DefaultLimits.String()},
 }
@@ -323,6 +324,11 @@ const (
 	UntilAll     = "all"
 	UntilDecided = "decided"
 )
+
+// DefaultBudget caps each test's scoring time in a pull request's
+// sequential run (until: decided, the default): past it an undecided run
+// stops and reports the change it can still rule out.
+const DefaultBudget = "45m"
 
 // Baseline kinds.
 const (

@@ -118,7 +118,8 @@ func (r *actionRun) run(ctx context.Context) (Result, error) {
 	// record and compares nothing. A pull request scored until decided
 	// needs its baselines first.
 	compares := !r.ev.IsBaselinePush() && r.in.Baseline != BaselineNone
-	if compares && r.in.Until == UntilDecided {
+	reachable := !(r.in.Baseline == BaselineServer && r.srv == nil) // else compare says why not
+	if compares && reachable && r.in.Until == UntilDecided {
 		if err := r.prefetchBaselines(ctx); err != nil {
 			return res, err
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/udgamlabs/udgam-ci/action"
 )
 
 // until: decided on a pull request gets the baselines first and asks the
@@ -49,5 +51,39 @@ func TestActionUntilDecided(t *testing.T) {
 	w = newWorld(t)
 	if o = w.run("pull_request", prPayload(9), map[string]string{"model": model, "revision": headSHA, "until": "decided", "budget": "soon"}); o.err == nil || !strings.Contains(o.err.Error(), "budget") {
 		t.Errorf("budget: soon: %v", o.err)
+	}
+}
+
+// Without until or budget a pull request's heads are sequential with the
+// default budget; until: all scores every record.
+func TestActionUntilDecidedByDefault(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		until      string
+		sequential bool
+	}{{"", true}, {"all", false}} {
+		w := newWorld(t)
+		w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.91, "probes": 55}
+		inputs := map[string]string{"model": model, "revision": headSHA, "baseline": "revision:" + baseSHA}
+		if tc.until != "" {
+			inputs["until"] = tc.until
+		}
+		o := w.run("pull_request", prPayload(8), inputs)
+		if o.err != nil {
+			t.Fatalf("until %q: %v\n%s", tc.until, o.err, o.log)
+		}
+		heads := 0
+		for i, q := range w.scorer.seqs {
+			if !strings.HasSuffix(w.scorer.calls[i], "@"+headSHA) {
+				continue
+			}
+			heads++
+			if got := q != nil && q.Budget == action.DefaultBudget; got != tc.sequential {
+				t.Errorf("until %q: head run %s: sequential request %+v", tc.until, w.scorer.calls[i], q)
+			}
+		}
+		if heads != 2 {
+			t.Errorf("until %q: %d head runs (calls %v), want 2", tc.until, heads, w.scorer.calls)
+		}
 	}
 }
