@@ -12,7 +12,8 @@ import (
 )
 
 // Until makes a run sequential (`--until decided`): its records are scored
-// in one seeded random order, the same for every model, and scoring stops
+// in one order, the same for every model (Fresh Text's longest documents
+// first, then a seeded random order), and scoring stops
 // once the comparison with a baseline decides or the budget runs out.
 type Until struct {
 	// Header is what the run header records; the run fills Total.
@@ -45,7 +46,7 @@ type Tracker interface {
 var errDecided = errors.New("sequential run stopped")
 
 // Order arranges the selected records (idx into keys, every record of the
-// set) in the seeded order and, for a shard, keeps the positions of that
+// set) in the tracker's order and, for a shard, keeps the positions of that
 // order dealt to it (i, i+n, i+2n, ... of n), so each shard scores a
 // random order of its own and the shards together a prefix of the order.
 // The set must be the baseline's, record for record (u.Header.Total).

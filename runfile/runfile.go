@@ -205,7 +205,7 @@ const RuleUntilDecided = "until-decided"
 // are in the order they were scored.
 type Sequential struct {
 	Rule      string  `json:"rule"`       // RuleUntilDecided
-	Seed      uint64  `json:"seed"`       // of the order (compare/sequential.Order over the set's ids)
+	Seed      uint64  `json:"seed"`       // of the order (compare.Tracker.Order over the set's ids)
 	Level     float64 `json:"level"`      // e.g. 0.95
 	MinEffect float64 `json:"min_effect"` // in the test's unit: bits per byte, accuracy points
 	Budget    string  `json:"budget,omitempty"`
