@@ -68,7 +68,7 @@ endif
 
 TEST_TIMEOUT ?= 20m
 
-.PHONY: cuda env all build test unit hfref crosscheck crosscheck-tokenizers e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
+.PHONY: cuda env all build test unit sim hfref crosscheck crosscheck-tokenizers e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
 
 all: build
 
@@ -116,6 +116,11 @@ tidy:
 vet:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
+
+# sim: --until decided's simulations at the sizes BENCHMARKS.md reports
+# (unit runs them at 1,000 orders per miss rate; this takes about a minute).
+sim:
+	$(GO) test -count=1 -run Sim -v ./compare/sequential -sim.full
 
 # unit: every package's tests, llama.cpp included (the first run compiles it).
 unit: hfref

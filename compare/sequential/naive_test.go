@@ -97,17 +97,17 @@ func (r *mixtureRule) decision() (string, int) {
 // difference, probes with flips one way), so the harness that passes the betting sequence can fail a rule.
 func TestSimNaiveFails(t *testing.T) {
 	t.Parallel()
-	failed := map[string]bool{}
+	mustFail := map[string]bool{"one document of 5% of the bytes at 12 sd": true, "one document of 10% of the bytes at 6 sd": true,
+		"fresh, documents over 20 KB carry the difference": true, "probes, 0 down 20 up": true}
 	for _, p := range hardSets(t) {
+		if !mustFail[p.name] && !*simFull { // the others only for BENCHMARKS.md
+			continue
+		}
 		n := missOrders()
 		missed, _, _ := count(runOrders(p, n, 0, oldRule, true))
 		t.Logf("%s: the normal-mixture rule missed at some look in %.2f%% of %d orders", p.name, 100*float64(missed)/float64(n), n)
-		failed[p.name] = tooMany(missed, n)
-	}
-	for _, name := range []string{"one document of 5% of the bytes at 12 sd", "one document of 10% of the bytes at 6 sd",
-		"fresh, documents over 20 KB carry the difference", "probes, 0 down 20 up"} {
-		if !failed[name] {
-			t.Errorf("%s: the normal-mixture rule was not shown to miss more than 5%%", name)
+		if mustFail[p.name] && !tooMany(missed, n) {
+			t.Errorf("%s: the normal-mixture rule missed in %d of %d orders, not shown to be more than 5%%", p.name, missed, n)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package sequential
 
 import (
 	"encoding/csv"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -17,9 +18,9 @@ import (
 // The simulations below score paired sets, synthetic ones shaped like real
 // ones and one recorded from real files, in many seeded orders, looking
 // after every record as `--until decided` does. Their figures are in
-// BENCHMARKS.md (go test ./compare/sequential -run Sim -v; -short runs
-// fewer orders of the stopping table, never fewer than 1,000 of a miss
-// rate).
+// BENCHMARKS.md (make sim: go test ./compare/sequential -run Sim -v
+// -sim.full; without -sim.full fewer orders of the stopping table, never
+// fewer than 1,000 of a miss rate).
 
 const z95 = 1.959963984540054
 
@@ -349,12 +350,17 @@ func judge(reason string, sign int, theta, minEffect, eps float64) (string, bool
 	}
 }
 
+// simFull runs the simulations at the sizes BENCHMARKS.md reports (make
+// sim); by default they run at the smallest the miss rate's claim allows,
+// so make test stays fast.
+var simFull = flag.Bool("sim.full", false, "run the simulations with 4,000 orders per miss rate and 1,000 per stopping row")
+
 // missOrders is how many seeded orders a miss rate is measured over.
 func missOrders() int {
-	if testing.Short() {
-		return 1000
+	if *simFull {
+		return 4000
 	}
-	return 4000
+	return 1000
 }
 
 // tooMany says whether misses in n orders show a rate above 5% beyond
@@ -434,10 +440,10 @@ func TestSimMissRate(t *testing.T) {
 // stopOrders is how many seeded orders each row of the stopping table
 // runs.
 func stopOrders() int {
-	if testing.Short() {
-		return 300
+	if *simFull {
+		return 1000
 	}
-	return 1000
+	return 300
 }
 
 // TestSimStopping reports, for true deltas of 0, 1, 2, 5 and 10 times the
