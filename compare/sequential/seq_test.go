@@ -106,3 +106,76 @@ func TestConfigRefused(t *testing.T) {
 		}
 	}
 }
+
+// The take-all stratum is the documents over twice the mean length, at
+// most a tenth of the set, the longest first; the order puts them first
+// (sorted) and shuffles the rest by the seed.
+func TestTakeAllAndOrder(t *testing.T) {
+	t.Parallel()
+	w := make([]float64, 40)
+	for i := range w {
+		w[i] = 100
+	}
+	w[3], w[17], w[21], w[30], w[33] = 5000, 9000, 250, 4000, 300 // mean 545: three over 1,090, capped at 4
+	first, restMax := TakeAll(w)
+	if !slices.Equal(first, []int{17, 3, 30}) || restMax != 300 {
+		t.Errorf("take-all %v, rest's longest %v; want [17 3 30] and 300", first, restMax)
+	}
+	for i := range w {
+		w[i] = float64(1000 + i) // nothing long: none first, and the cap of a tenth holds
+	}
+	w[0] = 1e6
+	w[1], w[2], w[3], w[4], w[5] = 1e6, 1e6, 1e6, 1e6, 1e6
+	if first, _ := TakeAll(w); len(first) != 4 {
+		t.Errorf("six long documents of 40: %d first, want the cap of 4", len(first))
+	}
+	ids := []string{"f", "e", "d", "c", "b", "a", "g", "h"}
+	o := Order(ids, map[string]bool{"g": true, "c": true}, 7)
+	if !slices.Equal(o[:2], []string{"c", "g"}) {
+		t.Errorf("order %v: want c and g first", o)
+	}
+	rest := slices.Clone(o[2:])
+	slices.Sort(rest)
+	if !slices.Equal(rest, []string{"a", "b", "d", "e", "f", "h"}) || slices.Equal(o, Order(ids, map[string]bool{"g": true, "c": true}, 8)) {
+		t.Errorf("order %v: the rest is not a seeded shuffle of the others", o)
+	}
+}
+
+// Before the take-all stratum is in there is no interval and no decision;
+// after a record that contradicts the assumed bound there is none again
+// until the exact value at the end.
+func TestNoIntervalBeforeTakeAllOrAfterBreak(t *testing.T) {
+	t.Parallel()
+	const n = 300
+	s, err := New(Config{N: n, W: 3*1000 + (n-3)*100, Level: 0.95, MinEffect: 0.5, MinRecords: 5, First: 3, Resid: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		_ = s.Add(0, 1000)
+		if lo, hi := s.Interval(); !math.IsInf(lo, -1) || !math.IsInf(hi, 1) {
+			t.Fatalf("take-all record %d: interval [%v, %v], want none", s.Scored(), lo, hi)
+		}
+	}
+	for range 100 {
+		_ = s.Add(0, 100)
+	}
+	if r, _ := s.Decision(); r != Within || s.Broken() != nil {
+		lo, hi := s.Interval()
+		t.Fatalf("100 equal documents after the take-all: %q, [%v, %v], broken %v; want within ±0.5", r, lo, hi, s.Broken())
+	}
+	_ = s.Add(5000, 100) // 50 bits per byte from the others: beyond ±20 bits
+	if b := s.Broken(); !slices.Contains(b, 104) {
+		t.Errorf("broken by %v, want record 104 among them", b)
+	}
+	for s.Scored() < n-1 {
+		_ = s.Add(0, 100)
+		if r, _ := s.Decision(); r != "" {
+			t.Fatalf("decided %q after %d with the assumption broken", r, s.Scored())
+		}
+	}
+	_ = s.Add(0, 100)
+	if lo, hi := s.Interval(); lo != 5000.0/(3*1000+(n-3)*100) || lo != hi {
+		t.Errorf("at the end: [%v, %v], want the exact value", lo, hi)
+	}
+}
