@@ -125,7 +125,7 @@ func (t *Tracker) Add(rec any) error {
 		return fmt.Errorf("%s %s: %w", t.noun, id, err)
 	}
 	if at := t.seq.Broken(); at != nil && t.broken == "" {
-		assumed := fmt.Sprintf("%.4g bits off the whole set's change per byte times its bytes, the most --until decided assumes of any document after the %d longest", t.resid, len(t.first))
+		assumed := fmt.Sprintf("%.4g bits off the whole set's change per byte times its bytes, the most the stopping rule assumes of any document after the %d longest", t.resid, len(t.first))
 		if len(at) == 2 {
 			t.broken = fmt.Sprintf("documents %s and %s changed so differently that one of them is more than %s", t.ids[at[0]-1], t.ids[at[1]-1], assumed)
 		} else {

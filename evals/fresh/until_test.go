@@ -1,15 +1,18 @@
 package fresh
 
 import (
+	"bytes"
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/compare/sequential"
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/runner"
 )
 
 // Fresh Text scored until decided: the documents in the seeded order, and
@@ -75,4 +78,61 @@ func TestRunUntilDecided(t *testing.T) {
 			t.Errorf("%s: documents not in the seeded order", tc.name)
 		}
 	}
+}
+
+// A head whose documents change too unevenly for the bound the rule
+// assumes: the run says which documents broke it, never stops early, and
+// scores every document.
+func TestRunUntilDecidedAssumptionBroken(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	data := genData(200)
+	base, err := Run(context.Background(), newByteModel(3), runOptions(data, filepath.Join(dir, "base.jsonl")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, tr, err := compare.StartSequential(base.Run, runfile.TestFresh, sequential.DefaultSeed, 0.95, 0.01, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progress bytes.Buffer
+	o := runOptions(data, filepath.Join(dir, "head.jsonl"))
+	o.Until = &evals.Until{Header: h, Tracker: tr}
+	o.Progress = &progress
+	res, err := Run(context.Background(), &unevenModel{newByteModel(3)}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := res.Run.Header.Sequential.Stop
+	if st == nil || st.Reason != sequential.Complete || res.Run.Len() != len(data.Docs) {
+		t.Fatalf("stop %+v with %d of %d documents, want complete", st, res.Run.Len(), len(data.Docs))
+	}
+	if out := progress.String(); !strings.Contains(out, "--until decided: document") || !strings.Contains(out, "will not stop early") ||
+		!strings.Contains(out, tr.Broken()) {
+		t.Errorf("progress does not say the assumption broke (tracker: %q):\n%s", tr.Broken(), out)
+	}
+}
+
+// unevenModel is the base model made three times worse on about one
+// window in seven (those whose tokens sum to a multiple of 7): documents
+// change by very different amounts per byte.
+type unevenModel struct{ *byteModel }
+
+func (m *unevenModel) Score(ctx context.Context, reqs []runner.Request) ([]runner.Result, error) {
+	res, err := m.byteModel.Score(ctx, reqs)
+	for i, r := range reqs {
+		sum := 0
+		for _, tok := range r.Prefix {
+			sum += int(tok)
+		}
+		if err != nil || sum%7 != 0 {
+			continue
+		}
+		for _, branch := range res[i] {
+			for j := range branch {
+				branch[j] *= 3
+			}
+		}
+	}
+	return res, err
 }
