@@ -27,6 +27,10 @@ type Tracker struct {
 	// broken names the record whose score broke the rule's assumption,
 	// and why; "" while it holds.
 	broken string
+	// partial is set once a record of the random part came before every
+	// take-all record was in: a shard's deal of the order, which holds
+	// only some of the longest documents and so cannot decide alone.
+	partial bool
 }
 
 // baseRec is a baseline record's score: bits and bytes, or correct and 1.
@@ -119,6 +123,9 @@ func (t *Tracker) Add(rec any) error {
 	case d != b.d:
 		return fmt.Errorf("sequential: %s %s: the head scored %g bytes, the baseline %g; --until decided needs both runs to score every byte (a BOS token on both sides)", t.noun, id, d, b.d)
 	}
+	if len(t.seen) < len(t.first) && !t.first[id] {
+		t.partial = true
+	}
 	t.seen[id] = true
 	t.ids = append(t.ids, id)
 	if err := t.seq.Add(n-b.n, b.d); err != nil {
@@ -149,6 +156,9 @@ func (t *Tracker) Order(ids []string, seed uint64) []string {
 // Decision is compare/sequential's: Beyond, Within, Complete, or "".
 func (t *Tracker) Decision() string {
 	r, _ := t.seq.Decision()
+	if t.partial {
+		return "" // a shard never holds the whole set either
+	}
 	return r
 }
 
@@ -159,17 +169,19 @@ func (t *Tracker) Scored() int { return t.seq.Scored() }
 // metric's unit; [0, 0] (nothing to show) while there is none: before the
 // take-all stratum is in, or once the assumption broke (see Bounded).
 func (t *Tracker) Interval() [2]float64 {
-	lo, hi := t.seq.Interval()
-	if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+	if !t.Bounded() {
 		return [2]float64{}
 	}
+	lo, hi := t.seq.Interval()
 	return [2]float64{t.scale * lo, t.scale * hi}
 }
 
-// Bounded says whether the sequence has an interval to show.
+// Bounded says whether the sequence has an interval to show: not before
+// the take-all stratum is in, nor in a shard's deal (which holds only
+// some of it), nor once the assumption broke.
 func (t *Tracker) Bounded() bool {
 	lo, hi := t.seq.Interval()
-	return !math.IsInf(lo, 0) && !math.IsInf(hi, 0)
+	return !t.partial && !math.IsInf(lo, 0) && !math.IsInf(hi, 0)
 }
 
 // Estimate is the paired delta over the records taken, in the metric's unit.

@@ -139,3 +139,49 @@ func TestTrackerAssumptionBroken(t *testing.T) {
 		t.Errorf("stopped after the break: sequential %+v, notes %q", c.Sequential, c.Notes)
 	}
 }
+
+// A shard's deal of a Fresh Text order holds only some of the longest
+// documents, so its tracker never decides alone and shows no interval;
+// the merged shards replayed in the whole order do.
+func TestTrackerShardDealNeverDecides(t *testing.T) {
+	t.Parallel()
+	docs := comparetest.SynthDocs(400, 8, 0.9, 0.1)
+	for i := range 12 { // a dozen long documents: the take-all stratum
+		docs[i].Bytes, docs[i].Tokens, docs[i].Bits = 20*docs[i].Bytes, 20*docs[i].Tokens, 20*docs[i].Bits
+	}
+	base := comparetest.FreshRun("base", "m", docs)
+	head := comparetest.Shifted(docs, 0.3) // a change any whole-order run decides at once
+	byID := map[string]runfile.Doc{}
+	ids := make([]string, len(head))
+	for i, d := range head {
+		byID[d.ID], ids[i] = d, d.ID
+	}
+	h, tr, err := StartSequential(base, runfile.TestFresh, sequential.DefaultSeed, 0.95, 0.01, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := tr.Order(ids, h.Seed)
+	for p := 0; p < len(order); p += 2 { // shard 1 of 2
+		if err := tr.Add(byID[order[p]]); err != nil {
+			t.Fatal(err)
+		}
+		if r := tr.Decision(); r != "" || tr.Interval() != [2]float64{} {
+			t.Fatalf("shard 1 of 2 after %d records: decision %q, interval %v", tr.Scored(), r, tr.Interval())
+		}
+	}
+	_, whole, err := StartSequential(base, runfile.TestFresh, sequential.DefaultSeed, 0.95, 0.01, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range order {
+		if err := whole.Add(byID[id]); err != nil {
+			t.Fatal(err)
+		}
+		if whole.Decision() != "" {
+			break
+		}
+	}
+	if r := whole.Decision(); r != sequential.Beyond || whole.Scored() == len(order) {
+		t.Errorf("the whole order: %q after %d of %d", r, whole.Scored(), len(order))
+	}
+}

@@ -160,7 +160,7 @@ func StopLine(h *runfile.Sequential, noun string) string {
 	}
 	st := h.Stop
 	if st.CI == [2]float64{} && st.Reason != sequential.Complete && st.Reason != sequential.Within {
-		return fmt.Sprintf("stopped (%s) after %d of %d %s, with no anytime-valid interval yet (the longest documents, scored first, were not all in, or a record broke the rule's assumption)",
+		return fmt.Sprintf("stopped (%s) after %d of %d %s, with no anytime-valid interval (the longest documents, scored first, were not all in, as in a shard, which holds only its deal of them, or a record broke the rule's assumption)",
 			st.Reason, st.Scored, h.Total, noun)
 	}
 	return fmt.Sprintf("stopped (%s) after %d of %d %s; the whole set's delta against baseline run %s is in [%.4g, %.4g] (anytime-valid %g%%)",
