@@ -18,10 +18,11 @@
 // The sequence. For a candidate θ, the residual x_i = d_i − θw_i of the
 // next random record has, given what was scored, the known mean
 // μ_i(θ) = (θ·Σw − Σd)/(records left), sums over the records scored
-// (Waudby-Smith and Ramdas 2020). With ξ_i(θ) = (x_i − μ_i(θ))/S, where S
-// bounds |x_i − μ_i| at the true θ, and a bet λ_i ∈ [0, ½] fixed before
-// the record is seen, Π(1 + λ_iξ_i) and Π(1 − λ_iξ_i) are nonnegative
-// martingales at the true θ (Waudby-Smith and Ramdas 2023, betting
+// (Waudby-Smith and Ramdas 2020). Let ξ_i(θ) = (x_i − μ_i(θ))/S_i, where
+// S_i bounds |x_i − μ_i| at the true θ while the interval so far holds it.
+// With S_i and a bet λ_i ∈ [0, ½] fixed before the record is seen,
+// Π(1 + λ_iξ_i) and Π(1 − λ_iξ_i) are nonnegative martingales at the true
+// θ up to the first miss (Waudby-Smith and Ramdas 2023, betting
 // confidence sequences), so by Ville's inequality neither ever reaches
 // 2/α with more than probability α/2. Each factor's logarithm is at least
 // λξ − ψ(λ)ξ², ψ(λ) = −log(1−λ) − λ, for |ξ| ≤ 1 (Fan, Grama and Liu
@@ -31,13 +32,14 @@
 // running intersection of the survivors: O(1) per record, exact at the
 // last record, and valid at every look with no approximation, given S.
 //
-// What S rests on. An item's difference is −1, 0 or 1, so S = 2 is a fact
+// What S rests on. An item's difference is −1, 0 or 1, so S ≤ 2 is a fact
 // and the Probe Suite's guarantee assumes nothing but the random order.
 // A document's residual has no such bound; the rule assumes one
 // (Config.Resid: no document of the random part has |d_i − θw_i| above
 // it) and checks it on every record: once no θ fits every document scored
-// within that bound, the assumption is broken, the sequence stops
-// deciding, and the run scores everything (Broken says which records).
+// within that bound, or a document fits none in the interval, the
+// assumption is broken, the sequence stops deciding, and the run scores
+// everything (Broken says which records).
 package sequential
 
 import (
