@@ -69,13 +69,13 @@ func NewTracker(base *runfile.Run, test string, s runfile.Sequential) (*Tracker,
 		}
 		// the longest documents are scored first, whole; the rest's
 		// residual bound scales with the longest of them
-		first, restMax := sequential.TakeAll(weights)
+		first, resid := sequential.Documents(weights)
 		t.first = make(map[string]bool, len(first))
 		for _, i := range first {
 			t.first[base.Docs[i].ID] = true
 		}
-		t.resid = max(1, sequential.ResidPerByte*restMax)
-		cfg.First, cfg.Resid = len(first), t.resid
+		t.resid = resid
+		cfg.First, cfg.Resid = len(first), resid
 	case runfile.TestProbes:
 		t.noun, t.scale = "item", 100
 		cfg.MinEffect /= t.scale

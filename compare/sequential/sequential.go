@@ -361,6 +361,15 @@ func TakeAll(weights []float64) (first []int, restMax float64) {
 	return idx[:k], restMax
 }
 
+// Documents sets up a Fresh Text set with these byte counts: the
+// take-all stratum (indexes, scored first) and Config.Resid, the bound on
+// the rest's residual bits the rule assumes (ResidPerByte times the
+// longest of them, at least one bit).
+func Documents(weights []float64) (first []int, resid float64) {
+	first, restMax := TakeAll(weights)
+	return first, max(1, ResidPerByte*restMax)
+}
+
 // Order is the order a set is scored in: first the ids in first (sorted),
 // then the others sorted and shuffled by Fisher-Yates with SplitMix64, so
 // a seed gives the same order on every machine and for every model.

@@ -239,8 +239,8 @@ var theRule = rule{
 			cfg.W += x
 		}
 		if !p.unit {
-			first, restMax := TakeAll(p.w)
-			cfg.First, cfg.Resid = len(first), ResidPerByte*restMax
+			first, resid := Documents(p.w)
+			cfg.First, cfg.Resid = len(first), resid
 		}
 		return func() interval {
 			s, err := New(cfg)
