@@ -152,7 +152,7 @@ func TestSpecFirstTokenBytes(t *testing.T) {
 		{"🦜 parrots", false, 0xF0, 1},
 		{"é", false, 0xC3, 1},
 		{"<s>🦜", false, 1001, 3},
-		{"abc", true, ' ', 0},        // the lone dummy prefix covers nothing
+		{"abc", true, ' ', 0}, // the lone dummy prefix covers nothing
 		{"<s>abc", true, 1001, 3},
 	} {
 		inner := &byteTok{spacePrefix: tt.spacePrefix}
