@@ -157,12 +157,14 @@ crosscheck: build hfref
 # crosscheck-tokenizers checks the scoring path's token ids against Hugging
 # Face tokenizers itself (and tokenizers against transformers' AutoTokenizer)
 # on every real tokenizer file, in the pinned Python environment of
-# scripts/pyref/install.sh, or UDGAM_PYREF_PYTHON when set (issue 26).
+# scripts/pyref/install.sh, or UDGAM_PYREF_PYTHON when set (issue 26), and the
+# no-BOS byte counts of documents whose first token splits a character
+# against transformers (issue 43).
 # `make crosscheck` runs it.
 crosscheck-tokenizers: hfref
 	py="$${UDGAM_PYREF_PYTHON:-$$(bash scripts/pyref/install.sh | tail -n 1)/bin/python}" && \
 	UDGAM_PYREF_PYTHON="$$py" UDGAM_SMOLLM2_GGUF="$$(bash scripts/pyref/smollm2_gguf.sh "$$py")" \
-		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run 'TestTokenizersReference|TestCheckTokenizerPythonReference' -v ./cmd/udgam-ci
+		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run 'TestTokenizersReference|TestCheckTokenizerPythonReference|TestNoBOSSplitFirstCharacter' -v ./cmd/udgam-ci
 
 # bench runs every benchmark once, sized to finish in about 15 minutes on
 # 2 cores; BENCHMARKS.md says what each measures. The engine benchmarks

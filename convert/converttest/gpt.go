@@ -119,6 +119,16 @@ type GPTNeoX struct {
 	// Buffers writes what older Pythia checkpoints carry besides weights:
 	// each layer's causal mask, its fill value and RoPE's inv_freq.
 	Buffers bool
+	// VocabSize is config.json's vocab_size and the embeddings' rows (a
+	// real tokenizer's size); zero means Vocab.
+	VocabSize int
+}
+
+func (m GPTNeoX) vocab() int {
+	if m.VocabSize > 0 {
+		return m.VocabSize
+	}
+	return Vocab
 }
 
 // Write writes the checkpoint into dir as model.safetensors and returns
@@ -137,7 +147,7 @@ func (m GPTNeoX) Config() map[string]any {
 	return map[string]any{
 		"architectures":           []string{"GPTNeoXForCausalLM"},
 		"model_type":              "gpt_neox",
-		"vocab_size":              Vocab,
+		"vocab_size":              m.vocab(),
 		"hidden_size":             m.Hidden,
 		"num_attention_heads":     m.Heads,
 		"num_hidden_layers":       m.Layers,
@@ -156,8 +166,8 @@ func (m GPTNeoX) Config() map[string]any {
 		"use_cache":               true,
 		"rope_scaling":            nil,
 		"tie_word_embeddings":     false,
-		"bos_token_id":            Vocab - 1,
-		"eos_token_id":            Vocab - 1,
+		"bos_token_id":            m.vocab() - 1,
+		"eos_token_id":            m.vocab() - 1,
 		"torch_dtype":             TorchDtype(m.Dtype),
 	}
 }
@@ -190,7 +200,7 @@ func (m GPTNeoX) Shapes(vocab int) map[string][]uint64 {
 
 // Checkpoint returns the model's config and random weights.
 func (m GPTNeoX) Checkpoint() Checkpoint {
-	shapes := m.Shapes(Vocab)
+	shapes := m.Shapes(m.vocab())
 	tensors := Random(m.Seed, m.Dtype, shapes, scaledInit(linearFanIn))
 	if m.Buffers {
 		hd := m.Hidden / m.Heads

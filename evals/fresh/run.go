@@ -61,7 +61,7 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
 	}
 	info := m.Info()
 	if info.ContextLength > 0 && opt.Window > info.ContextLength {
-		return Result{}, fmt.Errorf("window %d is longer than the model's context length %d (use --window %d)", opt.Window, info.ContextLength, info.ContextLength)
+		return Result{}, fmt.Errorf("window %d is longer than the model's context length %d (%s)", opt.Window, info.ContextLength, fitHint(info.ContextLength, opt.Stride))
 	}
 	docs := opt.Data.Docs
 	keys := make([]evals.Keyed, len(docs))

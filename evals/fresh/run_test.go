@@ -169,6 +169,39 @@ func TestRunShardsMergeToTheWholeRun(t *testing.T) {
 	}
 }
 
+// TestRunContextHint: a window longer than the model's context is refused
+// with a whole setting that fits, and that setting then scores (the hint
+// once named the window alone, whose default stride was refused in turn).
+func TestRunContextHint(t *testing.T) {
+	t.Parallel()
+	data := genData(3)
+	for _, tt := range []struct {
+		window, stride int
+		hint           string
+	}{
+		{8192, 4096, "use --window 4096 --stride 2048"}, // the stride would equal the window: halved
+		{8192, 8000, "use --window 4096 --stride 2048"},
+		{8192, 1024, "use --window 4096 --stride 1024"}, // a stride that fits is kept
+	} {
+		opt := runOptions(data, filepath.Join(t.TempDir(), "r.jsonl"))
+		opt.Window, opt.Stride = tt.window, tt.stride
+		_, err := Run(context.Background(), newByteModel(1), opt)
+		if err == nil || !strings.Contains(err.Error(), "("+tt.hint+")") {
+			t.Errorf("window %d stride %d: %v, want the hint %q", tt.window, tt.stride, err, tt.hint)
+			continue
+		}
+		if _, err := fmt.Sscanf(tt.hint, "use --window %d --stride %d", &opt.Window, &opt.Stride); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Run(context.Background(), newByteModel(1), opt); err != nil {
+			t.Errorf("window %d stride %d: the hinted setting fails: %v", tt.window, tt.stride, err)
+		}
+	}
+	if got := fitHint(1, 1); !strings.Contains(got, "no window fits") {
+		t.Errorf("context 1: %q, want no setting named", got)
+	}
+}
+
 func TestRunRefusesBadSettings(t *testing.T) {
 	t.Parallel()
 	data := genData(3)

@@ -67,3 +67,17 @@ func validateWindow(window, stride int) error {
 	}
 	return nil
 }
+
+// fitHint names a whole setting that fits a model of context length n: the
+// window its context, the stride kept while it stays below the window, or
+// else half the window, as the defaults have it (a window alone would be
+// refused for its stride).
+func fitHint(n, stride int) string {
+	if n < 2 {
+		return "no window fits: a window needs at least 2 tokens"
+	}
+	if stride >= n {
+		stride = n * DefaultStride / DefaultWindow
+	}
+	return fmt.Sprintf("use --window %d --stride %d", n, max(stride, 1))
+}

@@ -187,10 +187,12 @@ func (t *Tokenizer) CheckText(text string) error {
 
 // FirstTokenBytes is how many bytes at the start of text the first token of
 // its ids (first) covers, for scoring without BOS, where the first token is
-// not scored and its bytes are left out. The space a SentencePiece
-// tokenizer puts in front of a segment is not in the text and covers
-// nothing; an added token covers its span; a normalized segment is mapped
-// back to the original bytes.
+// not scored and its bytes are left out. Those are the token's own bytes,
+// even where it ends inside a character (a byte-level token holding part of
+// an emoji). The space a SentencePiece tokenizer puts in front of a segment
+// is not in the text and covers nothing; an added token covers its span;
+// where the normalizer changed the text under the token, its bytes are not
+// in the text, and it covers the original bytes of the characters it reaches.
 func (t *Tokenizer) FirstTokenBytes(text string, first int32) (int, error) {
 	tb, ok := t.inner.(TokenByter)
 	if !ok {
@@ -226,9 +228,11 @@ func (t *Tokenizer) FirstTokenBytes(text string, first int32) (int, error) {
 // a real vocabulary is longer.
 const maxTokenBytes = 1024
 
-// coverByPiece finds the shortest prefix of the text whose own preparation
-// starts with the whole first token, given its piece: those bytes are the
-// token's (a normalized segment maps back to the original bytes this way).
+// coverByPiece finds the shortest prefix of the text, ending on a character
+// boundary, whose own preparation starts with the whole first token, given
+// its piece. When the text itself starts with the piece, the piece's bytes
+// are the token's, whether or not they end that prefix; otherwise the
+// normalizer changed them and the prefix's original bytes are the token's.
 func (t *Tokenizer) coverByPiece(text string, first int32, piece []byte) (int, bool, error) {
 	for k := 0; k <= min(len(text), maxTokenBytes); k++ {
 		if k < len(text) && !utf8.RuneStart(text[k]) {
@@ -255,6 +259,9 @@ func (t *Tokenizer) coverByPiece(text string, first int32, piece []byte) (int, b
 		if n, err := PieceCover(piece, segs[0].Text, t.spacePrefix || t.spaceFirst(0, segs[0]), first); err == nil {
 			if n == 0 {
 				return 0, true, nil // SentencePiece's lone dummy prefix
+			}
+			if strings.HasPrefix(text[:k], segs[0].Text[:n]) {
+				return n, true, nil
 			}
 			return k, true, nil
 		}

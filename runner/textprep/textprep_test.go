@@ -146,7 +146,13 @@ func TestSpecFirstTokenBytes(t *testing.T) {
 		{"abc", false, 'a', 1},
 		{"<s>abc", false, 1001, 3},   // an added token covers its literal
 		{"e\u0301x", false, 0xC3, 3}, // "é" normalized from 3 bytes: its first byte covers them
-		{"abc", true, ' ', 0},        // the lone dummy prefix covers nothing
+		// A byte-level token that ends inside a character the normalizer
+		// left alone covers its own bytes, not the whole character.
+		{"यह", false, 0xE0, 1},
+		{"🦜 parrots", false, 0xF0, 1},
+		{"é", false, 0xC3, 1},
+		{"<s>🦜", false, 1001, 3},
+		{"abc", true, ' ', 0}, // the lone dummy prefix covers nothing
 		{"<s>abc", true, 1001, 3},
 	} {
 		inner := &byteTok{spacePrefix: tt.spacePrefix}

@@ -54,7 +54,8 @@ class DataSet:
 
 def write_data(work, long_chars):
     """The full set: the four shortest smoke documents and four others, one
-    multilingual, and one long document of long_chars characters (over
+    multilingual, six that start with a character the first token splits
+    (split_first_docs), and one long document of long_chars characters (over
     2,048 tokens with every tokenizer here); one item of every type and
     level of the core set. The quick set: two short documents and one item
     of every type."""
@@ -65,6 +66,7 @@ def write_data(work, long_chars):
     docs.append({"id": "multilingual", "source": "crosscheck", "text":
                  "Grüße aus Köln — naïve café, 東京の天気は晴れです。 Москва: 12,345 людей. "
                  "नमस्ते दुनिया. 🙂 tab\there, two  spaces,\nnewline and ⟨math⟩ ∑x² ≤ 1."})
+    docs += split_first_docs()
     text = ""
     for d in smoke:
         if len(text) >= long_chars:
@@ -84,6 +86,24 @@ def write_data(work, long_chars):
             types.add(it["type"])
             quick_items.append(it)
     return {"full": DataSet(work, "full", docs, items), "quick": DataSet(work, "quick", docs[:2], quick_items)}
+
+
+def split_first_docs():
+    """Documents whose first character GPT-2's and Qwen's byte-level
+    tokenizers split between tokens, so that without BOS the unscored first
+    token ends inside it (issue 43): Devanagari (GPT-2 splits every
+    letter, Qwen the digits), an emoji and rare Han characters (both), and
+    U+0958 (Devanagari qa), which NFC decomposes into two characters (Qwen's normalizer):
+    Qwen's first token is a character the text does not hold, so the
+    character's original bytes are left out, as its offsets say."""
+    return [{"id": "split-" + k, "source": "crosscheck", "text": t} for k, t in (
+        ("devanagari", "यह वाक्य हिंदी में है।"),
+        ("devanagari-digits", "१९४७ में भारत स्वतंत्र हुआ।"),
+        ("emoji", "🦜 parrots talk"),
+        ("han", "鱻 fish"),
+        ("han-astral", "𠜎 is a rare Han character."),
+        ("normalized", "\u0958\u0932\u092e and more"),
+    )]
 
 
 def hfref_dirs():

@@ -8,7 +8,8 @@ every token it has context for, each later one only the tokens past the
 previous window's end, so every token is scored exactly once; bits over
 the document's UTF-8 bytes. Without BOS the first token has no context: it
 is not scored, and the bytes it covers are left out (udgam-ci's no-BOS
-formulation, recorded in its run header).
+formulation, recorded in its run header): its own bytes, also where a
+byte-level token ends inside a character.
 
 Probe Suite: the prompt after BOS (when the tokenizer has one), then each
 choice as " " + choice tokenized on its own without special tokens and
@@ -18,6 +19,7 @@ of equal ones, a tie).
 Python is the judge only; nothing in udgam-ci imports or runs this.
 """
 
+import json
 import math
 
 import torch
@@ -36,9 +38,32 @@ def encode(tok, text):
     return tok(text, add_special_tokens=False)["input_ids"]
 
 
+def token_bytes(tok, tid):
+    """The bytes token tid stands for: an added token's literal, or a
+    byte-level token's bytes, its piece read back through transformers'
+    own byte-to-character table. Other kinds are not needed here (every
+    no-BOS tokenizer crosschecked is byte-level) and raise."""
+    added = tok.added_tokens_decoder.get(tid)
+    if added is not None:
+        return added.content.encode("utf-8")
+    from transformers.convert_slow_tokenizer import bytes_to_unicode
+
+    backend = json.loads(tok.backend_tokenizer.to_str())
+    if (backend.get("decoder") or {}).get("type") != "ByteLevel":
+        raise NotImplementedError("first token bytes without BOS: only byte-level tokenizers are known to the reference")
+    to_byte = {c: b for b, c in bytes_to_unicode().items()}
+    return bytes(to_byte[c] for c in tok.convert_ids_to_tokens(tid))
+
+
 def first_token_bytes(tok, text):
-    """UTF-8 bytes of text up to the end of its first token."""
+    """How many bytes of text its first token covers: the token's own
+    bytes, even where they end inside a character. Where the text does not
+    start with them (the normalizer changed it), the original bytes of the
+    characters the token reaches, from the tokenizer's character offsets."""
     enc = tok(text, add_special_tokens=False, return_offsets_mapping=True)
+    own = token_bytes(tok, enc["input_ids"][0])
+    if text.encode("utf-8").startswith(own):
+        return len(own)
     end = enc["offset_mapping"][0][1]
     return len(text[:end].encode("utf-8"))
 
