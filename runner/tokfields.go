@@ -21,13 +21,19 @@ type TokenizerFields map[string]string
 var tokenizerFieldOrder = []string{"model", "pre-tokenizer", "vocabulary", "merges", "scores", "token types", "special tokens"}
 
 // TokenizerSpecialKeys are the GGUF keys of the special token ids and of
-// the flags that add them or a space prefix.
+// the flags that add them or a space prefix: what changes the ids of a
+// text. Padding, separator and mask ids do not (llama.cpp's converter
+// writes a padding id, udgam-ci's none), nor does a BPE vocabulary's
+// unknown id (byte-level: every byte has a token).
 var TokenizerSpecialKeys = []string{
 	"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id", "tokenizer.ggml.unknown_token_id",
-	"tokenizer.ggml.seperator_token_id", "tokenizer.ggml.padding_token_id", "tokenizer.ggml.eot_token_id",
-	"tokenizer.ggml.eom_token_id", "tokenizer.ggml.mask_token_id",
+	"tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id",
 	"tokenizer.ggml.add_bos_token", "tokenizer.ggml.add_eos_token", "tokenizer.ggml.add_space_prefix",
 }
+
+// tokenizerDefaults are the values llama.cpp takes for an absent flag, so
+// a file that writes the default and one that leaves it out agree.
+var tokenizerDefaults = map[string]string{"tokenizer.ggml.add_eos_token": "false"}
 
 // NewTokenizerFields hashes each field; special holds the value of each of
 // TokenizerSpecialKeys the file has (absent keys are left out).
@@ -56,7 +62,19 @@ func NewTokenizerFields(model, pre string, tokens, merges []string, scores []flo
 	sum("token types", typ)
 	var sp []string
 	for _, k := range TokenizerSpecialKeys {
-		if v, ok := special[k]; ok {
+		v, ok := special[k]
+		switch {
+		case k == "tokenizer.ggml.unknown_token_id" && model == "gpt2":
+			continue
+		case k == "tokenizer.ggml.add_space_prefix":
+			// llama.cpp's default: on for SentencePiece ("llama") only.
+			if !ok {
+				v, ok = model == "llama", true
+			}
+		case !ok && tokenizerDefaults[k] != "":
+			v, ok = tokenizerDefaults[k], true
+		}
+		if ok {
 			sp = append(sp, k+"="+fmt.Sprint(v))
 		}
 	}

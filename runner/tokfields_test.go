@@ -30,6 +30,11 @@ func TestTokenizerDiff(t *testing.T) {
 		{"other merges", info(base, nil), info(NewTokenizerFields("gpt2", "smollm", tokens, []string{"b a"}, nil, types, special), nil), []string{"merges"}},
 		{"other pre-tokenizer and BOS", info(base, nil), info(NewTokenizerFields("gpt2", "gpt2", tokens, merges, nil, types,
 			map[string]any{"tokenizer.ggml.bos_token_id": uint32(0), "tokenizer.ggml.add_bos_token": false}), nil), []string{"pre-tokenizer", "special tokens"}},
+		// llama.cpp's converter writes a padding and an unknown id and the
+		// default flags; udgam-ci's leaves them out: the same ids.
+		{"padding, BPE unknown id and written defaults", info(base, nil), info(NewTokenizerFields("gpt2", "smollm", tokens, merges, nil, types,
+			map[string]any{"tokenizer.ggml.bos_token_id": uint32(3), "tokenizer.ggml.add_bos_token": false, "tokenizer.ggml.padding_token_id": uint32(2),
+				"tokenizer.ggml.unknown_token_id": uint32(0), "tokenizer.ggml.add_eos_token": false, "tokenizer.ggml.add_space_prefix": false}), nil), nil},
 		{"other token types", info(base, nil), info(NewTokenizerFields("gpt2", "smollm", tokens, merges, nil, []int32{1, 1, 1, 4}, special), nil), []string{"token types"}},
 		{"other scores", info(base, nil), info(NewTokenizerFields("gpt2", "smollm", tokens, merges, []float32{0, 0, 1, 0}, types, special), nil), []string{"scores"}},
 		{"two records that differ", info(base, rec), info(base, &tokspec.Spec{Source: "tokenizer.json", Normalizer: []byte(`{"type":"NFC"}`)}), []string{"udgam-ci tokenizer record"}},
