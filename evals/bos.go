@@ -38,6 +38,20 @@ func ResolveBOS(mode string, info runner.Info) (bool, error) {
 	return false, fmt.Errorf("BOS mode %q: want %s or %s", mode, strings.Join(BOSModes[:len(BOSModes)-1], ", "), BOSModes[len(BOSModes)-1])
 }
 
+// BOSNote tells the user, as scoring starts, that --add-bos auto puts a
+// BOS first that the tokenizer itself does not add: its GGUF says
+// add_bos_token false (SmolLM2-Instruct's <|im_start|>), as does
+// transformers' tokenizer(text), which gives no BOS. udgam-ci's
+// convention (BOS whenever the tokenizer has one, the header records it)
+// stands; the note says how to score as transformers tokenizes. "" when
+// there is nothing to tell.
+func BOSNote(mode string, info runner.Info) string {
+	if (mode != BOSAuto && mode != "") || !info.HasBOS() || info.AddBOS {
+		return ""
+	}
+	return fmt.Sprintf("--add-bos auto puts BOS %q (id %d) before every text, although this tokenizer does not add it itself (add_bos_token false: transformers' tokenizer(text) gives no BOS); the run header records it. --add-bos no scores as the tokenizer tokenizes", info.BOSText, info.BOS)
+}
+
 func modelLabel(info runner.Info) string {
 	switch {
 	case info.Path != "":

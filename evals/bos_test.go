@@ -54,3 +54,28 @@ func TestHeaderTemplate(t *testing.T) {
 		t.Error("chat template hash is not a hex SHA-256")
 	}
 }
+
+// --add-bos auto on a tokenizer that does not add its BOS itself
+// (SmolLM2-Instruct: <|im_start|>, add_bos_token false) tells the user;
+// nothing to tell otherwise (issue 40).
+func TestBOSNote(t *testing.T) {
+	t.Parallel()
+	smol := runner.Info{BOS: 1, BOSText: "<|im_start|>", AddBOS: false}
+	for _, tc := range []struct {
+		mode string
+		info runner.Info
+		want string
+	}{
+		{BOSAuto, smol, `BOS "<|im_start|>" (id 1)`},
+		{"", smol, "add_bos_token false"},
+		{BOSYes, smol, ""},
+		{BOSNo, smol, ""},
+		{BOSAuto, runner.Info{BOS: 1, BOSText: "<s>", AddBOS: true}, ""},
+		{BOSAuto, runner.Info{BOS: -1}, ""},
+	} {
+		got := BOSNote(tc.mode, tc.info)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("mode %q, %+v: %q, want %q", tc.mode, tc.info, got, tc.want)
+		}
+	}
+}

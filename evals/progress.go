@@ -48,6 +48,9 @@ type ProgressOptions struct {
 // barRedraw bounds how often a terminal bar is redrawn.
 const barRedraw = 200 * time.Millisecond
 
+// etaAfter is the part of a job done before progress gives an ETA.
+const etaAfter = 0.02
+
 // NewProgress starts reporting on w for total items (0: unknown). A nil w
 // reports nothing.
 func NewProgress(w io.Writer, total int, opt ProgressOptions) *Progress {
@@ -134,11 +137,14 @@ func (p *Progress) line(now time.Time) string {
 	if s := elapsed.Seconds(); s > 0 {
 		rate = float64(p.tokens) / s
 	}
+	// No ETA before etaAfter of the job is done: the first records carry
+	// the start (loading, the first packed call), and extrapolating one of
+	// 2,000 items said 26h22m for a job of minutes.
 	eta := "?"
 	switch {
-	case p.totalWork > 0 && p.work > 0 && p.work <= p.totalWork:
+	case p.totalWork > 0 && float64(p.work) >= etaAfter*float64(p.totalWork) && p.work > 0 && p.work <= p.totalWork:
 		eta = formatDuration(time.Duration(float64(elapsed) * float64(p.totalWork-p.work) / float64(p.work)))
-	case p.totalWork == 0 && p.total > 0 && p.items > 0 && p.items <= p.total:
+	case p.totalWork == 0 && p.total > 0 && float64(p.items) >= etaAfter*float64(p.total) && p.items > 0 && p.items <= p.total:
 		eta = formatDuration(time.Duration(float64(elapsed) * float64(p.total-p.items) / float64(p.items)))
 	}
 	count := fmt.Sprintf("%d %s", p.items, p.label)

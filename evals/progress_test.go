@@ -127,3 +127,29 @@ func TestProgressETAFollowsWork(t *testing.T) {
 		t.Errorf("resumed: %q, want %q", buf.String(), want)
 	}
 }
+
+// The first of 2,000 items carries the start (loading, the first packed
+// call): no ETA until 2% is done, then one from everything so far (issue
+// 40: the first line said 26h22m).
+func TestProgressNoETAFromTheFirstItems(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		items, work, totalWork int
+		want                   string
+	}{
+		{1, 0, 0, "progress: 1/2000 items, 1 tokens/s, elapsed 47s, ETA ?\n"},
+		{39, 0, 0, "progress: 39/2000 items, 1 tokens/s, elapsed 47s, ETA ?\n"},
+		{40, 0, 0, "progress: 40/2000 items, 1 tokens/s, elapsed 47s, ETA 38m23s\n"},
+		{1, 10, 1000, "progress: 1/2000 items, 1 tokens/s, elapsed 47s, ETA ?\n"},
+		{1, 20, 1000, "progress: 1/2000 items, 1 tokens/s, elapsed 47s, ETA 38m23s\n"},
+	} {
+		c := newClock()
+		var buf bytes.Buffer
+		p := NewProgress(&buf, 2000, ProgressOptions{Every: time.Second, Now: c.now, TotalWork: tc.totalWork})
+		c.step(47 * time.Second)
+		p.AddWork(tc.items, 47, tc.work)
+		if buf.String() != tc.want {
+			t.Errorf("%d items, work %d of %d: %q, want %q", tc.items, tc.work, tc.totalWork, buf.String(), tc.want)
+		}
+	}
+}

@@ -96,7 +96,8 @@ func infoFromGGUF(kv ggml.KV, tensors []*ggml.Tensor) (Info, error) {
 		info.TensorTypes[t.Type()]++
 		elems[t.Type()] += t.Elements()
 	}
-	info.Dtype = mostElements(elems)
+	info.Dtype = fileType(kv, elems)
+	info.TensorParams = elems
 	tokens := kv.Strings("tokenizer.ggml.tokens")
 	types := kv.Ints("tokenizer.ggml.token_type")
 	info.VocabSize = len(tokens)
@@ -114,6 +115,14 @@ func infoFromGGUF(kv ggml.KV, tensors []*ggml.Tensor) (Info, error) {
 	}
 	info.TokenizerSHA256 = WithSpec(TokenizerSHA256(kv.String("tokenizer.ggml.model"), kv.String("tokenizer.ggml.pre"),
 		tokens, kv.Strings("tokenizer.ggml.merges"), types), spec)
+	special := map[string]any{}
+	for _, k := range TokenizerSpecialKeys {
+		if v, ok := kv[k]; ok {
+			special[k] = v
+		}
+	}
+	info.Tokenizer = NewTokenizerFields(kv.String("tokenizer.ggml.model"), kv.String("tokenizer.ggml.pre"),
+		tokens, kv.Strings("tokenizer.ggml.merges"), kv.Floats("tokenizer.ggml.scores"), types, special)
 	return info, nil
 }
 
@@ -163,6 +172,22 @@ func tokenID(kv ggml.KV, key string) int32 {
 		return int32(n)
 	}
 	return -1
+}
+
+// fileType names the file's type as llama.cpp's quantizer and converter
+// record it (general.file_type: Q4_K_M, Q4_1, F16, ...): a quantized file
+// mixes tensor types (Gemma 3 270M's Q4_K_M keeps its embedding, the
+// largest tensor, in Q8_0), so the type with the most elements would
+// mislabel it. A file without the key, or with a type ollama's table does
+// not name, gets that type instead. llama.cpp marks a guessed type with
+// 1024 (LLAMA_FTYPE_GUESSED).
+func fileType(kv ggml.KV, elems map[string]uint64) string {
+	if v, ok := kv["general.file_type"].(uint32); ok {
+		if name := ggml.FileType(v &^ 1024).String(); name != "unknown" {
+			return name
+		}
+	}
+	return mostElements(elems)
 }
 
 func mostElements(m map[string]uint64) string {

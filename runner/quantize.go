@@ -9,7 +9,7 @@ import (
 // QuantTypes are the quantizations udgam-ci makes itself from a reference
 // GGUF with llama.cpp's own quantizer (llama_model_quantize), by the names
 // llama.cpp's quantize tool gives them, largest first.
-var QuantTypes = []string{"q8_0", "q6_K", "q5_K_M", "q4_K_M", "q4_0"}
+var QuantTypes = []string{"q8_0", "q6_K", "q5_K_M", "q4_1", "q4_K_M", "q4_0"}
 
 // QuantType returns the canonical spelling of a quantization type (case is
 // ignored: "Q4_K_M" is "q4_K_M"), or an error that lists the known ones.

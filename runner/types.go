@@ -39,15 +39,18 @@ type Tokenizer interface {
 
 // Info describes a loaded model: what a run header records.
 type Info struct {
-	Path          string         `json:"path"`
-	SHA256        string         `json:"sha256"`
-	Name          string         `json:"name,omitempty"`
-	Arch          string         `json:"arch"`
-	Params        uint64         `json:"params"`
-	Dtype         string         `json:"dtype"`        // the most common tensor type by elements
-	TensorTypes   map[string]int `json:"tensor_types"` // type -> tensor count
-	VocabSize     int            `json:"vocab_size"`
-	ContextLength int            `json:"context_length"`
+	Path        string         `json:"path"`
+	SHA256      string         `json:"sha256"`
+	Name        string         `json:"name,omitempty"`
+	Arch        string         `json:"arch"`
+	Params      uint64         `json:"params"`
+	Dtype       string         `json:"dtype"`        // the file type as llama.cpp names it (Q4_K_M), else the most common tensor type by elements
+	TensorTypes map[string]int `json:"tensor_types"` // type -> tensor count
+	// TensorParams is the mix behind Dtype: type -> parameters (elements)
+	// held in that type.
+	TensorParams  map[string]uint64 `json:"tensor_params,omitempty"`
+	VocabSize     int               `json:"vocab_size"`
+	ContextLength int               `json:"context_length"`
 	// MaxPositions, when not 0, is how many positions the model has learned
 	// embeddings for (GPT-2's position table): no sequence may be longer,
 	// where rotary models would only extrapolate.
@@ -58,6 +61,9 @@ type Info struct {
 	TokenizerModel  string `json:"tokenizer_model"`
 	TokenizerPre    string `json:"tokenizer_pre,omitempty"` // tokenizer.ggml.pre
 	TokenizerSHA256 string `json:"tokenizer_sha256"`        // covers TokenizerSpec too
+	// Tokenizer hashes the tokenizer field by field (TokenizerDiff): what
+	// an artifact audit compares. Not part of the header.
+	Tokenizer TokenizerFields `json:"-"`
 	// ChatTemplateSHA256 hashes tokenizer.chat_template, "" when the GGUF
 	// has none. Recorded in run headers; never applied.
 	ChatTemplateSHA256 string `json:"chat_template_sha256,omitempty"`
@@ -111,4 +117,18 @@ type Model interface {
 	Tokenizer
 	Scorer
 	Info() Info
+}
+
+// Quantized says whether any of the model's tensors is in a quantized type
+// (not F32, F16 or BF16): llama.cpp then rounds the activations to 8 bits
+// before multiplying them.
+func (i Info) Quantized() bool {
+	for t := range i.TensorTypes {
+		switch t {
+		case "F32", "F16", "BF16":
+		default:
+			return true
+		}
+	}
+	return false
 }

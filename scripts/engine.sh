@@ -62,7 +62,15 @@
 #    every score of the window, masked ones included, to memory (38 MB a
 #    layer at 2,048 tokens) before its softmax. attn.c tiles queries and
 #    keys, skips the tiles the mask hides entirely and keeps scores, the
-#    online softmax and the output in float32 (BENCHMARKS.md, issue 31).
+#    scores and probabilities in float32 (BENCHMARKS.md, issue 31). It
+#    takes each query's maximum over all its keys before any sum, and sums
+#    the probabilities and P.V in double, rounded to float32 once, so a
+#    query's bits do not depend on where its sequence's cells lie in the
+#    shared cache, nor in what order (an online softmax rescaled at fixed
+#    64-key blocks in float32 did; quantized weights' 8-bit activations
+#    turned that into 2% of a document's bits, issue 40). ggml's own
+#    kernel (AVX2) goes key after key in cell order, skipping hidden keys:
+#    invariant to offsets, not to an order the cache's freed cells change.
 #    llama.cpp's graph casts a float32 cache to float16 before flash
 #    attention (ggml's GPU kernels want it); the copy keeps it float32.
 #

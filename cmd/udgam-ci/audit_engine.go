@@ -28,13 +28,25 @@ func openAuditPair(ref, art string, threads, window int, cpuOnly bool) (audit.Mo
 			m.Close()
 		}
 	}
+	// wrap prepares the reference's text as its GGUF says, and the
+	// artifact's as the reference's record says when the artifact has none
+	// and tokenizes alike (a file llama.cpp's converter made from the same
+	// checkpoint), so both runs see the same ids and record the same
+	// preparation; audit.Run refuses other tokenizers by name.
+	var refInfo *runner.Info
+	wrap := func(m runner.Model) (runner.Model, error) {
+		if refInfo != nil && refInfo.TokenizerSpec != nil && m.Info().TokenizerSpec == nil && len(runner.TokenizerDiff(*refInfo, m.Info())) == 0 {
+			return textprep.WrapModelAs(m, *refInfo)
+		}
+		return textprep.WrapModel(m)
+	}
 	load := func(path string) (*llama.Model, runner.Model, error) {
 		m, err := llama.Load(path, opts)
 		if err != nil {
 			return nil, nil, err
 		}
 		loaded = append(loaded, m)
-		w, err := textprep.WrapModel(m)
+		w, err := wrap(m)
 		if err != nil {
 			return nil, nil, fmt.Errorf("model %s: %w", path, err)
 		}
@@ -45,6 +57,8 @@ func openAuditPair(ref, art string, threads, window int, cpuOnly bool) (audit.Mo
 		closeAll()
 		return audit.Models{}, nil, err
 	}
+	ri := refRaw.Info()
+	refInfo = &ri
 	artRaw, artModel, err := load(art)
 	if err != nil {
 		closeAll()
@@ -55,6 +69,5 @@ func openAuditPair(ref, art string, threads, window int, cpuOnly bool) (audit.Mo
 		closeAll()
 		return audit.Models{}, nil, err
 	}
-	wrap := func(m runner.Model) (runner.Model, error) { return textprep.WrapModel(m) }
 	return audit.Models{Ref: refModel, Art: artModel, RawArt: artRaw, Pair: pair, Wrap: wrap}, closeAll, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 type checkTokenizerOptions struct {
 	Model     string // checkpoint directory or GGUF file
 	Text      string // --text FILE: one more text
+	OnlyText  bool   // --only-text: the file's text alone, not the built-in set
 	Tokenizer string // --tokenizer FILE: tokenizer.json for a GGUF
 	// Reference is what the ids are compared with: "hftok" (runner/hftok,
 	// built in) or "python" (Hugging Face tokenizers run by Python).
@@ -31,9 +33,10 @@ type checkTokenizerOptions struct {
 func runModelCheckTokenizer(e *env, args []string) error {
 	var o checkTokenizerOptions
 	fs := newFlags(e, "model check-tokenizer",
-		"tokenize a built-in multilingual text set (and --text FILE) the way scoring does (GGUF, text preparation, llama.cpp; a checkpoint directory is converted first) and compare the ids with a second, Go reading of the checkpoint's tokenizer.json (--reference python: Hugging Face's own tokenizers), reporting the first difference; exits 1 on any",
+		"tokenize a built-in multilingual text set (and --text FILE) the way scoring does (GGUF, text preparation, llama.cpp; a checkpoint directory is converted first) and compare the ids with a second, Go reading of the checkpoint's tokenizer.json (--reference python: Hugging Face's own tokenizers), reporting each differing text's first difference; exits 1 on any",
 		"udgam-ci model check-tokenizer ./checkpoint --text sample.txt")
 	fs.StringVar(&o.Text, "text", "", "also check this file's whole content as one text")
+	fs.BoolVar(&o.OnlyText, "only-text", false, "with --text: check that file's text alone, without the built-in set")
 	fs.StringVar(&o.Tokenizer, "tokenizer", "", "tokenizer.json to compare a GGUF with (a checkpoint directory's own is used)")
 	fs.StringVar(&o.Reference, "reference", "hftok", "what to compare with: hftok (udgam-ci's Go reading of tokenizer.json: its own pre-tokenizers and models, the scoring path's normalizers and added-token matching) or python (Hugging Face tokenizers itself, which must be importable by --python)")
 	fs.StringVar(&o.Python, "python", "python3", "the Python interpreter for --reference python")
@@ -51,6 +54,12 @@ func checkTokenizer(e *env, o checkTokenizerOptions) error {
 		return fmt.Errorf("--reference %q: want hftok or python", o.Reference)
 	}
 	texts := tokcheck.Texts()
+	if o.OnlyText {
+		if o.Text == "" {
+			return errors.New("--only-text needs --text FILE")
+		}
+		texts = nil
+	}
 	if o.Text != "" {
 		b, err := os.ReadFile(o.Text)
 		if err != nil {

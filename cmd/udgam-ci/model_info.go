@@ -62,11 +62,20 @@ func modelInfo(e *env, o modelInfoOptions) error {
 	fmt.Fprintf(w, "parameters\t%d\n", info.Params)
 	fmt.Fprintf(w, "dtype\t%s\n", info.Dtype)
 	for _, k := range runfile.SortedKeys(info.TensorTypes) {
-		fmt.Fprintf(w, "  tensors %s\t%d\n", k, info.TensorTypes[k])
+		fmt.Fprintf(w, "  tensors %s\t%d%s\n", k, info.TensorTypes[k], paramShare(info, k))
 	}
 	fmt.Fprintf(w, "context length\t%d\n", info.ContextLength)
 	fmt.Fprintf(w, "vocabulary\t%d (%s)\n", info.VocabSize, info.TokenizerModel)
 	fmt.Fprintf(w, "tokenizer sha256\t%s\n", info.TokenizerSHA256)
 	fmt.Fprintf(w, "bos / eos\t%d / %d (add_bos_token %v)\n", info.BOS, info.EOS, info.AddBOS)
 	return w.Flush()
+}
+
+// paramShare is the part of the parameters held in tensor type k, as
+// model info prints it beside the type's tensor count.
+func paramShare(info runner.Info, k string) string {
+	if info.Params == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%.1f%% of parameters)", 100*float64(info.TensorParams[k])/float64(info.Params))
 }

@@ -144,6 +144,9 @@ func scoreFresh(e *env, o scoreFreshOptions) error {
 		defer c.Close()
 	}
 	o.noteNoRepo(e)
+	if n := evals.BOSNote(o.AddBOS, m.Info()); n != "" {
+		fmt.Fprintln(e.Stderr, "note: "+n)
+	}
 	res, err := fresh.Run(e.Ctx, m, fresh.RunOptions{
 		Data: data, Out: o.Out, Resume: o.Resume, BOSMode: o.AddBOS,
 		Window: o.Window, Stride: o.Stride, BatchTokens: o.BatchTokens,

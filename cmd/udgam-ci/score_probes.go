@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 
 	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/evals"
@@ -97,6 +98,9 @@ func scoreProbes(e *env, o scoreProbesOptions) error {
 		defer c.Close()
 	}
 	o.noteNoRepo(e)
+	if n := evals.BOSNote(o.AddBOS, m.Info()); n != "" {
+		fmt.Fprintln(e.Stderr, "note: "+n)
+	}
 	res, err := probes.Run(e.Ctx, m, probes.RunOptions{
 		Data: set, Out: o.Out, Resume: o.Resume, BOSMode: o.AddBOS, Batch: o.Batch,
 		SampleN: o.Sample, SampleSeed: o.Seed, Shard: shard, Limit: o.Limit, Contamination: found, Until: until,

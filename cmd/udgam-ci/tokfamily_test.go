@@ -372,6 +372,9 @@ func TestModelCheckTokenizer(t *testing.T) {
 		{"dir", []string{fm.ckpt, "--text", textFile}, 0, []string{"text preparation hf", fmt.Sprintf("ids equal to udgam-ci's Go reading of tokenizer.json (runner/hftok) on all %d texts", n)}},
 		{"gguf alone", []string{fm.gguf}, 0, []string{"nothing to compare against"}},
 		{"other tokenizer", []string{fm.gguf, "--tokenizer", filepath.Join(hfref.Dir(t, "llama3"), "tokenizer.json")}, 1, []string{"first difference: text ", "udgam-ci ", "tokenizer.json "}},
+		// One's own text alone, and every differing text listed (issue 40).
+		{"own text alone", []string{fm.ckpt, "--text", textFile, "--only-text"}, 0, []string{"ids equal to udgam-ci's Go reading of tokenizer.json (runner/hftok) on all 1 texts"}},
+		{"every difference", []string{fm.gguf, "--tokenizer", filepath.Join(hfref.Dir(t, "llama3"), "tokenizer.json")}, 1, []string{"\ndifference: text "}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e, out, errb := freshTestEnv()

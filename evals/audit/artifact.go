@@ -22,7 +22,7 @@ type Artifact struct {
 }
 
 // ParseArtifact reads an artifact input: a quantization type (q8_0, q6_K,
-// q5_K_M, q4_K_M, q4_0), an hf:// reference to a .gguf file at a commit,
+// q5_K_M, q4_1, q4_K_M, q4_0), an hf:// reference to a .gguf file at a commit,
 // or a path to a .gguf file.
 func ParseArtifact(s string) (Artifact, error) {
 	s = strings.TrimSpace(s)

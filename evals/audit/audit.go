@@ -14,6 +14,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
@@ -70,9 +71,11 @@ func Run(ctx context.Context, m Models, opt Options) (*Report, error) {
 		return nil, errors.New("audit: both models and a pair scorer are needed")
 	}
 	ri, ai := m.Ref.Info(), m.Art.Info()
-	if ri.TokenizerSHA256 != ai.TokenizerSHA256 || ri.VocabSize != ai.VocabSize {
-		return nil, fmt.Errorf("audit: artifact %s has another tokenizer than reference %s (%s, %d tokens vs %s, %d): it is not an artifact of this model",
-			ai.Path, ri.Path, short(ai.TokenizerSHA256), ai.VocabSize, short(ri.TokenizerSHA256), ri.VocabSize)
+	// By what tokenizes, field by field, so that a file another converter
+	// made from the same checkpoint passes.
+	if d := runner.TokenizerDiff(ri, ai); len(d) > 0 {
+		return nil, fmt.Errorf("audit: artifact %s has another tokenizer than reference %s: they differ in %s (%d tokens vs %d); it is not an artifact of this model",
+			ai.Path, ri.Path, strings.Join(d, ", "), ai.VocabSize, ri.VocabSize)
 	}
 	acc := &klAcc{}
 	var pairArt runner.Model = &klModel{Model: m.RawArt, pair: m.Pair, acc: acc}
@@ -120,8 +123,6 @@ func Run(ctx context.Context, m Models, opt Options) (*Report, error) {
 	}
 	return Judge(refFresh.Run, artFresh.Run, refProbes.Run, artProbes.Run, acc.summary(), opt)
 }
-
-func short(s string) string { return s[:min(12, len(s))] }
 
 // Judge compares the four runs and the divergences into a Report.
 func Judge(refFresh, artFresh, refProbes, artProbes *runfile.Run, kl KL, opt Options) (*Report, error) {

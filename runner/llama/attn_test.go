@@ -152,10 +152,15 @@ func TestParseAttention(t *testing.T) {
 			t.Errorf("ParseAttention(%q) = %v, %v; want %v (ok %v)", tc.name, got, err, tc.want, tc.ok)
 		}
 	}
-	if got, want := (Options{CPUOnly: true}).flash(), TiledAttention() == nil; got != want {
+	if got, want := (Options{CPUOnly: true}).flash(false), TiledAttention() == nil; got != want {
 		t.Errorf("AttentionAuto on the CPU fuses: %v, want %v (TiledAttention: %v)", got, want, TiledAttention())
 	}
-	if !(Options{Attention: AttentionFlash}).flash() || (Options{Attention: AttentionUnfused, CPUOnly: true}).flash() {
-		t.Error("AttentionFlash must fuse and AttentionUnfused must not")
+	if !(Options{CPUOnly: true}).flash(true) {
+		t.Error("AttentionAuto on the CPU must fuse a quantized model's attention, with or without the tiled kernel")
+	}
+	for _, q := range []bool{false, true} {
+		if !(Options{Attention: AttentionFlash}).flash(q) || (Options{Attention: AttentionUnfused, CPUOnly: true}).flash(q) {
+			t.Error("AttentionFlash must fuse and AttentionUnfused must not")
+		}
 	}
 }

@@ -157,12 +157,20 @@ func ParseAttention(name string) (Attention, error) {
 	return 0, fmt.Errorf("attention %q: want auto, flash or unfused", name)
 }
 
-// flash says whether o's attention is fused. The tiled kernel is the CPU's:
-// where layers go to a GPU, AttentionAuto keeps llama.cpp's unfused graph
-// (its GPU kernels want a float16 cache for flash attention).
-func (o Options) flash() bool {
+// flash says whether o's attention is fused for a model whose weights are
+// quantized or not. The tiled kernel is the CPU's: where layers go to a
+// GPU, AttentionAuto keeps llama.cpp's unfused graph (its GPU kernels want
+// a float16 cache for flash attention). On the CPU a quantized model is
+// fused even without the tiled kernel: ggml's own goes key after key,
+// skipping the keys the mask hides, so a query's bits do not depend on
+// what else is packed in the cache, while the unfused graph's products and
+// softmax run over every cell and their rounding does; quantized weights
+// round activations to 8 bits, which turns that rounding into whole steps
+// (issue 40).
+func (o Options) flash(quantized bool) bool {
+	cpu := o.CPUOnly || !bool(C.llama_supports_gpu_offload())
 	return o.Attention == AttentionFlash ||
-		o.Attention == AttentionAuto && TiledAttention() == nil && (o.CPUOnly || !bool(C.llama_supports_gpu_offload()))
+		o.Attention == AttentionAuto && cpu && (TiledAttention() == nil || quantized)
 }
 
 // engineChecks are what Load asks of the binary and the CPU before it
@@ -315,7 +323,7 @@ func Load(path string, opts Options) (*Model, error) {
 		cp.type_k = C.GGML_TYPE_F32
 		cp.type_v = C.GGML_TYPE_F32
 	}
-	if opts.flash() {
+	if opts.flash(info.Quantized()) {
 		cp.flash_attn_type = C.LLAMA_FLASH_ATTN_TYPE_ENABLED
 	}
 	C.udgam_err_clear()

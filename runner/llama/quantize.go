@@ -20,6 +20,7 @@ var ftypes = map[string]C.enum_llama_ftype{
 	"q8_0":   C.LLAMA_FTYPE_MOSTLY_Q8_0,
 	"q6_K":   C.LLAMA_FTYPE_MOSTLY_Q6_K,
 	"q5_K_M": C.LLAMA_FTYPE_MOSTLY_Q5_K_M,
+	"q4_1":   C.LLAMA_FTYPE_MOSTLY_Q4_1,
 	"q4_K_M": C.LLAMA_FTYPE_MOSTLY_Q4_K_M,
 	"q4_0":   C.LLAMA_FTYPE_MOSTLY_Q4_0,
 }

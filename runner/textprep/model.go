@@ -3,6 +3,8 @@ package textprep
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/udgamlabs/udgam-ci/ggufspec/tokspec"
 	"github.com/udgamlabs/udgam-ci/runfile"
@@ -14,6 +16,9 @@ import (
 type Model struct {
 	runner.Model
 	tok *Tokenizer
+	// info, when set, is what Info reports: the inner model's, with the
+	// tokenizer record it was given (WrapModelAs).
+	info *runner.Info
 }
 
 // WrapModel wraps m's tokenizer with the text preparation its GGUF records
@@ -34,6 +39,36 @@ func WrapModel(m runner.Model) (*Model, error) {
 		return nil, err
 	}
 	return &Model{Model: m, tok: tok}, nil
+}
+
+// WrapModelAs wraps m, which carries no udgam-ci tokenizer record, with
+// ref's record: a GGUF another converter (llama.cpp's) made from the same
+// checkpoint as ref tokenizes alike field by field (runner.TokenizerDiff)
+// and so must prepare text as ref does, and its runs record ref's
+// tokenizer and preparation. Refused when the tokenizers differ, when ref
+// has no record or when m has one of its own.
+func WrapModelAs(m runner.Model, ref runner.Info) (*Model, error) {
+	info := m.Info()
+	if d := runner.TokenizerDiff(ref, info); len(d) > 0 {
+		return nil, fmt.Errorf("cannot prepare text as %s does: the tokenizers differ in %s", ref.Path, strings.Join(d, ", "))
+	}
+	if ref.TokenizerSpec == nil || info.TokenizerSpec != nil {
+		return nil, errors.New("internal: WrapModelAs needs a reference with a tokenizer record and a model without one")
+	}
+	info.TokenizerSpec, info.TokenizerSHA256 = ref.TokenizerSpec, ref.TokenizerSHA256
+	tok, err := wrap(m, *ref.TokenizerSpec, info)
+	if err != nil {
+		return nil, err
+	}
+	return &Model{Model: m, tok: tok, info: &info}, nil
+}
+
+// Info is the inner model's, with the record WrapModelAs gave it.
+func (m *Model) Info() runner.Info {
+	if m.info != nil {
+		return *m.info
+	}
+	return m.Model.Info()
 }
 
 // Tokenize implements runner.Tokenizer with the text preparation.

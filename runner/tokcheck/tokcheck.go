@@ -45,6 +45,9 @@ type Result struct {
 	Equal int `json:"equal"`
 	// First is the first difference, nil when none.
 	First *Difference `json:"first_difference,omitempty"`
+	// Differences holds each differing text's first difference, in the
+	// texts' order (First is the first of them).
+	Differences []Difference `json:"differences,omitempty"`
 }
 
 // Difference is where the two sides first disagree.
@@ -63,7 +66,7 @@ type Difference struct {
 }
 
 // Check tokenizes every text with prod and, when ref is not nil, with ref,
-// and records the first difference. piece gives a token's bytes for the
+// and records each text's first difference. piece gives a token's bytes for the
 // report. An error from prod is a difference (the scoring path would
 // refuse the text), as is one from ref.
 func Check(texts []string, prod, ref Tokenizer, piece func(int32) string) Result {
@@ -72,46 +75,49 @@ func Check(texts []string, prod, ref Tokenizer, piece func(int32) string) Result
 		got, gerr := prod(text)
 		r.Tokens += len(got)
 		if ref == nil {
-			if gerr != nil && r.First == nil {
-				r.First = &Difference{Text: i, Snippet: clip(text), Got: -1, Want: -1, Error: "udgam-ci: " + gerr.Error()}
+			if gerr != nil {
+				r.add(Difference{Text: i, Snippet: clip(text), Got: -1, Want: -1, Error: "udgam-ci: " + gerr.Error()})
 			}
 			continue
 		}
 		want, werr := ref(text)
 		if gerr != nil || werr != nil {
-			if r.First == nil {
-				msg := ""
-				if gerr != nil {
-					msg = "udgam-ci: " + gerr.Error()
-				} else {
-					msg = "reference: " + werr.Error()
-				}
-				r.First = &Difference{Text: i, Snippet: clip(text), Got: -1, Want: -1, Error: msg}
+			msg := ""
+			if gerr != nil {
+				msg = "udgam-ci: " + gerr.Error()
+			} else {
+				msg = "reference: " + werr.Error()
 			}
+			r.add(Difference{Text: i, Snippet: clip(text), Got: -1, Want: -1, Error: msg})
 			continue
 		}
 		if slices.Equal(got, want) {
 			r.Equal++
 			continue
 		}
-		if r.First != nil {
-			continue
-		}
 		p := 0
 		for p < len(got) && p < len(want) && got[p] == want[p] {
 			p++
 		}
-		d := &Difference{Text: i, Snippet: clip(text), Position: p, Got: -1, Want: -1}
+		d := Difference{Text: i, Snippet: clip(text), Position: p, Got: -1, Want: -1}
 		if p < len(got) {
 			d.Got, d.GotPiece = got[p], piece(got[p])
 		}
 		if p < len(want) {
 			d.Want, d.WantPiece = want[p], piece(want[p])
 		}
-		r.First = d
+		r.add(d)
 	}
 	return r
 }
+
+func (r *Result) add(d Difference) {
+	r.Differences = append(r.Differences, d)
+	r.First = &r.Differences[0]
+}
+
+// shownDifferences bounds the differences WriteText lists.
+const shownDifferences = 20
 
 // OK reports whether the check found nothing wrong.
 func (r Result) OK() bool { return r.First == nil }
@@ -126,15 +132,28 @@ func (r Result) WriteText(w io.Writer) error {
 	case r.Compared && r.First == nil:
 		fmt.Fprintf(&b, "ids equal to %s on all %d texts\n", r.referenceName(), r.Texts)
 	default:
-		d := r.First
 		if r.Compared {
 			fmt.Fprintf(&b, "ids equal on %d of %d texts\n", r.Equal, r.Texts)
 		}
-		fmt.Fprintf(&b, "first difference: text %d %s", d.Text, strconv.Quote(d.Snippet))
-		if d.Error != "" {
-			fmt.Fprintf(&b, ": %s\n", d.Error)
-		} else {
-			fmt.Fprintf(&b, ", token %d: udgam-ci %s, tokenizer.json %s\n", d.Position, token(d.Got, d.GotPiece), token(d.Want, d.WantPiece))
+		diffs := r.Differences
+		if len(diffs) == 0 { // a Result built by hand, with First only
+			diffs = []Difference{*r.First}
+		}
+		for k, d := range diffs {
+			if k == shownDifferences {
+				fmt.Fprintf(&b, "... and %d more (--json lists them all)\n", len(diffs)-k)
+				break
+			}
+			what := "difference"
+			if k == 0 {
+				what = "first difference"
+			}
+			fmt.Fprintf(&b, "%s: text %d %s", what, d.Text, strconv.Quote(d.Snippet))
+			if d.Error != "" {
+				fmt.Fprintf(&b, ": %s\n", d.Error)
+			} else {
+				fmt.Fprintf(&b, ", token %d: udgam-ci %s, tokenizer.json %s\n", d.Position, token(d.Got, d.GotPiece), token(d.Want, d.WantPiece))
+			}
 		}
 	}
 	_, err := io.WriteString(w, b.String())

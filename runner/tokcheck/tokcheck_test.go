@@ -58,6 +58,13 @@ func TestCheck(t *testing.T) {
 	if err := r.WriteText(&b); err != nil || !strings.Contains(b.String(), `text 1 "cd", token 1: udgam-ci 120 "x", tokenizer.json 100 "d"`) {
 		t.Errorf("report %q, %v", b.String(), err)
 	}
+	// Every differing text is reported, not only the first (issue 40).
+	if len(r.Differences) != len(texts)-1 || r.Differences[len(r.Differences)-1].Text != len(texts)-1 {
+		t.Errorf("differences %+v, want one for each of the %d differing texts", r.Differences, len(texts)-1)
+	}
+	if n := strings.Count(b.String(), "difference: text "); n != len(texts)-1 {
+		t.Errorf("report lists %d differences, want %d: %q", n, len(texts)-1, b.String())
+	}
 	// One side shorter: the other's token is reported against none.
 	short := func(s string) ([]int32, error) { ids, _ := bytesOf(s); return ids[:1], nil }
 	if d := Check([]string{"ab"}, short, bytesOf, piece).First; d == nil || d.Got != -1 || d.Want != 'b' {

@@ -5,15 +5,29 @@
 // (a dot product, then one row of V scaled into the output) and, with a
 // float16 V, keeps its running output in float16. Here a task is one head
 // and a block of up to QB queries: the queries are packed transposed (one
-// 16-lane vector holds 16 queries), and for each block of KB keys whose
-// mask is not all -inf for those queries the kernel computes the scores
-// K.Q^T in float32 registers, takes the online softmax across the block
-// (running maximum and sum per query, the earlier output rescaled when the
-// maximum grows), and adds P.V into a float32 output held transposed.
-// The output is divided by the sum at the end. Every operation is in
-// float32 (float16 keys and values are widened exactly); the mask decides
+// 16-lane vector holds 16 queries). A first pass computes the scores K.Q^T
+// of every block of KB keys whose mask is not all -inf for those queries,
+// keeps them, and takes each query's maximum over all its keys; a second
+// takes the probabilities against that maximum and adds them and P.V into
+// a sum and output (held transposed) in double, key after key. The output
+// is divided by the sum at the end and rounded to float32 once. Scores and
+// probabilities are float32 (float16 keys and values are widened exactly),
+// every product p*v is exact in double; the mask decides
 // per tile which blocks are skipped, so causal, packed-sequence and
 // sliding-window masks all keep ggml's meaning.
+//
+// Two passes, not an online softmax, and sums in double, so that a query's
+// bits do not depend on where its keys' cells lie in the cache: a key the
+// mask hides adds exactly 0, a query's maximum is the same in any
+// grouping, nothing is rescaled, and the order of the cells (llama.cpp
+// fills freed cells, so a packed sequence's keys need not lie in position
+// order) moves a double sum by about 1e-16 of itself, which the one
+// rounding to float32 absorbs unless the sum falls that close to a
+// rounding boundary. A sequence packed into a shared cache beside others
+// gets the same bits as alone. The online softmax rescaled at each 64-key
+// block boundary, and quantized weights' 8-bit activations turned that
+// last-bit difference into whole quantization steps (2% of a document's
+// bits on Gemma 3 Q4_K_M, issue 40).
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -30,7 +44,8 @@ enum {
 	QB = 64, // queries per task: 4 vectors of 16
 	KB = 64, // keys per block
 	JR = 4,  // keys per score micro-tile (4 x NV accumulators)
-	DR = 4,  // output dimensions per P.V micro-tile (4 x NV accumulators)
+	DR = 4,  // output dimensions v's width must be a multiple of
+	DD = 2,  // output dimensions per P.V micro-tile (DD x 2NV double accumulators)
 };
 
 // attn is one FLASH_ATTN_EXT as plain pointers and byte strides.
@@ -55,28 +70,33 @@ struct attn {
 // buf is one thread's scratch, 64-byte aligned.
 struct buf {
 	float *qt;   // dk x QB: the block's queries, transposed and scaled
-	float *st;   // KB x QB: scores, then probabilities, transposed
-	float *ot;   // dv x QB: the output, transposed
+	float *st;   // n_kv x QB (whole blocks): scores, then probabilities, transposed
+	double *ot;  // dv x QB: the output, transposed, in double
 	float *kf;   // KB x dk: a float16 key block widened
 	float *vf;   // KB x dv: a float16 value block widened
-	float *m, *l; // QB: running maximum and sum per query
+	float *m;    // QB: maximum per query
+	double *l;   // QB: sum per query, in double
+	unsigned char *tiles; // n_kv / KB: each key block's enum tile
 	void *mem;
 };
 
-static bool buf_init(struct buf *b, int64_t dk, int64_t dv) {
-	size_t n = (size_t)dk * QB + (size_t)KB * QB + (size_t)dv * QB + (size_t)KB * dk + (size_t)KB * dv + 2 * QB;
+static bool buf_init(struct buf *b, int64_t dk, int64_t dv, int64_t n_kv) {
+	const int64_t nt = (n_kv + KB - 1) / KB;
+	size_t n = (size_t)dk * QB + (size_t)nt * KB * QB + 2 * (size_t)dv * QB + (size_t)KB * dk + (size_t)KB * dv + 3 * QB +
+	           ((size_t)nt + 3) / 4;
 	b->mem = aligned_alloc(64, (n * sizeof(float) + 63) & ~(size_t)63);
 	if (b->mem == NULL) {
 		return false;
 	}
 	float *p = b->mem;
 	b->qt = p, p += dk * QB;
-	b->st = p, p += KB * QB;
-	b->ot = p, p += dv * QB;
+	b->st = p, p += nt * KB * QB;
+	b->ot = (double *)p, p += 2 * dv * QB;
 	b->kf = p, p += KB * dk;
 	b->vf = p, p += KB * dv;
 	b->m = p, p += QB;
-	b->l = p;
+	b->l = (double *)p, p += 2 * QB;
+	b->tiles = (unsigned char *)p;
 	return true;
 }
 
@@ -134,33 +154,36 @@ ALWAYS_INLINE void scores(int NV, int J, const float *k, size_t kr, const float 
 			_mm512_store_ps(st + j * QB + 16 * v, acc[j][v]);
 }
 
-// values updates ot[d][i] = ot[d][i] * alpha[i] + sum_j v[j][d] st[j][i]
-// for DR dimensions from d0, kn keys (rows of v vr floats apart).
-ALWAYS_INLINE void values(int NV, const float *st, int64_t kn, const float *v, size_t vr, int64_t d0, const __m512 *alpha, float *ot) {
-	__m512 acc[DR][4];
-#pragma GCC unroll 4
-	for (int r = 0; r < DR; r++)
-#pragma GCC unroll 4
-		for (int u = 0; u < NV; u++)
-			acc[r][u] = _mm512_mul_ps(_mm512_load_ps(ot + (d0 + r) * QB + 16 * u), alpha[u]);
+// values adds v[j][d] st[j][i] to ot[d][i] in double, j = 0 .. kn in
+// order, for DD dimensions from d0 (rows of v vr floats apart).
+ALWAYS_INLINE void values(int NV, const float *st, int64_t kn, const float *v, size_t vr, int64_t d0, double *ot) {
+	__m512d acc[DD][8];
+#pragma GCC unroll 2
+	for (int r = 0; r < DD; r++)
+#pragma GCC unroll 8
+		for (int u = 0; u < 2 * NV; u++)
+			acc[r][u] = _mm512_load_pd(ot + (d0 + r) * QB + 8 * u);
 	for (int64_t j = 0; j < kn; j++) {
-		__m512 p[4];
+		__m512d p[8];
 #pragma GCC unroll 4
-		for (int u = 0; u < NV; u++)
-			p[u] = _mm512_load_ps(st + j * QB + 16 * u);
-#pragma GCC unroll 4
-		for (int r = 0; r < DR; r++) {
-			const __m512 vb = _mm512_set1_ps(v[j * vr + d0 + r]);
-#pragma GCC unroll 4
-			for (int u = 0; u < NV; u++)
-				acc[r][u] = _mm512_fmadd_ps(vb, p[u], acc[r][u]);
+		for (int u = 0; u < NV; u++) {
+			const __m512 pf = _mm512_load_ps(st + j * QB + 16 * u);
+			p[2 * u] = _mm512_cvtps_pd(_mm512_castps512_ps256(pf));
+			p[2 * u + 1] = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(pf), 1)));
+		}
+#pragma GCC unroll 2
+		for (int r = 0; r < DD; r++) {
+			const __m512d vb = _mm512_set1_pd((double)v[j * vr + d0 + r]);
+#pragma GCC unroll 8
+			for (int u = 0; u < 2 * NV; u++)
+				acc[r][u] = _mm512_fmadd_pd(vb, p[u], acc[r][u]);
 		}
 	}
-#pragma GCC unroll 4
-	for (int r = 0; r < DR; r++)
-#pragma GCC unroll 4
-		for (int u = 0; u < NV; u++)
-			_mm512_store_ps(ot + (d0 + r) * QB + 16 * u, acc[r][u]);
+#pragma GCC unroll 2
+	for (int r = 0; r < DD; r++)
+#pragma GCC unroll 8
+		for (int u = 0; u < 2 * NV; u++)
+			_mm512_store_pd(ot + (d0 + r) * QB + 8 * u, acc[r][u]);
 }
 
 enum tile { SKIP, PLAIN, MIXED };
@@ -207,80 +230,99 @@ ALWAYS_INLINE void block(int NV, const struct attn *a, struct buf *b, int64_t s,
 	for (int64_t i = 0; i < QB; i++)
 		for (int64_t d = 0; d < dk; d++)
 			b->qt[d * QB + i] = i < qn ? ((const float *)(qp + i * a->q1))[d] * a->scale : 0.0f;
-	memset(b->ot, 0, dv * QB * sizeof(float));
+	memset(b->ot, 0, dv * QB * sizeof(double));
 	for (int64_t i = 0; i < QB; i++) {
 		b->m[i] = -INFINITY;
-		b->l[i] = 0.0f;
+		b->l[i] = 0.0;
 	}
 	const char *kp = a->k + (h / a->rk2) * a->k2 + (s / a->rk3) * a->k3;
 	const char *vp = a->v + (h / a->rv2) * a->v2 + (s / a->rv3) * a->v3;
 	const uint16_t *mp = a->mask == NULL ? NULL
 	                                     : (const uint16_t *)(a->mask + (h % a->mh) * a->m2 + (s % a->ms) * a->m3 + q0 * a->m1);
+	// First pass: every visible block's scores, kept, and each query's
+	// maximum over all of them.
 	for (int64_t j0 = 0; j0 < a->n_kv; j0 += KB) {
 		const int64_t kn = a->n_kv - j0 < KB ? a->n_kv - j0 : KB;
 		const enum tile t = classify(mp == NULL ? NULL : mp + j0, a->m1, qn, kn);
+		b->tiles[j0 / KB] = (unsigned char)t;
 		if (t == SKIP) {
 			continue;
 		}
-		const float *kf, *vf;
-		size_t kr, vr;
+		const float *kf;
+		size_t kr;
 		if (a->k_f16) {
 			widen(kp + j0 * a->k1, a->k1, kn, dk, b->kf);
 			kf = b->kf, kr = dk;
 		} else {
 			kf = (const float *)(kp + j0 * a->k1), kr = a->k1 / sizeof(float);
 		}
+		float *st = b->st + j0 * QB;
+		int64_t j = 0;
+		for (; j + JR <= kn; j += JR)
+			scores(NV, JR, kf + j * kr, kr, b->qt, dk, st + j * QB);
+		for (; j < kn; j++)
+			scores(NV, 1, kf + j * kr, kr, b->qt, dk, st + j * QB);
+		if (t == MIXED) {
+			for (int64_t i = 0; i < qn; i++) {
+				const uint16_t *row = (const uint16_t *)((const char *)(mp + j0) + i * a->m1);
+				for (int64_t c = 0; c < kn; c++)
+					st[c * QB + i] += _cvtsh_ss(row[c]);
+			}
+		}
+#pragma GCC unroll 4
+		for (int u = 0; u < NV; u++) {
+			__m512 mx = _mm512_load_ps(b->m + 16 * u);
+			for (int64_t c = 0; c < kn; c++)
+				mx = _mm512_max_ps(mx, _mm512_load_ps(st + c * QB + 16 * u));
+			_mm512_store_ps(b->m + 16 * u, mx);
+		}
+	}
+	// A query that has seen no key keeps -inf; subtract 0 instead so its
+	// probabilities are 0, not NaN.
+	__m512 mu[4];
+#pragma GCC unroll 4
+	for (int u = 0; u < NV; u++) {
+		const __m512 mx = _mm512_load_ps(b->m + 16 * u);
+		mu[u] = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(mx, _mm512_set1_ps(-INFINITY), _CMP_EQ_OQ), mx, _mm512_setzero_ps());
+	}
+	// Second pass: probabilities against the maximum, summed and applied
+	// to V key after key.
+	for (int64_t j0 = 0; j0 < a->n_kv; j0 += KB) {
+		if (b->tiles[j0 / KB] == SKIP) {
+			continue;
+		}
+		const int64_t kn = a->n_kv - j0 < KB ? a->n_kv - j0 : KB;
+		const float *vf;
+		size_t vr;
 		if (a->v_f16) {
 			widen(vp + j0 * a->v1, a->v1, kn, dv, b->vf);
 			vf = b->vf, vr = dv;
 		} else {
 			vf = (const float *)(vp + j0 * a->v1), vr = a->v1 / sizeof(float);
 		}
-		int64_t j = 0;
-		for (; j + JR <= kn; j += JR)
-			scores(NV, JR, kf + j * kr, kr, b->qt, dk, b->st + j * QB);
-		for (; j < kn; j++)
-			scores(NV, 1, kf + j * kr, kr, b->qt, dk, b->st + j * QB);
-		if (t == MIXED) {
-			for (int64_t i = 0; i < qn; i++) {
-				const uint16_t *row = (const uint16_t *)((const char *)(mp + j0) + i * a->m1);
-				for (int64_t c = 0; c < kn; c++)
-					b->st[c * QB + i] += _cvtsh_ss(row[c]);
-			}
-		}
-		// Online softmax, 16 queries a vector: the block's maximum, the
-		// factor for what came before, the probabilities and their sum.
-		__m512 alpha[4];
+		float *st = b->st + j0 * QB;
 #pragma GCC unroll 4
 		for (int u = 0; u < NV; u++) {
-			const __m512 old = _mm512_load_ps(b->m + 16 * u);
-			__m512 mx = old;
-			for (int64_t c = 0; c < kn; c++)
-				mx = _mm512_max_ps(mx, _mm512_load_ps(b->st + c * QB + 16 * u));
-			// A query that has seen no key yet keeps -inf; subtract 0
-			// instead so its probabilities are 0, not NaN.
-			const __m512 mu = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(mx, _mm512_set1_ps(-INFINITY), _CMP_EQ_OQ), mx,
-			                                       _mm512_setzero_ps());
-			alpha[u] = exp16(_mm512_sub_ps(old, mu));
-			__m512 sum = _mm512_setzero_ps();
+			__m512d lo = _mm512_load_pd(b->l + 16 * u), hi = _mm512_load_pd(b->l + 16 * u + 8);
 			for (int64_t c = 0; c < kn; c++) {
-				const __m512 p = exp16(_mm512_sub_ps(_mm512_load_ps(b->st + c * QB + 16 * u), mu));
-				_mm512_store_ps(b->st + c * QB + 16 * u, p);
-				sum = _mm512_add_ps(sum, p);
+				const __m512 p = exp16(_mm512_sub_ps(_mm512_load_ps(st + c * QB + 16 * u), mu[u]));
+				_mm512_store_ps(st + c * QB + 16 * u, p);
+				lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(p)));
+				hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(p), 1))));
 			}
-			_mm512_store_ps(b->l + 16 * u, _mm512_fmadd_ps(_mm512_load_ps(b->l + 16 * u), alpha[u], sum));
-			_mm512_store_ps(b->m + 16 * u, mx);
+			_mm512_store_pd(b->l + 16 * u, lo);
+			_mm512_store_pd(b->l + 16 * u + 8, hi);
 		}
-		for (int64_t d = 0; d < dv; d += DR)
-			values(NV, b->st, kn, vf, vr, d, alpha, b->ot);
+		for (int64_t d = 0; d < dv; d += DD)
+			values(NV, st, kn, vf, vr, d, b->ot);
 	}
 	// The output divided by the sum (0 where no key was seen, as ggml),
 	// back to rows: token q0+i, head h.
 	for (int64_t i = 0; i < qn; i++) {
-		const float inv = b->l[i] == 0.0f ? 0.0f : 1.0f / b->l[i];
+		const double l = b->l[i];
 		float *out = (float *)((char *)a->dst + ((s * a->n_q + q0 + i) * a->heads + h) * a->d1);
 		for (int64_t d = 0; d < dv; d++)
-			out[d] = b->ot[d * QB + i] * inv;
+			out[d] = l == 0.0 ? 0.0f : (float)(b->ot[d * QB + i] / l);
 	}
 }
 
@@ -354,7 +396,7 @@ bool udgam_attn(const struct ggml_compute_params *params, struct ggml_tensor *ds
 	};
 	memcpy(&a.scale, (const float *)dst->op_params + 0, sizeof(float));
 	struct buf b;
-	GGML_ASSERT(buf_init(&b, a.dk, a.dv));
+	GGML_ASSERT(buf_init(&b, a.dk, a.dv, a.n_kv));
 	const int ith = params->ith, nth = params->nth;
 	const int64_t n = attn_tasks(&a);
 	// Tasks are handed out as threads finish (ggml's chunk counter): under

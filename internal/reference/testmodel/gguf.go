@@ -162,12 +162,23 @@ func (l *ggufLayout) info() runner.Info {
 			dtype = k
 		}
 	}
+	// The file type, where written, names the file (runner's fileType).
+	if ft, ok := l.kv["general.file_type"].(uint32); ok {
+		dtype = map[uint32]string{0: "F32", 1: "F16"}[ft]
+	}
 	// The layout holds plain slices; ggml.KV's array getters expect the
 	// decoder's types, so read them directly.
 	tokens, _ := l.kv["tokenizer.ggml.tokens"].([]string)
 	merges, _ := l.kv["tokenizer.ggml.merges"].([]string)
 	types, _ := l.kv["tokenizer.ggml.token_type"].([]int32)
+	scores, _ := l.kv["tokenizer.ggml.scores"].([]float32)
 	control, user := runner.SpecialTokens(tokens, types)
+	special := map[string]any{}
+	for _, k := range runner.TokenizerSpecialKeys {
+		if v, ok := l.kv[k]; ok {
+			special[k] = v
+		}
+	}
 	return runner.Info{
 		ControlTokens:      control,
 		UserTokens:         user,
@@ -176,6 +187,8 @@ func (l *ggufLayout) info() runner.Info {
 		Params:             params,
 		Dtype:              dtype,
 		TensorTypes:        counts,
+		TensorParams:       elems,
+		Tokenizer:          runner.NewTokenizerFields(l.kv.String("tokenizer.ggml.model"), l.kv.String("tokenizer.ggml.pre"), tokens, merges, scores, types, special),
 		VocabSize:          len(tokens),
 		ContextLength:      int(l.kv.Uint("context_length")),
 		BOS:                int32(l.kv.Uint("tokenizer.ggml.bos_token_id")),

@@ -7,6 +7,7 @@ package llamatest
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -186,6 +187,56 @@ func Invariance(t *testing.T, path string, reqs []runner.Request) {
 				t.Fatalf("%+v: request %d alone differs by %g", o, i, d)
 			}
 		}
+		m.Close()
+	}
+}
+
+// Exact checks that the model at path gives bit-identical log-probabilities
+// for reqs alone and packed three ways (in order, reversed and rotated,
+// with other batch sizes, numbers of packed sequences and cache sizes,
+// with prompts shared and not), and with each cache of its own. Invariance
+// allows 1e-4 nats; a quantized model must meet Exact: its activations are
+// rounded to 8 bits before every product, so a last-bit difference
+// upstream moves a whole quantization step (issue 40).
+func Exact(t *testing.T, path string, reqs []runner.Request) {
+	t.Helper()
+	base := Load(t, path, llama.Options{Threads: 1, Batch: 512, Parallel: 32})
+	ref := Score(t, base, reqs)
+	same := func(what string, got []runner.Result, want []runner.Result) {
+		t.Helper()
+		if d := MaxDiff(t, want, got); d != 0 {
+			t.Fatalf("%s: log-probabilities differ from packed in order by up to %g nats", what, d)
+		}
+	}
+	for i := range reqs {
+		same(fmt.Sprintf("request %d alone", i), Score(t, base, reqs[i:i+1]), ref[i:i+1])
+	}
+	same("prompts not shared", runner.Reshare(reqs, Score(t, base, runner.Unshare(reqs))), ref)
+	n := len(reqs)
+	reversed, rotated := make([]int, n), make([]int, n)
+	for i := range n {
+		reversed[i], rotated[i] = n-1-i, (i+n/3)%n
+	}
+	for _, c := range []struct {
+		order []int
+		opts  llama.Options
+	}{
+		{reversed, llama.Options{Threads: 1, Batch: 64, Parallel: 4, Context: 1024}},
+		{rotated, llama.Options{Threads: 1, Batch: 7, Parallel: 8, Context: 512}},
+		{rotated, llama.Options{Threads: 1, Batch: 2048, Parallel: 64, Context: 8192}},
+		{reversed, llama.Options{Threads: 1, Batch: 256, Parallel: 8, Context: 512, SeparateCaches: true}},
+	} {
+		m := Load(t, path, c.opts)
+		in := make([]runner.Request, n)
+		for i, j := range c.order {
+			in[i] = reqs[j]
+		}
+		got := Score(t, m, in)
+		back := make([]runner.Result, n)
+		for i, j := range c.order {
+			back[j] = got[i]
+		}
+		same(fmt.Sprintf("%+v", c.opts), back, ref)
 		m.Close()
 	}
 }
