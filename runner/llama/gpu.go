@@ -161,7 +161,7 @@ func reportGPUs(libs []string) GPUReport {
 		msg := C.udgam_try_open(cpath)
 		C.free(unsafe.Pointer(cpath))
 		if msg != nil {
-			why = append(why, fmt.Sprintf("%s could not be loaded (%s)", lib, C.GoString(msg)))
+			why = append(why, fmt.Sprintf("%s could not be loaded (%s)", lib, strings.TrimPrefix(C.GoString(msg), lib+": ")))
 		}
 	}
 	if len(why) == 0 {

@@ -25,23 +25,25 @@ for tool in cmake ninja; do
 done
 root="$(bash "$here/install.sh" | tail -n 1)"
 
-key="$( { basename "$src"; cat "$here/requirements.txt" "$0"; echo "$archs"; } | sha256sum | cut -c1-16)"
-tree="$cache/cuda-build-$key"
-mkdir -p "$cache"
-exec 9>"$tree.lock"
-flock 9
-
 # GGML_CUDA_NO_VMM: ggml's memory pool then allocates with the runtime
 # (cudaMalloc) instead of the driver's virtual memory calls, so the library
 # does not link libcuda.so, which only a driver installs; without it the
 # build would need a stub and the library would not even load on a machine
 # without a driver, where it must load and find no device (issue 42).
-if [ ! -f "$tree/build.ninja" ]; then
-	nice -n 19 cmake -S "$src" -B "$tree" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-		-DCMAKE_CUDA_COMPILER="$root/bin/nvcc" -DCUDAToolkit_ROOT="$root" \
-		-DCMAKE_CUDA_ARCHITECTURES="$archs" -DGGML_CUDA_NO_VMM=ON -DGGML_CCACHE=OFF >"$tree.configure.log" 2>&1 ||
-		{ cat "$tree.configure.log" >&2; rm -f "$tree/build.ninja"; echo "cuda: cmake could not configure $src (log above)" >&2; exit 1; }
-fi
+# $ORIGIN: the CUDA runtime and cuBLAS are found beside the library.
+flags=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$archs"
+	-DGGML_CUDA_NO_VMM=ON -DGGML_CCACHE=OFF -DCMAKE_BUILD_RPATH='$ORIGIN')
+# The tree is named by what its objects depend on: the sources (the module's
+# version), the toolkit and the flags; configuring again is cheap, and ninja
+# recompiles only what a changed flag touches.
+key="$( { basename "$src"; cat "$here/requirements.txt"; printf '%s\n' "${flags[@]}"; } | sha256sum | cut -c1-16)"
+tree="$cache/cuda-build-$key"
+mkdir -p "$cache"
+exec 9>"$tree.lock"
+flock 9
+nice -n 19 cmake -S "$src" -B "$tree" "${flags[@]}" \
+	-DCMAKE_CUDA_COMPILER="$root/bin/nvcc" -DCUDAToolkit_ROOT="$root" >"$tree.configure.log" 2>&1 ||
+	{ cat "$tree.configure.log" >&2; echo "cuda: cmake could not configure $src (log above)" >&2; exit 1; }
 start=$(date +%s)
 nice -n 19 cmake --build "$tree" --target ggml-cuda -j "${CUDA_JOBS:-$(nproc)}"
 echo "cuda: ggml-cuda for $archs built in $(( $(date +%s) - start )) s (tree $tree)" >&2
