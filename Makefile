@@ -68,7 +68,7 @@ endif
 
 TEST_TIMEOUT ?= 20m
 
-.PHONY: cuda cuda-check gpu-bundle env all build test unit hfref crosscheck crosscheck-tokenizers e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
+.PHONY: cuda cuda-check gpu-bundle gpu-bundle-files env all build test unit hfref crosscheck crosscheck-tokenizers e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
 
 all: build
 
@@ -238,3 +238,26 @@ CUDA_CHECK_ARCH := 80-virtual
 cuda-check: build
 	bash scripts/cuda/build.sh '$(OLLAMA_DIR)' '$(CUDA_CHECK_ARCH)' build/cuda-check/lib/ollama
 	GO=$(GO) bash scripts/cuda/fallback.sh build/cuda-check/lib/ollama
+
+# gpu-bundle packs what scripts/gpu-check.sh needs on a bare GPU machine (no
+# Go, no network) into build/gpu-bundle, xz-compressed (the device tool
+# carries at most 64 MB): bin/udgam-ci, runner/llama's test binary and
+# gpudata, all built for x86-64-v3 (PORTABLE=1: the GPU machine's CPU is
+# not this one; a first build compiles llama.cpp once more for it), and
+# make cuda's lib/ollama without cuBLAS (540 MB), which the script takes
+# from the machine. Then: scripts/gpu-check.sh build/gpu-bundle OUT.
+GPU_BUNDLE := build/gpu-bundle
+gpu-bundle:
+	rm -rf $(GPU_BUNDLE) && mkdir -p $(GPU_BUNDLE)/lib
+	$(MAKE) --no-print-directory PORTABLE=1 gpu-bundle-files
+
+# Without make cuda's backend here, the bundle carries ggml's sources (1.5
+# MB) and gpu-check.sh compiles them on the GPU machine for sm_90.
+gpu-bundle-files:
+	$(GO) build -ldflags '-s -w $(call VARIANT_LDFLAG,$(CPU_VARIANT))' -o $(GPU_BUNDLE)/udgam-ci ./cmd/udgam-ci
+	$(GO) test -c -ldflags '-s -w' -o $(GPU_BUNDLE)/llama.test ./runner/llama
+	CGO_ENABLED=0 $(GO) build -ldflags '-s -w' -o $(GPU_BUNDLE)/gpudata ./scripts/cuda/gpudata
+	tar -C $(dir $(OLLAMA_DIR)) -cJf $(GPU_BUNDLE)/ggml-src.tar.xz $(notdir $(OLLAMA_DIR))/CMakeLists.txt $(notdir $(OLLAMA_DIR))/ml/backend/ggml/ggml
+	if [ -f lib/ollama/libggml-cuda.so ]; then cp -L lib/ollama/libggml-cuda.so lib/ollama/libggml-base.so.0.0.0 $(GPU_BUNDLE)/lib/; fi
+	xz -6 $(GPU_BUNDLE)/udgam-ci $(GPU_BUNDLE)/llama.test $(GPU_BUNDLE)/gpudata $$(ls $(GPU_BUNDLE)/lib/* 2>/dev/null)
+	@du -sh $(GPU_BUNDLE)

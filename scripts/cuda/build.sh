@@ -23,7 +23,9 @@ cache="${UDGAM_CI_BUILD_CACHE:-${HOME:-/tmp}/.cache/udgam-ci}"
 for tool in cmake ninja; do
 	command -v "$tool" >/dev/null 2>&1 || { echo "cuda: $tool is not installed (apt-get install cmake ninja-build)" >&2; exit 1; }
 done
-root="$(bash "$here/install.sh" | tail -n 1)"
+# UDGAM_CUDA_ROOT names another CUDA 13 toolkit (a GPU machine's own,
+# /usr/local/cuda, where there is no network for the wheels).
+root="${UDGAM_CUDA_ROOT:-$(bash "$here/install.sh" | tail -n 1)}"
 
 # GGML_CUDA_NO_VMM: ggml's memory pool then allocates with the runtime
 # (cudaMalloc) instead of the driver's virtual memory calls, so the library
@@ -36,7 +38,7 @@ flags=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$archs"
 # The tree is named by what its objects depend on: the sources (the module's
 # version), the toolkit and the flags; configuring again is cheap, and ninja
 # recompiles only what a changed flag touches.
-key="$( { basename "$src"; cat "$here/requirements.txt"; printf '%s\n' "${flags[@]}"; } | sha256sum | cut -c1-16)"
+key="$( { basename "$src"; cat "$here/requirements.txt"; printf '%s\n' "${flags[@]}" ${UDGAM_CUDA_ROOT:+"$root"}; } | sha256sum | cut -c1-16)"
 tree="$cache/cuda-build-$key"
 mkdir -p "$cache"
 exec 9>"$tree.lock"
@@ -51,5 +53,5 @@ echo "cuda: ggml-cuda for $archs built in $(( $(date +%s) - start )) s (tree $tr
 mkdir -p "$dest"
 cp -P "$tree"/lib/ollama/libggml-base.so* "$tree"/lib/ollama/libggml-cuda.so "$dest"/
 for so in libcudart.so.13 libcublas.so.13 libcublasLt.so.13; do
-	ln -sfn "$root/lib/$so" "$dest/$so"
+	ln -sfn "$root/lib64/$so" "$dest/$so"
 done
