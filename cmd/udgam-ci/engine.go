@@ -47,3 +47,7 @@ func engineUnusedCPU() []string {
 	_, unused := llama.CPUFeatures()
 	return unused
 }
+
+// engineGPUs names the GPU devices every layer goes to under --gpu auto
+// (none where no GPU backend gives one).
+func engineGPUs() []string { return llama.GPUs().Devices }
