@@ -41,6 +41,7 @@ flags=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$archs"
 key="$( { basename "$src"; cat "$here/requirements.txt"; printf '%s\n' "${flags[@]}" ${UDGAM_CUDA_ROOT:+"$root"}; } | sha256sum | cut -c1-16)"
 tree="$cache/cuda-build-$key"
 mkdir -p "$cache"
+tree=$(readlink -f "$tree") # a tree may be a link to another (CMake keeps its real path)
 exec 9>"$tree.lock"
 flock 9
 nice -n 19 cmake -S "$src" -B "$tree" "${flags[@]}" \
