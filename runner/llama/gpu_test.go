@@ -2,9 +2,12 @@ package llama_test
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -100,5 +103,81 @@ func TestGPUsWithoutLibrary(t *testing.T) {
 	}
 	if len(r.Devices) > 0 || r.Fallback != "" {
 		t.Fatalf("no GPU library, but the report is %+v", r)
+	}
+}
+
+// TestGPUFallbackReport is the CUDA build on a machine without a GPU, with
+// stand-in libraries (testdata/fakegpu: a backend that loads, logs
+// ggml_cuda_init's error through its own libggml-base.so and gives no
+// device), and a backend that cannot be loaded. Each runs in a child
+// process of this test binary, since ggml loads backends once per process:
+// the report must have no devices and say which library and why, and the
+// backend's own log must not reach stderr (udgam-ci prints the one line).
+func TestGPUFallbackReport(t *testing.T) {
+	t.Parallel()
+	if os.Getenv("UDGAM_GPU_REPORT_CHILD") == "1" {
+		if err := json.NewEncoder(os.Stdout).Encode(llama.GPUs()); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "cc"
+	}
+	// Laid out as make cuda leaves lib/ollama: libggml-base.so is a link to
+	// the file its soname names, which the backend finds by its RUNPATH.
+	build := func(t *testing.T, dir string) {
+		if err := os.Symlink("libggml-base.so.0", filepath.Join(dir, "libggml-base.so")); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{
+			{"-shared", "-fPIC", "-Wl,-soname,libggml-base.so.0", "-o", filepath.Join(dir, "libggml-base.so.0"), "testdata/fakegpu/base.c"},
+			{"-shared", "-fPIC", "-o", filepath.Join(dir, "libggml-cuda.so"), "testdata/fakegpu/cuda.c", "-L" + dir, "-l:libggml-base.so", "-Wl,-rpath,$ORIGIN"},
+		} {
+			if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+				t.Fatalf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, out)
+			}
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		setup func(t *testing.T, dir string)
+		want  string // after the library's path
+	}{
+		{"loads, no device", build, " found no GPU (no CUDA-capable device is detected); scoring on the CPU, with the CPU build's results"},
+		{"cannot be loaded", func(t *testing.T, dir string) {
+			if err := os.WriteFile(filepath.Join(dir, "libggml-cuda.so"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, " could not be loaded (file too short); scoring on the CPU, with the CPU build's results"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "lib", "ollama") // ggml loads only from folders so named
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			c.setup(t, dir)
+			cmd := exec.Command(os.Args[0], "-test.run=^TestGPUFallbackReport$")
+			cmd.Env = append(os.Environ(), "UDGAM_GPU_REPORT_CHILD=1", "OLLAMA_LIBRARY_PATH="+dir)
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("child: %v\n%s%s", err, stdout.String(), stderr.String())
+			}
+			var r llama.GPUReport
+			line, _, _ := strings.Cut(stdout.String(), "\n")
+			if err := json.Unmarshal([]byte(line), &r); err != nil {
+				t.Fatalf("child's report %q: %v", stdout.String(), err)
+			}
+			lib := filepath.Join(dir, "libggml-cuda.so")
+			if len(r.Devices) != 0 || r.Fallback != lib+c.want || len(r.Libraries) != 1 || r.Libraries[0] != lib {
+				t.Errorf("report %+v,\nwant no devices, library %s and fallback %q", r, lib, lib+c.want)
+			}
+			if strings.Contains(stderr.String(), "ggml_cuda_init") {
+				t.Errorf("the backend's own log reached stderr: %s", stderr.String())
+			}
+		})
 	}
 }
