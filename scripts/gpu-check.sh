@@ -134,6 +134,9 @@ for m in smol135m smol360m; do
 	score "$m-probes-2000" 45 probes --model "$model" --out "$work/$m-probes.jsonl"
 done
 
+# The run header records where the layers went.
+fig "runtime_gpu $(head -n 1 "$work/smol135m-fresh.jsonl" 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["runtime"].get("gpu"))' 2>&1)"
+
 # 3. float32 against float16 caches, engine benchmarks back to back.
 for m in smol135m smol360m; do
 	for kv in 0 1; do
