@@ -45,6 +45,7 @@ func openAuditPair(ref, art string, threads, window int, cpuOnly bool) (audit.Mo
 		if err != nil {
 			return nil, nil, err
 		}
+		noteGPUFallback(cpuOnly)
 		loaded = append(loaded, m)
 		w, err := wrap(m)
 		if err != nil {

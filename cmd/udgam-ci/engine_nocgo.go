@@ -17,3 +17,5 @@ func loadEngine(path string, _ engineOptions) (engineModel, error) {
 }
 
 func engineUnusedCPU() []string { return nil }
+
+func engineGPUs() []string { return nil }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/evals/contamination"
@@ -139,10 +140,18 @@ func (r *runFlags) cpuOnly() (bool, error) {
 }
 
 // header is the part of the run header the flags and the environment give.
+// runtime.gpu is --gpu, followed by the devices the layers go to when a GPU
+// backend gives any ("auto: CUDA0: NVIDIA H100 80GB HBM3").
 func (r *runFlags) header(e *env, threads int) evals.HeaderOptions {
+	gpu := r.GPU
+	if gpu != "cpu" {
+		if devs := engineGPUs(); len(devs) > 0 {
+			gpu += ": " + strings.Join(devs, ", ")
+		}
+	}
 	return evals.HeaderOptions{
 		ModelName: r.ModelName, ModelRevision: r.ModelRevision, Git: r.git(e),
-		Runtime: runfile.Runtime{Threads: threads, GPU: r.GPU, CPU: e.CPUVariant},
+		Runtime: runfile.Runtime{Threads: threads, GPU: gpu, CPU: e.CPUVariant},
 	}
 }
 

@@ -221,8 +221,14 @@ var initOnce sync.Once
 
 func backendInit(verbose bool) {
 	initOnce.Do(func() {
+		dirs := libDirs()
+		libs := gpuLibraries(dirs)
+		if len(libs) > 0 {
+			openGPUBase(dirs, verbose)
+		}
 		ggml.OnceLoad() // GPU backends placed in OLLAMA_LIBRARY_PATH
 		C.llama_backend_init()
+		gpuReport = reportGPUs(libs)
 	})
 	v := 0
 	if verbose {
