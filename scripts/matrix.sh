@@ -82,15 +82,16 @@ inputs=$( {
 } | sha256sum | cut -c1-16)
 
 known=$("$cc" -Q --help=target 2>/dev/null | awk '{print $1}' | grep -- '^-m' | sed 's/=.*//' | sort -u)
-failed=()
-for target in "$@"; do
+
+# check TARGET: build one target, write its line of the report to
+# $work/NAME.out, and touch $work/NAME.failed when it did not do as it
+# should.
+check() {
+	local target=$1 expect=links name flags=() skipped=() want f g key note file sep got dir pkg
 	# !NAME=FLAGS must fail to link with an undefined reference: the
 	# matrix's own check that a link error fails it (AMX turned back on).
-	expect=links
 	case $target in !*) expect=fails target=${target#!} ;; esac
 	name=${target%%=*}
-	flags=()
-	skipped=()
 	IFS=, read -r -a want <<<"${target#*=}"
 	for f in "${want[@]}"; do
 		g=${f%%=*}
@@ -104,38 +105,63 @@ for target in "$@"; do
 	note=""
 	[ ${#skipped[@]} -eq 0 ] || note=" (without ${skipped[*]}: $(basename "$cc") does not know them)"
 	if [ -f "$cache/$name-$key.$expect" ]; then
-		echo "matrix: $name $expect as it should (cached)$note"
-		continue
+		echo "matrix: $name $expect as it should (cached)$note" >"$work/$name.out"
+		return
 	fi
 	# The overlay adds one Go file with the target's flags to each
 	# per-target package; cgo puts a package's directives after
 	# CGO_CFLAGS, so the target's -march wins over the base's.
-	printf '{"Replace":{' >"$work/overlay.json"
+	printf '{"Replace":{' >"$work/$name.json"
 	sep=""
 	while read -r dir pkg; do
 		file="$work/$name-$(echo "$dir" | cksum | cut -d' ' -f1).go"
 		printf 'package %s\n\n// #cgo CFLAGS: %s\n// #cgo CXXFLAGS: %s\nimport "C"\n' "$pkg" "${flags[*]}" "${flags[*]}" >"$file"
-		printf '%s"%s/udgam_matrix_target.go":"%s"' "$sep" "$dir" "$file" >>"$work/overlay.json"
+		printf '%s"%s/udgam_matrix_target.go":"%s"' "$sep" "$dir" "$file" >>"$work/$name.json"
 		sep=,
 	done <"$work/overlay.list"
-	printf '}}\n' >>"$work/overlay.json"
+	printf '}}\n' >>"$work/$name.json"
 	got=fails
 	TIMEFORMAT='%0R s, %0U+%0S CPU s'
-	if { time $go build -overlay "$work/overlay.json" -ldflags '-s -w' -o "$work/udgam-ci-$name" ./cmd/udgam-ci 2>"$work/$name.log"; } 2>"$work/$name.time"; then
+	if { time $go build -overlay "$work/$name.json" -ldflags '-s -w' -o "$work/udgam-ci-$name" ./cmd/udgam-ci 2>"$work/$name.log"; } 2>"$work/$name.time"; then
 		got=links
 	elif [ $expect = fails ] && ! grep -q 'undefined reference' "$work/$name.log"; then
 		got="fails for another reason than an undefined reference"
 	fi
+	rm -f "$work/udgam-ci-$name"
 	if [ "$got" = $expect ]; then
-		echo "matrix: $name $got as it should ($(cat "$work/$name.time"))$note"
-		[ $expect = links ] || grep -o 'undefined reference to .*' "$work/$name.log" | sort -u | head -3 | sed 's/^/matrix:   /'
+		{
+			echo "matrix: $name $got as it should ($(cat "$work/$name.time"))$note"
+			[ $expect = links ] || grep -o 'undefined reference to .*' "$work/$name.log" | sort -u | head -3 | sed 's/^/matrix:   /'
+		} >"$work/$name.out"
 		echo "${flags[*]}" >"$cache/$name-$key.$expect"
 	else
-		echo "matrix: $name $got; it should have $( [ $expect = links ] && echo linked || echo failed to link), compiled with $CGO_CFLAGS, then ${flags[*]}$note:" >&2
-		grep -E 'undefined reference|error' "$work/$name.log" | sort -u | head -20 >&2 || tail -20 "$work/$name.log" >&2
-		failed+=("$name")
+		{
+			echo "matrix: $name $got; it should have $([ $expect = links ] && echo linked || echo failed to link), compiled with $CGO_CFLAGS, then ${flags[*]}$note:"
+			grep -E 'undefined reference|error' "$work/$name.log" | sort -u | head -20 || tail -20 "$work/$name.log"
+		} >"$work/$name.out"
+		touch "$work/$name.failed"
 	fi
-	rm -f "$work/udgam-ci-$name"
+}
+
+# Go compiles a cgo package's C files one after another, and these
+# packages depend on one another, so one target keeps about one core busy:
+# MATRIX_JOBS targets (the cores, by default) build at once. The first
+# builds alone, so that the packages every target shares are compiled once.
+jobs=${MATRIX_JOBS:-$(nproc)}
+n=0
+for target in "$@"; do
+	check "$target" &
+	n=$((n + 1))
+	if [ $n = 1 ]; then wait; fi
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+done
+wait
+failed=()
+for target in "$@"; do
+	target=${target#!}
+	name=${target%%=*}
+	cat "$work/$name.out"
+	[ ! -f "$work/$name.failed" ] || failed+=("$name")
 done
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "matrix: ${failed[*]} did not do as they should (of $# $goarch targets)" >&2
