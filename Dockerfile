@@ -15,19 +15,31 @@
 # launcher that execs the best one the running CPU supports (README,
 # "Portable builds"; UDGAM_CI_VARIANT=NAME forces one). Three llama.cpp
 # compiles make the build take three times as long as one.
+#
+# linux/arm64 (issue 38): docker buildx build --platform linux/arm64 .
+# The build stage runs on the build machine's own platform and
+# cross-compiles with Debian's gcc-aarch64-linux-gnu (make variants
+# GOARCH=arm64), instead of compiling llama.cpp under emulation.
 
 ARG GO_VERSION=1.26
 
-FROM golang:${GO_VERSION}-bookworm AS build
+FROM --platform=$BUILDPLATFORM golang:${GO_VERSION}-bookworm AS build
+ARG TARGETARCH
 WORKDIR /src
+RUN if [ "${TARGETARCH:-$(go env GOARCH)}" != "$(go env GOARCH)" ]; then \
+      pkg=$(case "$TARGETARCH" in arm64) echo aarch64-linux-gnu;; amd64) echo x86-64-linux-gnu;; esac) \
+      && apt-get update \
+      && apt-get install -y --no-install-recommends gcc-$pkg g++-$pkg \
+      && rm -rf /var/lib/apt/lists/*; \
+    fi
 # Modules first, so a source change does not download them again.
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
-    make variants DIST=/out \
- && /out/bin/udgam-ci version
+    make variants DIST=/out GOARCH=${TARGETARCH:-$(go env GOARCH)} \
+ && if [ "${TARGETARCH:-$(go env GOARCH)}" = "$(go env GOARCH)" ]; then /out/bin/udgam-ci version; fi
 
 FROM debian:bookworm-slim
 # ca-certificates: the hub, GitHub and report server are reached over HTTPS.

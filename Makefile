@@ -22,14 +22,30 @@ OLLAMA_DIR := $(shell export GOWORK=off; $(GO) mod download github.com/ollama/ol
 # no level: a native build (make build) compiles them where the CPU has them.
 VARIANTS_x86_64  := x86-64-v2 x86-64-v3 x86-64-v4
 VARIANTS_aarch64 := armv8-a
-VARIANTS ?= $(VARIANTS_$(shell uname -m))
+# The machine the build is for: GOARCH=arm64 on an x86-64 host
+# cross-compiles with Debian's gcc-aarch64-linux-gnu (make arm64-test,
+# make release GOARCH=arm64).
+TARGET_GOARCH := $(or $(GOARCH),$(shell $(GO) env GOARCH))
+export GOARCH := $(TARGET_GOARCH)
+TARGET_MACHINE := $(if $(filter arm64,$(TARGET_GOARCH)),aarch64,x86_64)
+VARIANTS ?= $(VARIANTS_$(TARGET_MACHINE))
+HOST_MACHINE := $(shell uname -m)
+ifneq ($(TARGET_MACHINE),$(HOST_MACHINE))
+  ifeq ($(origin CC),default)
+    export CC := $(TARGET_MACHINE)-linux-gnu-gcc
+  endif
+  ifeq ($(origin CXX),default)
+    export CXX := $(TARGET_MACHINE)-linux-gnu-g++
+  endif
+  PORTABLE := 1
+endif
 OPT_FLAGS := -O3
 
 # Native code for the machine that builds (the Action builds on its own
 # runner). PORTABLE=1 builds one variant (x86-64-v3, or arm64's baseline)
 # as bin/udgam-ci instead.
 ifeq ($(PORTABLE),1)
-  CPU_VARIANT := $(word $(if $(filter x86_64,$(shell uname -m)),2,1),$(VARIANTS))
+  CPU_VARIANT := $(word $(if $(filter x86_64,$(TARGET_MACHINE)),2,1),$(VARIANTS))
   ARCH_FLAGS ?= -march=$(CPU_VARIANT)
 else
   CPU_VARIANT := native
@@ -51,7 +67,10 @@ endif
 # batch, so a document's bits would depend on what it is packed with. The
 # list is every -mamx-* this compiler knows (GCC 12: tile, int8, bf16;
 # newer ones add fp16 and complex), the three every compiler knows else.
-AMX_OFF := $(or $(shell $$($(GO) env CC) -Q --help=target 2>/dev/null | grep -o -- '-mamx-[a-z0-9-]*' | sort -u | sed 's/^-mamx-/-mno-amx-/'),-mno-amx-tile -mno-amx-int8 -mno-amx-bf16)
+# (x86-64 only: arm64's compilers reject these flags.)
+ifeq ($(TARGET_GOARCH),amd64)
+  AMX_OFF := $(or $(shell $$($(GO) env CC) -Q --help=target 2>/dev/null | grep -o -- '-mamx-[a-z0-9-]*' | sort -u | sed 's/^-mamx-/-mno-amx-/'),-mno-amx-tile -mno-amx-int8 -mno-amx-bf16)
+endif
 
 export CGO_CPPFLAGS := -I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/ml/backend/ggml/ggml/include
 export CGO_CFLAGS   := $(OPT_FLAGS) $(ARCH_FLAGS) $(AMX_OFF)
@@ -68,7 +87,7 @@ endif
 
 TEST_TIMEOUT ?= 20m
 
-.PHONY: cuda cuda-check gpu-bundle gpu-bundle-files env all build test unit sim hfref crosscheck crosscheck-tokenizers realmodels e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
+.PHONY: matrix matrix-one arm64-test cuda cuda-check gpu-bundle gpu-bundle-files env all build test unit sim hfref crosscheck crosscheck-tokenizers realmodels e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
 
 all: build
 
@@ -103,10 +122,63 @@ $(DIST)/libexec/udgam-ci-%: FORCE
 FORCE:
 
 # release packs make variants' install as one archive per OS and machine.
-RELEASE_TAR := udgam-ci-$(shell $(GO) env GOOS)-$(shell $(GO) env GOARCH).tar.gz
+RELEASE_TAR := udgam-ci-$(shell $(GO) env GOOS)-$(TARGET_GOARCH).tar.gz
 release: variants
 	tar -C $(DIST) -czf $(RELEASE_TAR) bin libexec
 	@echo "$(RELEASE_TAR): unpack into a prefix (/usr/local) and run bin/udgam-ci"
+
+# matrix compiles and links cmd/udgam-ci for CPUs that users' runners have,
+# whatever this machine is (scripts/matrix.sh: only the packages whose C
+# code tests CPU features are compiled per target; each success is cached
+# outside the repository). A native build on a Sapphire Rapids Xeon once
+# failed to link (AMX, above): the last target turns AMX back on and must
+# fail to link, so every run shows that the matrix catches it.
+# NAME=FLAGS, flags joined by commas: CPUs newer than GCC 12 (Debian's) are
+# the nearest -march it knows plus their features, and flags the compiler
+# does not know are dropped with a note (Granite Rapids' -mamx-fp16 and
+# -mprefetchi need GCC 13). make matrix runs both lists (arm64 through the
+# cross compilers of make arm64-test); make matrix-one GOARCH=... one.
+AVX512_ZEN4 := -mavx512f,-mavx512cd,-mavx512bw,-mavx512dq,-mavx512vl,-mavx512ifma,-mavx512vbmi,-mavx512vbmi2,-mavx512vnni,-mavx512bitalg,-mavx512vpopcntdq,-mavx512bf16,-mgfni,-mvaes,-mvpclmulqdq
+MATRIX_x86_64 := x86-64-v2=-march=x86-64-v2 x86-64-v3=-march=x86-64-v3 \
+	x86-64-v4=-march=x86-64-v4 haswell=-march=haswell \
+	skylake-avx512=-march=skylake-avx512 icelake-server=-march=icelake-server \
+	alderlake=-march=alderlake sapphirerapids=-march=sapphirerapids \
+	graniterapids=-march=sapphirerapids,-mamx-fp16,-mprefetchi \
+	znver3=-march=znver3 znver4=-march=znver3,$(AVX512_ZEN4) \
+	znver5=-march=znver3,$(AVX512_ZEN4),-mavxvnni,-mavx512vp2intersect,-mmovdiri,-mmovdir64b,-mprefetchi \
+	!sapphirerapids-amx-on=-march=sapphirerapids,-mamx-tile,-mamx-int8,-mamx-bf16
+# Graviton2 and Ampere Altra (Neoverse N1), Graviton3 (V1), Graviton4 and
+# GitHub's ubuntu-24.04-arm (Neoverse V2, N2).
+MATRIX_aarch64 := armv8-a=-march=armv8-a \
+	neoverse-n1=-march=armv8.2-a+fp16+dotprod \
+	neoverse-v1=-march=armv8.4-a+sve+i8mm+bf16+fp16 \
+	neoverse-v2=-march=armv9-a+sve2+i8mm+bf16+fp16
+matrix:
+	$(MAKE) --no-print-directory GOARCH=amd64 matrix-one
+	$(MAKE) --no-print-directory GOARCH=arm64 matrix-one
+
+matrix-one:
+	GO=$(GO) bash scripts/matrix.sh $(TARGET_GOARCH) '$(OPT_FLAGS) -march=$(firstword $(VARIANTS)) $(AMX_OFF)' $(MATRIX_$(TARGET_MACHINE))
+
+# arm64-test runs the engine's exactness tests built for linux/arm64: on an
+# x86-64 machine cross-compiled (gcc-aarch64-linux-gnu) and run under
+# qemu-user (go test -exec), with the tolerances they hold on x86 (issue
+# 38). The packages: runner/llama (the engine against the float64
+# reference), convert (every architecture's converted model against its
+# float64 forward pass), and the probe and fresh scorers on test models.
+# Emulated, it takes minutes; its timings are not arm64's speed. -short
+# skips only TestResumeAfterKill, which runs the test binary again as a
+# child: qemu-user cannot exec an arm64 binary without binfmt_misc.
+ARM64_TEST_PKGS ?= ./runner/llama ./convert ./evals/probes ./evals/fresh
+ARM64_TEST_ARGS ?= -short
+QEMU_AARCH64 ?= qemu-aarch64 -L /usr/aarch64-linux-gnu
+ifeq ($(TARGET_GOARCH),arm64)
+arm64-test:
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(if $(filter aarch64,$(HOST_MACHINE)),,-exec '$(QEMU_AARCH64)') $(ARM64_TEST_ARGS) $(ARM64_TEST_PKGS)
+else
+arm64-test:
+	$(MAKE) --no-print-directory GOARCH=arm64 $@
+endif
 
 # tidy runs go mod tidy on the module alone (the engine workspace would
 # add its copy); internal/structure's TestGoModTidy fails until it is run.
@@ -231,6 +303,8 @@ env:
 	@echo 'export CGO_CFLAGS="$(CGO_CFLAGS)"'
 	@echo 'export CGO_CXXFLAGS="$(CGO_CXXFLAGS)"'
 	@echo 'export GOWORK="$(GOWORK)"'
+	@echo 'export GOARCH=$(TARGET_GOARCH)'
+	$(if $(filter-out default,$(origin CC)),@echo 'export CC="$(CC)" CXX="$(CXX)"')
 
 # cuda builds ggml's CUDA backend (lib/ollama/libggml-cuda.so and the
 # libggml-base.so it links) with CMake from the ollama module's sources, with
