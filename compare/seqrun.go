@@ -42,10 +42,25 @@ func (s *Sequential) NoChangeLargerThan() float64 {
 // its anytime-valid interval. It returns nil and a note when the runs
 // cannot carry it (then the fixed-sample bootstrap stands).
 func sequentialResult(base, head *runfile.Run) (*Sequential, string) {
-	h := head.Header.Sequential
-	tr, err := NewTracker(base, head.Header.Test, *h)
+	s, err := ReplaySequential(base, head)
 	if err != nil {
 		return nil, fmt.Sprintf("The head run was scored sequentially (--until decided), but %v; the interval is the fixed-sample bootstrap over the shared records.", err)
+	}
+	return s, ""
+}
+
+// ReplaySequential recomputes, from a sequential head run's records and
+// the rule in its header, where it stopped and why against base: what
+// every surface shows instead of the header's own claim (the report
+// server refuses a header whose claim differs).
+func ReplaySequential(base, head *runfile.Run) (*Sequential, error) {
+	h := head.Header.Sequential
+	if h == nil {
+		return nil, fmt.Errorf("run %s was not scored sequentially", head.Header.ID)
+	}
+	tr, err := NewTracker(base, head.Header.Test, *h)
+	if err != nil {
+		return nil, err
 	}
 	docs := map[string]*runfile.Doc{}
 	for i := range head.Docs {
@@ -72,7 +87,7 @@ func sequentialResult(base, head *runfile.Run) (*Sequential, string) {
 			break // the first gap in the order ends the sequence
 		}
 		if err := tr.Add(rec); err != nil {
-			return nil, fmt.Sprintf("The head run was scored sequentially (--until decided), but %v; the interval is the fixed-sample bootstrap over the shared records.", err)
+			return nil, err
 		}
 	}
 	s := &Sequential{Level: h.Level, MinEffect: h.MinEffect, Seed: h.Seed, Budget: h.Budget,
@@ -86,7 +101,7 @@ func sequentialResult(base, head *runfile.Run) (*Sequential, string) {
 	default:
 		s.Reason = sequential.Stopped
 	}
-	return s, ""
+	return s, nil
 }
 
 // judgeSequential sets r's interval and verdict from s: a change when the

@@ -278,14 +278,23 @@ func (s *Server) historySection(model, test string, runs []store.Run, ref string
 			}
 			continue
 		}
-		if prev != nil {
+		switch {
+		case r.Partial != "":
+			// A partial run's score is over part of the set: its only
+			// change is the one paired with its baseline's same records.
+			if r.DeltaBase != "" {
+				row.Delta = report.FormatDelta(r.Score.Metric, r.Delta) + " paired"
+				row.DeltaCI = report.FormatCI(r.Score.Metric, [2]float64{r.DeltaLo, r.DeltaHi})
+				row.CompareURL = comparePath(r.DeltaBase, r.ID)
+			}
+		case prev != nil:
 			row.Delta = report.FormatDelta(r.Score.Metric, r.Score.Value-prev.Score.Value)
 			row.CompareURL = comparePath(prev.ID, r.ID)
 			if r.DeltaBase == prev.ID {
 				row.DeltaCI = report.FormatCI(r.Score.Metric, [2]float64{r.DeltaLo, r.DeltaHi})
 			}
 		}
-		if row.Base {
+		if row.Base && r.Partial == "" {
 			prev = r
 		}
 		if ref != "" && r.Ref != ref {

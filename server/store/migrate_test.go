@@ -39,10 +39,16 @@ func TestMigrationKeysRunsByRepo(t *testing.T) {
 		h, _ := json.Marshal(r.Header)
 		_, err := db.Exec(`INSERT INTO runs (id, test, model, revision, repo, sha, ref, pr, started_at, uploaded_at,
 			n_records, metric, score, ci_lo, ci_hi, baseline_id, flags, header, summary, content_sha256)
-			VALUES (?, 'probes', ?, 'r', ?, 's', 'main', NULL, ?, 0, 0, 'accuracy', 50, 40, 60, NULL, '[]', ?, '{}', 'x')`,
-			id, r.Header.Model.Name, column, r.Header.StartedAt.UnixNano(), string(h))
+			VALUES (?, 'probes', ?, 'r', ?, 's', 'main', NULL, ?, 0, ?, 'accuracy', 50, 40, 60, NULL, '[]', ?, '{}', 'x')`,
+			id, r.Header.Model.Name, column, r.Header.StartedAt.UnixNano(), r.Len(), string(h))
 		if err != nil {
 			t.Fatal(err)
+		}
+		for i := range r.Items {
+			b, _ := json.Marshal(r.Items[i])
+			if _, err := db.Exec(`INSERT INTO records (run_id, idx, rec_id, data) VALUES (?, ?, ?, ?)`, id, i, r.Items[i].ID, string(b)); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	const m = "acme/m1"
@@ -60,7 +66,7 @@ func TestMigrationKeysRunsByRepo(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if v, err := s.SchemaVersion(ctx); err != nil || v != 4 {
+	if v, err := s.SchemaVersion(ctx); err != nil || v != 5 {
 		t.Fatalf("schema version %d, %v", v, err)
 	}
 	if runs, _, _ := s.Counts(ctx); runs != 3 {

@@ -42,8 +42,20 @@ type Run struct {
 	// then, or when none was.
 	DeltaBase        string
 	DeltaLo, DeltaHi float64
-	Header           runfile.Header
-	Summary          json.RawMessage
+	// Delta is that change's estimate, paired over the records both runs
+	// hold: a partial run's only change the pages show.
+	Delta float64
+	// Partial is runfile.Coverage's label of a run that stopped short of
+	// its set ("50 of 400, sequential"), "" for a whole run; such a run
+	// is never a baseline.
+	Partial string
+	// Sequential is the server's replay of a sequential run's stop from
+	// its records against its baseline's (compare.ReplaySequential), what
+	// pages show instead of the header's claim; nil for other runs, and
+	// for sequential runs stored before the server replayed them.
+	Sequential *compare.Sequential
+	Header     runfile.Header
+	Summary    json.RawMessage
 	// Invalid says why a stored run cannot be scored (a row stored before
 	// uploads were checked); its Score is then zero. Empty for every run
 	// stored now.
@@ -162,6 +174,24 @@ func (s *Store) PutRun(ctx context.Context, r *runfile.Run, opt PutOptions) (Put
 		return PutResult{}, err
 	}
 	h := &r.Header
+	partial := runfile.CoverageOf(r).String()
+	var seq sql.NullString
+	if h.Sequential != nil {
+		rep, err := s.replaySequential(ctx, r)
+		if err != nil {
+			return PutResult{}, err
+		}
+		b, err := json.Marshal(rep)
+		if err != nil {
+			return PutResult{}, fmt.Errorf("store run %s: its sequential replay: %w", h.ID, err)
+		}
+		seq = sql.NullString{String: string(b), Valid: true}
+		if opt.BaselineID == "" {
+			// Its settings are checked against the run it was decided
+			// against, and its change is measured from it.
+			opt.BaselineID = h.Sequential.Baseline
+		}
+	}
 	var res PutResult
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		var sum string
@@ -194,10 +224,11 @@ func (s *Store) PutRun(ctx context.Context, r *runfile.Run, opt PutOptions) (Put
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO runs (id, test, model, revision, repo, sha, ref, pr,
 			started_at, uploaded_at, n_records, metric, score, ci_lo, ci_hi, baseline_id, flags,
-			smoke, header, summary, content_sha256) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			smoke, header, summary, content_sha256, partial, sequential) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			h.ID, h.Test, h.Model.Name, h.Model.Revision, h.Git.Repo, h.Git.SHA, h.Git.Ref, pr,
 			started, s.now().UnixNano(), len(e.records), e.score.Metric, e.score.Value,
-			e.score.Lo, e.score.Hi, baseID, string(flagJSON), h.Dataset.Smoke, string(e.header), string(e.summary), e.sum)
+			e.score.Lo, e.score.Hi, baseID, string(flagJSON), h.Dataset.Smoke, string(e.header), string(e.summary), e.sum,
+			partial, seq)
 		if err != nil {
 			return err
 		}
@@ -221,15 +252,18 @@ func (s *Store) PutRun(ctx context.Context, r *runfile.Run, opt PutOptions) (Put
 	return res, nil
 }
 
-// SetDelta stores the interval of the change from a run's baseline to
-// it, if baseID is still its baseline and no interval is stored yet.
-func (s *Store) SetDelta(ctx context.Context, id, baseID string, lo, hi float64) error {
-	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
-		return fmt.Errorf("run %s: interval [%v, %v] is not finite", id, lo, hi)
+// SetDelta stores the change from a run's baseline to it (paired over
+// the records both hold) and its interval, if baseID is still its
+// baseline and no interval is stored yet.
+func (s *Store) SetDelta(ctx context.Context, id, baseID string, delta, lo, hi float64) error {
+	for _, v := range []float64{delta, lo, hi} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("run %s: change %v [%v, %v] is not finite", id, delta, lo, hi)
+		}
 	}
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE runs SET delta_base = ?, delta_lo = ?, delta_hi = ?
-			WHERE id = ? AND baseline_id = ? AND delta_base IS NULL`, baseID, lo, hi, id, baseID)
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET delta_base = ?, delta = ?, delta_lo = ?, delta_hi = ?
+			WHERE id = ? AND baseline_id = ? AND delta_base IS NULL`, baseID, delta, lo, hi, id, baseID)
 		if err != nil {
 			return err
 		}
@@ -314,62 +348,14 @@ func insertRecordsSQL(n int) string {
 	return b.String()
 }
 
-// pickBaseline finds the run whose settings r is checked against: the one
-// named, or the newest run of the same repository, model and test on the
-// base ref that started no later than r (so importing old runs flags them
-// sensibly). Another repository's runs are never a baseline: a token
-// uploads for its own repository, and could otherwise plant one.
-func pickBaseline(ctx context.Context, tx querier, r *runfile.Run, opt PutOptions) (*runfile.Header, error) {
-	h := &r.Header
-	var raw string
-	var err error
-	if opt.BaselineID != "" {
-		if err := ValidID(opt.BaselineID); err != nil {
-			return nil, &BadBaselineError{Msg: "baseline: " + err.Error()}
-		}
-		var repo string
-		err = tx.QueryRowContext(ctx, `SELECT header, repo FROM runs WHERE id = ?`, opt.BaselineID).Scan(&raw, &repo)
-		if errors.Is(err, sql.ErrNoRows) || err == nil && repo != h.Git.Repo {
-			// Another repository's run is reported as absent, not named.
-			return nil, &BadBaselineError{Msg: fmt.Sprintf("baseline run %s is not stored for %s", opt.BaselineID, h.Git.Repo)}
-		}
-	} else {
-		started, _ := unixNanos(h.StartedAt) // checked by PutRun
-		err = tx.QueryRowContext(ctx, `SELECT header FROM runs
-			WHERE repo = ? AND model = ? AND test = ? AND ref = ? AND id != ? AND started_at <= ? AND `+finiteScore+` AND `+wholeRun+`
-			ORDER BY started_at DESC, id DESC LIMIT 1`,
-			h.Git.Repo, h.Model.Name, h.Test, opt.BaseRef, h.ID, started).Scan(&raw)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, nil
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	var base runfile.Header
-	if err := json.Unmarshal([]byte(raw), &base); err != nil {
-		return nil, fmt.Errorf("baseline header: %w", err)
-	}
-	if base.Test != h.Test {
-		return nil, &BadBaselineError{Msg: fmt.Sprintf("baseline run %s is a %s run, this is a %s run", base.ID, base.Test, h.Test)}
-	}
-	return &base, nil
-}
-
 const (
 	baseColumns = `id, test, model, revision, repo, sha, ref, pr, started_at, uploaded_at, n_records,
-	metric, score, ci_lo, ci_hi, baseline_id, flags, delta_base, delta_lo, delta_hi`
+	metric, score, ci_lo, ci_hi, baseline_id, flags, delta_base, delta_lo, delta_hi, delta, partial, sequential`
 	runColumns = baseColumns + `, header, summary`
 	// briefColumns leave out the header and summary, the bulk of a row,
 	// for lists that show neither (the history page of 1,000 runs); of
 	// the header they keep only whether the run scored the smoke sample.
 	briefColumns = baseColumns + `, CASE WHEN smoke THEN '{"dataset":{"smoke":true}}' ELSE '' END, 'null'`
-	// finiteScore keeps rows whose score is a number out of baselines:
-	// rows stored before uploads were checked may hold an infinite one.
-	finiteScore = `abs(score) <= 1e308 AND abs(ci_lo) <= 1e308 AND abs(ci_hi) <= 1e308`
-	// wholeRun keeps sequential runs (--until decided), which stop before
-	// the end of the set, out of baselines: a baseline holds every record.
-	wholeRun = `(NOT json_valid(header) OR json_extract(header, '$.sequential') IS NULL)`
 )
 
 // unixNanos is t as stored. Every stored time is inside the window
@@ -406,15 +392,26 @@ func scanRun(sc scanner) (*Run, error) {
 	var pr sql.NullInt64
 	var started, uploaded int64
 	var baseID, dBase sql.NullString
-	var dLo, dHi sql.NullFloat64
+	var dLo, dHi, delta sql.NullFloat64
+	var partial, seq sql.NullString
 	var flags, header, summary string
 	err := sc.Scan(&r.ID, &r.Test, &r.Model, &r.Revision, &r.Repo, &r.SHA, &r.Ref, &pr, &started, &uploaded,
-		&r.Records, &r.Score.Metric, &r.Score.Value, &r.Score.Lo, &r.Score.Hi, &baseID, &flags, &dBase, &dLo, &dHi, &header, &summary)
+		&r.Records, &r.Score.Metric, &r.Score.Value, &r.Score.Lo, &r.Score.Hi, &baseID, &flags, &dBase, &dLo, &dHi,
+		&delta, &partial, &seq, &header, &summary)
 	if err != nil {
 		return nil, err
 	}
 	if dBase.Valid && dLo.Valid && dHi.Valid {
-		r.DeltaBase, r.DeltaLo, r.DeltaHi = dBase.String, dLo.Float64, dHi.Float64
+		r.DeltaBase, r.DeltaLo, r.DeltaHi, r.Delta = dBase.String, dLo.Float64, dHi.Float64, delta.Float64
+	}
+	r.Partial = partial.String
+	if !partial.Valid {
+		r.Partial = notJudged
+	}
+	if seq.Valid {
+		if err := json.Unmarshal([]byte(seq.String), &r.Sequential); err != nil {
+			return nil, fmt.Errorf("run %s sequential replay: %w", r.ID, err)
+		}
 	}
 	if pr.Valid {
 		n := int(pr.Int64)
@@ -620,23 +617,6 @@ func (s *Store) ModelRuns(ctx context.Context, repo, model string, f Filter) (Pa
 		p.Next = cursor(&p.Runs[f.Limit-1])
 	}
 	return p, nil
-}
-
-// Baseline returns the newest run of a repository's model and test on a
-// ref whose score is a number.
-func (s *Store) Baseline(ctx context.Context, repo, model, ref, test string) (*Run, error) {
-	for _, err := range []error{ValidRepo(repo), ValidModel(model), ValidRef(ref), ValidTest(test)} {
-		if err != nil {
-			return nil, err
-		}
-	}
-	r, err := scanRun(s.r.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs
-		WHERE repo = ? AND model = ? AND ref = ? AND test = ? AND `+finiteScore+` AND `+wholeRun+`
-		ORDER BY started_at DESC, id DESC LIMIT 1`, repo, model, ref, test))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("no %s run of %s in %s on %s: %w", test, model, repo, ref, ErrNotFound)
-	}
-	return r, err
 }
 
 // ModelRepos lists the repositories that have runs of a model, for routes

@@ -1,0 +1,120 @@
+package server_test
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/server"
+	"github.com/udgamlabs/udgam-ci/server/servertest"
+)
+
+func runBody(t *testing.T, r *runfile.Run) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := runfile.Encode(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestSequentialRunsAreReplayed: the server recomputes where a sequential
+// run stopped from its records and shows that; a header whose stop
+// differs (or whose rule is gone) is refused or marked partial; a partial
+// run is never a baseline, picked or requested; history and index mark it
+// and show only its change paired with its baseline's same records
+// (issue 39).
+func TestSequentialRunsAreReplayed(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, server.Config{CompareResamples: 200})
+	day := func(d int) time.Time { return time.Date(2026, 11, d, 0, 0, 0, 0, time.UTC) }
+	full := servertest.Spec{ID: "main-full", Test: runfile.TestFresh, Records: 400, Seed: 1, Started: day(1)}
+	if code, _, body := ts.upload(full.Body(), ""); code != http.StatusCreated {
+		t.Fatalf("baseline: %d %s", code, body)
+	}
+	seq, err := servertest.Sequential(full.Run(), servertest.Spec{ID: "main-seq", Test: runfile.TestFresh, Records: 400, Seed: 2, Started: day(2), Score: 0.5}, 50, 9, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := ts.state()
+	for name, edit := range map[string]func(h *runfile.Header){
+		"a complete stop claimed after 50": func(h *runfile.Header) {
+			h.Sequential.Stop = &runfile.Stop{Reason: "complete", Scored: 400, CI: h.Sequential.Stop.CI}
+		},
+		"another order seed": func(h *runfile.Header) { h.Sequential.Seed++ },
+		"another interval":   func(h *runfile.Header) { h.Sequential.Stop.CI[0] -= 0.1 },
+		"an unstored baseline": func(h *runfile.Header) {
+			h.Sequential.Baseline = "not-stored"
+		},
+	} {
+		forged := *seq
+		h := seq.Header
+		q, st := *h.Sequential, *h.Sequential.Stop
+		q.Stop, h.Sequential, h.ID = &st, &q, "forged"
+		edit(&h)
+		forged.Header = h
+		if code, _, body := ts.upload(runBody(t, &forged), ""); code != http.StatusBadRequest {
+			t.Errorf("%s: %d %s, want 400", name, code, body)
+		}
+	}
+	if after := ts.state(); after != before {
+		t.Fatalf("refused uploads changed the store: %s, was %s", after, before)
+	}
+	code, res, body := ts.upload(runBody(t, seq), "")
+	if code != http.StatusCreated || res.BaselineID != "main-full" {
+		t.Fatalf("sequential run: %d %s", code, body)
+	}
+	hidden := *seq
+	hidden.Header.ID, hidden.Header.Sequential, hidden.Header.StartedAt = "main-hidden", nil, day(3)
+	if code, _, body := ts.upload(runBody(t, &hidden), ""); code != http.StatusCreated {
+		t.Fatalf("50 of 400 without its rule: %d %s", code, body)
+	}
+	if _, index := ts.get("/"); !strings.Contains(between(index, "/runs/main-hidden", "</td>"), "50 of 400") {
+		t.Errorf("index page's latest run, partial: %s", between(index, `id="models"`, "</table>"))
+	}
+	for _, id := range []string{"main-seq", "main-hidden"} {
+		code, _, body := ts.upload(servertest.Spec{ID: "asks-" + id, Test: runfile.TestFresh, Records: 400, Seed: 4, Ref: "pr", Started: day(4)}.Body(), "?baseline="+id)
+		if code != http.StatusBadRequest || !strings.Contains(body, "partial") {
+			t.Errorf("POST /runs?baseline=%s: %d %s, want refused as partial", id, code, body)
+		}
+	}
+	code, res, body = ts.upload(servertest.Spec{ID: "main-next", Test: runfile.TestFresh, Records: 400, Seed: 5, Started: day(5)}.Body(), "")
+	if code != http.StatusCreated || res.BaselineID != "main-full" {
+		t.Fatalf("the next main run's baseline: %q (%d %s), want main-full", res.BaselineID, code, body)
+	}
+	ts.srv.WaitDeltas()
+
+	_, page := ts.get("/runs/main-seq")
+	if !strings.Contains(page, "stopped (") || !strings.Contains(page, "after 50 of 400, as this server replayed it") {
+		t.Errorf("run page's sequential line: %s", between(page, `id="sequential"`, "</dd>"))
+	}
+	_, hist := ts.get("/repos/" + testRepo + "/models/" + full.Run().Header.Model.Name)
+	hist = between(hist, `id="runs-fresh"`, "</table>")
+	row := between(hist, "/runs/main-seq", "</tr>")
+	if !strings.Contains(row, "50 of 400, sequential") || !strings.Contains(row, "paired") {
+		t.Errorf("history row of the sequential run: %s", row)
+	}
+	if row := between(hist, "/runs/main-hidden", "</tr>"); !strings.Contains(row, "50 of 400") || strings.Contains(row, "Δ") && !strings.Contains(row, "paired") {
+		t.Errorf("history row of the run without its rule: %s", row)
+	}
+	// main-next's change is from the last whole main run, not a partial one.
+	if row := between(hist, "/runs/main-next", "</tr>"); !strings.Contains(row, "base=main-full&amp;head=main-next") {
+		t.Errorf("history row after partial runs: %s", row)
+	}
+}
+
+// between is s from the first from to the next to after it.
+func between(s, from, to string) string {
+	i := strings.Index(s, from)
+	if i < 0 {
+		return ""
+	}
+	s = s[i:]
+	if j := strings.Index(s, to); j >= 0 {
+		return s[:j]
+	}
+	return s
+}
