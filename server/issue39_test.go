@@ -118,3 +118,54 @@ func between(s, from, to string) string {
 	}
 	return s
 }
+
+// TestVariantRecordsAreChecked: a probes run's prompt-variant records are
+// stored only when the variant each names, its id's suffix and its
+// published item agree; relabelled, unknown or orphaned variants are
+// refused and change nothing (issue 39).
+func TestVariantRecordsAreChecked(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, server.Config{CompareResamples: 200})
+	withTerse := func(id string) *runfile.Run {
+		r := servertest.Spec{ID: id, Records: 70, Seed: 3}.Run()
+		for _, it := range r.Items {
+			v := it
+			v.ID, v.Variant = runfile.VariantID(it.ID, "terse"), "terse"
+			v.Logprobs = []float64{-9, -9, -9, -9}
+			v.Pred = (it.Answer + 1) % len(v.Logprobs) // terse gets every item wrong
+			v.Logprobs[v.Pred], v.Correct = -2, false
+			r.Variants = append(r.Variants, v)
+		}
+		return r
+	}
+	before := ts.state()
+	for name, edit := range map[string]func(r *runfile.Run){
+		"terse records relabelled published": func(r *runfile.Run) {
+			for i := range r.Variants {
+				r.Variants[i].ID, r.Variants[i].Variant = runfile.VariantID(r.Items[i].ID, "published"), "published"
+			}
+		},
+		"an unknown variant": func(r *runfile.Run) {
+			r.Variants[0].ID, r.Variants[0].Variant = runfile.VariantID(r.Items[0].ID, "shouty"), "shouty"
+		},
+		"a published record with a variant's id": func(r *runfile.Run) { r.Items[3].ID += "@reworded" },
+		"a variant with another answer":          func(r *runfile.Run) { r.Variants[5].Answer = 3 - r.Items[5].Answer },
+		"a variant of an item not in the run":    func(r *runfile.Run) { r.Items = r.Items[1:] },
+		"a published record's type changed":      func(r *runfile.Run) { r.Items[2].Type = "syllogism" },
+	} {
+		r := withTerse("forged")
+		edit(r)
+		for i := range r.Variants {
+			r.Variants[i].Correct = r.Variants[i].Pred == r.Variants[i].Answer
+		}
+		if code, _, body := ts.upload(runBody(t, r), ""); code != http.StatusBadRequest || !strings.Contains(body, "variant") {
+			t.Errorf("%s: %d %s, want 400 naming the variant", name, code, body)
+		}
+	}
+	if after := ts.state(); after != before {
+		t.Fatalf("refused uploads changed the store: %s, was %s", after, before)
+	}
+	if code, _, body := ts.upload(runBody(t, withTerse("honest")), ""); code != http.StatusCreated {
+		t.Fatalf("honest variants: %d %s", code, body)
+	}
+}
