@@ -143,6 +143,12 @@ func TestAuditUploadRefused(t *testing.T) {
 		{"verdict edited", ts.token, edited(func(c map[string]any) { c["verdict"] = "pass"; delete(c, "reasons") }), 400, "verdict"},
 		{"no repository", ts.token, edited(func(c map[string]any) { c["git"] = map[string]any{"pr": nil} }), 400, "git.repo is empty"},
 		{"bad model name", ts.token, edited(func(c map[string]any) { c["reference"].(map[string]any)["name"] = "../etc" }), 400, "model name"},
+		// Issue 39: names bounded and plain, KL bounded to what is possible.
+		{"a 20,000-character artifact file", ts.token, edited(func(c map[string]any) { c["artifact"].(map[string]any)["file"] = strings.Repeat("q", 20000) }), 400, "artifact.file: 20000 bytes"},
+		{"a bidi override in the dtype", ts.token, edited(func(c map[string]any) { c["artifact"].(map[string]any)["dtype"] = "q4\u202e0" }), 400, "artifact.dtype"},
+		{"a control character in the file", ts.token, edited(func(c map[string]any) { c["artifact"].(map[string]any)["file"] = "a\x1b[2Jb.gguf" }), 400, "control or formatting character"},
+		{"a KL mean above its max", ts.token, edited(func(c map[string]any) { c["kl"].(map[string]any)["mean"] = 7.5 }), 400, "kl"},
+		{"a KL over no tokens", ts.token, edited(func(c map[string]any) { c["kl"].(map[string]any)["tokens"] = 0 }), 400, "kl"},
 	} {
 		code, b, _ := ts.do(http.MethodPost, "/api/v1/audits", tc.token, bytes.NewReader(tc.body))
 		if code != tc.code || !strings.Contains(errorOf(t, b), tc.want) {

@@ -2,11 +2,13 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/udgamlabs/udgam-ci/evals/audit"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
@@ -167,5 +169,39 @@ func TestVariantRecordsAreChecked(t *testing.T) {
 	}
 	if code, _, body := ts.upload(runBody(t, withTerse("honest")), ""); code != http.StatusCreated {
 		t.Fatalf("honest variants: %d %s", code, body)
+	}
+}
+
+// TestAuditNamesItsData: every surface of an audit names the data it
+// scored, and says so when it was the smoke sample: the audit page, the
+// run page beside it, the terminal table and the PR comment's section;
+// each verdict is in words as well as an emoji (issue 39).
+func TestAuditNamesItsData(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, server.Config{})
+	runs := seedCommit(t, ts, 6)
+	rep := auditOf(t, testRepo, 6)
+	rep.Fresh.HeadRun.Smoke, rep.Probes.HeadRun.Smoke = true, true
+	up, err := ts.client.UploadAudit(context.Background(), bytes.NewReader(jsonOf(t, rep)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text, md strings.Builder
+	if err := audit.RenderText(&text, rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := audit.RenderMarkdown(&md, rep); err != nil {
+		t.Fatal(err)
+	}
+	want := "Data scored: Fresh Text: the smoke sample, 40 of 1,670 documents, not the benchmark; Probe Suite: the smoke sample, 420 of 2,000 items, not the benchmark."
+	_, auditPage := ts.get("/audits/" + up.ID)
+	_, runPage := ts.get("/runs/" + runs[0])
+	for name, surface := range map[string]string{"audit page": auditPage, "run page": runPage, "terminal": text.String(), "comment": md.String()} {
+		if !strings.Contains(surface, want) {
+			t.Errorf("%s does not name the data scored (%q):\n%s", name, want, surface)
+		}
+		if !strings.Contains(surface, "FAIL") {
+			t.Errorf("%s: the verdict is not in words", name)
+		}
 	}
 }
