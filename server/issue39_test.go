@@ -3,11 +3,13 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/evals/audit"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server"
@@ -180,9 +182,12 @@ func TestAuditNamesItsData(t *testing.T) {
 	t.Parallel()
 	ts := startServer(t, server.Config{})
 	runs := seedCommit(t, ts, 6)
-	rep := auditOf(t, testRepo, 6)
-	rep.Fresh.HeadRun.Smoke, rep.Probes.HeadRun.Smoke = true, true
-	up, err := ts.client.UploadAudit(context.Background(), bytes.NewReader(jsonOf(t, rep)))
+	_, files := auditOf(t, testRepo, 6)
+	for _, r := range []*runfile.Run{files.ArtFresh, files.ArtProbes} {
+		r.Header.Dataset.Smoke = true
+	}
+	rep := rejudged(t, files)
+	up, err := ts.client.UploadAudit(context.Background(), auditUpload(t, rep, files))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,5 +208,95 @@ func TestAuditNamesItsData(t *testing.T) {
 		if !strings.Contains(surface, "FAIL") {
 			t.Errorf("%s: the verdict is not in words", name)
 		}
+	}
+}
+
+// rejudged is the report audit artifact writes for files.
+func rejudged(t *testing.T, files audit.RunFiles) *audit.Report {
+	t.Helper()
+	rep, err := audit.Judge(files.RefFresh, files.ArtFresh, files.RefProbes, files.ArtProbes,
+		audit.KL{Tokens: 12345, Mean: 0.0213, P99: 0.41, Max: 2.5, SameTop: 0.9612},
+		audit.Options{Compare: compare.Options{Resamples: 500, Seed: 6}, Limits: audit.DefaultLimits, Quantized: "q4_0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestAuditsAreRecomputed: an audit is recomputed from its run files;
+// numbers that are not what its runs give are refused, limits of the
+// uploader's own make no verdict of the server's (shown as their claim),
+// and a reference that scored otherwise than a stored run of the same
+// model file and settings is refused (issue 39).
+func TestAuditsAreRecomputed(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, server.Config{})
+	_, files := auditOf(t, testRepo, 8)
+	for _, r := range []*runfile.Run{files.RefFresh, files.RefProbes} {
+		r.Header.Model.SHA256 = "5ca1ab1e"
+	}
+	honest := rejudged(t, files)
+	if honest.Verdict != audit.Fail {
+		t.Fatalf("the synthetic artifact passes: %+v", honest.Reasons)
+	}
+	edit := func(f func(m map[string]any)) []byte {
+		var m map[string]any
+		json.Unmarshal(jsonOf(t, honest), &m)
+		f(m)
+		return jsonOf(t, m)
+	}
+	before := ts.state()
+	for name, body := range map[string][]byte{
+		"a delta of 0 between 5.08 and 5.63": edit(func(m map[string]any) { m["fresh"].(map[string]any)["delta"] = 0 }),
+		"an interval [0.5, -0.5]":            edit(func(m map[string]any) { m["probes"].(map[string]any)["ci"] = []float64{0.5, -0.5} }),
+		"n: -5":                              edit(func(m map[string]any) { m["fresh"].(map[string]any)["n"] = -5 }),
+		"p_value: 7.5":                       edit(func(m map[string]any) { m["probes"].(map[string]any)["p_value"] = 7.5 }),
+		"a reference of 0.5 bpb":             edit(func(m map[string]any) { m["fresh"].(map[string]any)["base"] = 0.5 }),
+	} {
+		ctype, b := multipartOf(t, auditUpload(t, body, files))
+		if code, out, _ := ts.do(http.MethodPost, "/api/v1/audits", ts.token, bytes.NewReader(b), "Content-Type", ctype); code != http.StatusBadRequest {
+			t.Errorf("%s: %d %s, want 400", name, code, out)
+		}
+	}
+	if after := ts.state(); after != before {
+		t.Fatalf("refused audits changed the store: %s, was %s", after, before)
+	}
+
+	// Honest numbers turned into a pass by the uploader's own limits.
+	lenient := edit(func(m map[string]any) {
+		m["limits"] = map[string]any{"bpb": 5, "accuracy": 100}
+		m["verdict"] = "pass"
+		delete(m, "reasons")
+	})
+	up, err := ts.client.UploadAudit(context.Background(), auditUpload(t, lenient, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up.Verdict != "fail" {
+		t.Errorf("an audit judged under the uploader's limits bpb=5, accuracy=100: the server's verdict %q, want fail", up.Verdict)
+	}
+	_, page := ts.get("/audits/" + up.ID)
+	if !strings.Contains(page, "❌ FAIL:") || !strings.Contains(page, "The uploader&#39;s claim, not this server&#39;s verdict: under their own limits (bits per byte &#43;5, accuracy −100 points) they judged it PASS.") ||
+		!strings.Contains(page, `data-key="kl-claim"`) {
+		t.Errorf("audit page of a lenient upload:\n%s", between(page, `<section class="card audit"`, "</section>"))
+	}
+
+	// A stored run of the same model file and settings that scored the
+	// reference's items otherwise.
+	stored := *files.RefProbes
+	stored.Header.ID = "stored-reference"
+	stored.Items = append([]runfile.Item(nil), stored.Items...)
+	it := &stored.Items[0]
+	it.Logprobs = append([]float64(nil), it.Logprobs...)
+	other := (it.Pred + 1) % len(it.Logprobs)
+	it.Logprobs[it.Pred], it.Logprobs[other] = it.Logprobs[other], it.Logprobs[it.Pred]
+	it.Pred, it.Correct = other, other == it.Answer
+	if code, _, body := ts.upload(runBody(t, &stored), ""); code != http.StatusCreated {
+		t.Fatalf("stored reference run: %d %s", code, body)
+	}
+	again := edit(func(m map[string]any) { m["kl"].(map[string]any)["tokens"] = 12346 }) // another audit of the same runs
+	ctype, b := multipartOf(t, auditUpload(t, again, files))
+	if code, out, _ := ts.do(http.MethodPost, "/api/v1/audits", ts.token, bytes.NewReader(b), "Content-Type", ctype); code != http.StatusBadRequest || !strings.Contains(string(out), "stored run stored-reference") {
+		t.Errorf("a reference that differs from a stored run of its model file: %d %s, want 400", code, out)
 	}
 }

@@ -78,7 +78,7 @@ func TestAuditArtifactCommand(t *testing.T) {
 	}
 	hs, tokens := reportServer(t, "acme/train")
 	e, stdout, stderr = freshTestEnv()
-	if code := run(e, []string{"audit", "push", "--server", hs.URL, "--token", tokens[0], "--json", reportFile}); code != 0 {
+	if code := run(e, []string{"audit", "push", "--server", hs.URL, "--token", tokens[0], "--json", "--runs", out, reportFile}); code != 0 {
 		t.Fatalf("audit push: exit %d: %s", code, stderr.String())
 	}
 	var up struct{ URL string }

@@ -25,7 +25,10 @@ func Decode(r io.Reader, name string) (*Report, error) {
 	if err := dec.Decode(&rep); err != nil {
 		return nil, fmt.Errorf("audit report %s: %w", name, err)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	var syntax *json.SyntaxError
+	if _, err := dec.Token(); err != nil && !errors.Is(err, io.EOF) && !errors.As(err, &syntax) {
+		return nil, fmt.Errorf("audit report %s: %w", name, err) // reading failed: the caller knows why
+	} else if !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("audit report %s: more after the report's JSON object (want one report)", name)
 	}
 	if err := rep.Check(); err != nil {
