@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -298,5 +299,36 @@ func TestAuditsAreRecomputed(t *testing.T) {
 	ctype, b := multipartOf(t, auditUpload(t, again, files))
 	if code, out, _ := ts.do(http.MethodPost, "/api/v1/audits", ts.token, bytes.NewReader(b), "Content-Type", ctype); code != http.StatusBadRequest || !strings.Contains(string(out), "stored run stored-reference") {
 		t.Errorf("a reference that differs from a stored run of its model file: %d %s, want 400", code, out)
+	}
+}
+
+// TestUploadPlacesAreShared: two tokens holding slow uploads cannot take
+// every upload place: a third token's upload is stored at once instead of
+// waiting out their bodies and getting 503 (issue 39).
+func TestUploadPlacesAreShared(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, server.Config{MaxUploads: 4, MaxUploadsPerToken: 2, UploadWait: 20 * time.Second})
+	ctx := context.Background()
+	var tokens []string
+	for range 3 {
+		tok, _, err := ts.st.CreateToken(ctx, testRepo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens = append(tokens, tok)
+	}
+	var finish []func() int
+	for i, tok := range []string{tokens[0], tokens[0], tokens[1], tokens[1]} {
+		finish = append(finish, ts.heldUpload(tok, servertest.Spec{ID: fmt.Sprintf("slow-%d", i), Seed: uint64(10 + i), Records: 30}.Body()))
+	}
+	start := time.Now()
+	code, body, _ := ts.do(http.MethodPost, "/api/v1/runs", tokens[2], bytes.NewReader(servertest.Spec{ID: "third", Seed: 20, Records: 30}.Body()))
+	if code != http.StatusCreated || time.Since(start) > 10*time.Second {
+		t.Errorf("a third token's upload beside two tokens' four slow ones: %d after %s: %s", code, time.Since(start).Round(time.Millisecond), body)
+	}
+	for i, f := range finish {
+		if code := f(); code != http.StatusCreated {
+			t.Errorf("slow upload %d: %d", i, code)
+		}
 	}
 }

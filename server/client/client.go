@@ -31,7 +31,9 @@ type Client struct {
 }
 
 // uploadRetries is how many times an upload the server was too busy to
-// read (429, 503) is sent again, after the wait its Retry-After asks.
+// read (429, 503) is sent again, after the wait its Retry-After asks: with
+// the server's defaults (30 s of waiting for a place, Retry-After 5 s) an
+// upload tolerates about 2 min 15 s of a busy server.
 const uploadRetries = 3
 
 // ErrNotFound is returned when the server has no such run or baseline.
