@@ -235,6 +235,9 @@ type auditView struct {
 	// when they differ from this server's: shown as theirs, never as the
 	// verdict.
 	Claim string
+	// First marks the title and verdict to come first on a phone: on the
+	// audit's own page, not where it sits beside a run.
+	First bool
 }
 
 func newAuditView(a *store.Audit) (auditView, error) {
@@ -262,6 +265,7 @@ func (s *Server) auditPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	v.First = true
 	runs, err := s.store.CommitRunIDs(c.Request().Context(), a.Repo, a.Model, a.Revision, a.SHA)
 	if err != nil {
 		return err

@@ -332,3 +332,50 @@ func TestUploadPlacesAreShared(t *testing.T) {
 		}
 	}
 }
+
+// TestChromiumAuditAndVariantsAtPhoneWidth: at 390 px the audit page
+// shows the verdict (in words) and its title on the first screen, and the
+// compare page of two runs with prompt variants lays its variants table
+// out as cards, nothing cut off, its gap in points (issue 39).
+func TestChromiumAuditAndVariantsAtPhoneWidth(t *testing.T) {
+	t.Parallel()
+	bin := chromium(t)
+	ts := startServer(t, server.Config{CompareResamples: 200})
+	seedCommit(t, ts, 9)
+	rep, files := auditOf(t, testRepo, 9)
+	up, err := ts.client.UploadAudit(context.Background(), auditUpload(t, rep, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range []string{"var-base", "var-head"} {
+		r := servertest.Spec{ID: id, Records: 140, Seed: uint64(30 + i)}.Run()
+		for _, it := range r.Items {
+			for k, name := range []string{"reworded", "terse"} {
+				v := it
+				v.ID, v.Variant = runfile.VariantID(it.ID, name), name
+				v.Logprobs = []float64{-9, -9, -9, -9}
+				v.Pred = (it.Answer + k + i) % 4
+				v.Logprobs[v.Pred], v.Correct = -2, v.Pred == v.Answer
+				r.Variants = append(r.Variants, v)
+			}
+		}
+		if code, _, body := ts.upload(runBody(t, r), ""); code != http.StatusCreated {
+			t.Fatalf("%s: %d %s", id, code, body)
+		}
+	}
+	cmp := "/compare?base=var-base&head=var-head"
+	_, page := ts.get(cmp)
+	if gap := between(page, `data-key="variant-gap">`, "</span>"); !strings.HasSuffix(gap, " points") {
+		t.Errorf("the variants' gap %q, want points", gap)
+	}
+	if !strings.Contains(page, `<table id="variants" class="cards">`) {
+		t.Errorf("the variants table is not laid out as cards at phone width")
+	}
+	// checkPhone fails for a data-first value below the first screen.
+	if _, audit := ts.get("/audits/" + up.ID); !strings.Contains(audit, `data-key="audit-verdict" data-first`) || !strings.Contains(audit, `data-key="audit-title" data-first`) {
+		t.Errorf("the audit page does not ask for its verdict and title first")
+	}
+	proxy := phoneProxy(t, ts.url)
+	checkPhone(t, bin, proxy, "/audits/"+up.ID, 4)
+	checkPhone(t, bin, proxy, cmp, 4)
+}

@@ -95,6 +95,9 @@ var funcs = template.FuncMap{
 	// computed at; scoreLevel is that of a run's own interval.
 	"intervalLabel": report.IntervalLabel,
 	"scoreLevel":    func() float64 { return compare.ScoreLevel },
+	// points writes a difference of accuracies: "0.4 points", never a
+	// percentage of one.
+	"points": func(v float64) string { return report.FormatScore(compare.MetricAccuracy, v) + " points" },
 }
 
 // cell is a table cell with its column's name, which a phone's card
