@@ -92,6 +92,10 @@ func TestSequentialRunsAreReplayed(t *testing.T) {
 	}
 	ts.srv.WaitDeltas()
 
+	got, err := ts.client.Run(context.Background(), "main-seq")
+	if err != nil || got.Partial != "50 of 400, sequential" || got.Stop == nil || got.Stop.Scored != 50 {
+		t.Errorf("GET /api/v1/runs/main-seq: %v, partial %q, stop %+v", err, got.Partial, got.Stop)
+	}
 	_, page := ts.get("/runs/main-seq")
 	if !strings.Contains(page, "stopped (") || !strings.Contains(page, "after 50 of 400, as this server replayed it") {
 		t.Errorf("run page's sequential line: %s", between(page, `id="sequential"`, "</dd>"))

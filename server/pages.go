@@ -316,7 +316,8 @@ func (s *Server) historySection(model, test string, runs []store.Run, ref string
 		}
 		sec.Rows = append(sec.Rows, row)
 		points = append(points, chartPoint{
-			Value: r.Score.Value, Lo: r.Score.Lo, Hi: r.Score.Hi, Base: row.Base, Flagged: r.Flagged(),
+			// A partial run is drawn apart from the base branch's line.
+			Value: r.Score.Value, Lo: r.Score.Lo, Hi: r.Score.Hi, Base: row.Base && r.Partial == "", Flagged: r.Flagged(),
 			Href: runPath(r.ID), Tip: pointTip(r), Tick1: r.StartedAt.UTC().Format("Jan 2"), Tick2: shortRev(r.Revision),
 		})
 	}

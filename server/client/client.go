@@ -350,6 +350,12 @@ type Run struct {
 	// Invalid says why a stored run cannot be scored (a row stored before
 	// uploads were checked); its Score is then zero.
 	Invalid string `json:"invalid,omitempty"`
+	// Partial says how much of its set a run that stopped short scored
+	// ("50 of 400, sequential"): such a run is never a baseline.
+	Partial string `json:"partial,omitempty"`
+	// Stop is where a sequential run stopped and why as the server
+	// replayed it from the records, never the header's own claim.
+	Stop *runfile.Stop `json:"stop,omitempty"`
 }
 
 // RunsPage is one page of a model's runs, newest first, as

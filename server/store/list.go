@@ -188,8 +188,9 @@ func (s *Store) Models(ctx context.Context, repo, baseRef string, recent int, br
 	if recent <= 0 {
 		return out, nil
 	}
-	// The scores of the newest runs on the base ref, newest first.
-	where = ` WHERE ref = ?`
+	// The scores of the newest whole runs on the base ref, newest first:
+	// a partial run's score is over part of the set.
+	where = ` WHERE ref = ? AND partial = ''`
 	args = []any{baseRef}
 	if repo != "" {
 		where, args = where+` AND repo = ?`, append(args, repo)
