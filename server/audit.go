@@ -63,7 +63,7 @@ func (s *Server) uploadAudit(c echo.Context) error {
 	if rep.Git.Repo != tok.Repo {
 		return echo.NewHTTPError(http.StatusForbidden, fmt.Sprintf("this token uploads for %s only; the audit is of %s", tok.Repo, rep.Git.Repo))
 	}
-	judged, err := audit.Rejudge(rep, runs, s.cfg.AuditLimits)
+	judged, err := audit.Rejudge(rep, runs, *s.cfg.AuditLimits)
 	if err != nil {
 		return badRequest("audit report: %v", err)
 	}

@@ -383,3 +383,20 @@ func TestChromiumAuditAndVariantsAtPhoneWidth(t *testing.T) {
 	checkPhone(t, bin, proxy, "/audits/"+up.ID, 4)
 	checkPhone(t, bin, proxy, cmp, 4)
 }
+
+// TestAuditLimitsAreTheServers: the verdict an audit page shows is judged
+// under the server's limits (serve --audit-max-degradation); the
+// uploader's, stricter here, are shown as their claim (issue 39).
+func TestAuditLimitsAreTheServers(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, server.Config{AuditLimits: &audit.Limits{BPB: 5, Accuracy: 100}})
+	rep, files := auditOf(t, testRepo, 10)
+	up, err := ts.client.UploadAudit(context.Background(), auditUpload(t, rep, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, page := ts.get("/audits/" + up.ID)
+	if up.Verdict != "pass" || !strings.Contains(page, "✅ pass:") || !strings.Contains(page, "(bits per byte &#43;0.01, accuracy −2 points) they judged it FAIL.") {
+		t.Errorf("an upload judged FAIL under the defaults, on a server of lenient limits: %s\n%s", up.Verdict, between(page, `<section class="card audit"`, "</section>"))
+	}
+}

@@ -74,9 +74,9 @@ type Config struct {
 	// gunzipped; 0 means DefaultMaxAuditBody.
 	MaxAuditBody int64
 	// AuditLimits are the limits this server judges artifact audits
-	// under (zero: audit.DefaultLimits); an uploader's own, when they
+	// under (nil: audit.DefaultLimits); an uploader's own, when they
 	// differ, are shown as the uploader's claim, never as the verdict.
-	AuditLimits audit.Limits
+	AuditLimits *audit.Limits
 }
 
 // DefaultBodyTimeout lets a DefaultMaxBody upload arrive at about 0.5 MB/s.
@@ -127,8 +127,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxAuditBody <= 0 {
 		cfg.MaxAuditBody = DefaultMaxAuditBody
 	}
-	if cfg.AuditLimits == (audit.Limits{}) {
-		cfg.AuditLimits = audit.DefaultLimits
+	if cfg.AuditLimits == nil {
+		cfg.AuditLimits = &audit.DefaultLimits
 	}
 	if cfg.MaxRecords <= 0 {
 		cfg.MaxRecords = DefaultMaxRecords
