@@ -107,7 +107,7 @@ func (f *fakeServer) Baseline(ctx context.Context, repo, model, test, ref string
 	return f.baselines[test], nil
 }
 
-func (f *fakeServer) UploadAudit(ctx context.Context, rep *audit.Report) (action.Uploaded, error) {
+func (f *fakeServer) UploadAudit(ctx context.Context, rep *audit.Report, dir string) (action.Uploaded, error) {
 	f.uploads = append(f.uploads, "audit "+string(rep.Verdict))
 	return action.Uploaded{URL: "https://evals.example/audits/a1"}, nil
 }

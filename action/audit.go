@@ -44,7 +44,7 @@ func (r *actionRun) audit(ctx context.Context) error {
 		FreshData: in.FreshData, ProbeItems: in.ProbeItems, Settings: in.settings(),
 		ModelName: in.ModelName, ModelRevision: r.headRevision, Git: r.headGit(),
 		Limits: in.MaxDegradation, Resamples: in.Resamples,
-		Dir: filepath.Join(in.WorkDir, "audit")})
+		Dir: r.auditDir()})
 	r.a.EndGroup()
 	if err != nil {
 		return fmt.Errorf("audit artifact %s: %w", in.Artifact, err)
@@ -52,6 +52,9 @@ func (r *actionRun) audit(ctx context.Context) error {
 	r.auditReport = rep
 	return nil
 }
+
+// auditDir holds the audit's run files and a made artifact.
+func (r *actionRun) auditDir() string { return filepath.Join(r.in.WorkDir, "audit") }
 
 // auditSection is the audit's Markdown section for the comment and the
 // job summary; "" without an audit.
@@ -83,7 +86,7 @@ func (r *actionRun) uploadAudit(ctx context.Context) []report.Link {
 	if r.auditReport == nil {
 		return nil
 	}
-	up, err := r.srv.UploadAudit(ctx, r.auditReport)
+	up, err := r.srv.UploadAudit(ctx, r.auditReport, r.auditDir())
 	if err != nil {
 		r.warn("report server unavailable", "upload of the artifact audit to %s failed; its report is in the job summary: %v", r.in.ServerURL, err)
 		return nil

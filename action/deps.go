@@ -85,7 +85,9 @@ type Server interface {
 	// nil and no error when there is none.
 	Baseline(ctx context.Context, repo, model, test, ref string) (*runfile.Run, error)
 	// UploadAudit stores an artifact audit beside the runs of its commit.
-	UploadAudit(ctx context.Context, rep *audit.Report) (Uploaded, error)
+	// dir holds the four run files it was judged from (the server
+	// recomputes it from them).
+	UploadAudit(ctx context.Context, rep *audit.Report, dir string) (Uploaded, error)
 }
 
 // Deps are the action's connections to the world, injected so the whole

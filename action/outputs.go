@@ -100,9 +100,9 @@ func (r *actionRun) findings(res Result) []finding {
 		if c.Metric == compare.MetricAccuracy {
 			unit = " points"
 		}
-		msg := fmt.Sprintf("%s %s regressed: %s %s -> %s, delta %s%s (%s%% interval %s) against baseline run %s",
+		msg := fmt.Sprintf("%s %s regressed: %s %s -> %s, delta %s%s (%s %s) against baseline run %s",
 			r.in.ModelName, c.Test, c.Metric, report.FormatScore(c.Metric, c.Base), report.FormatScore(c.Metric, c.Head),
-			report.FormatDelta(c.Metric, c.Delta), unit, strconv.FormatFloat(c.Confidence*100, 'f', -1, 64), report.FormatCI(c.Metric, c.CI), c.BaseRun.ID)
+			report.FormatDelta(c.Metric, c.Delta), unit, report.IntervalLabel(c.Level()), report.FormatCI(c.Metric, c.CI), c.BaseRun.ID)
 		out = append(out, finding{title: "udgam-ci: " + c.Test + " regressed", msg: msg, fails: r.in.FailOn != FailOnNever, test: c.Test})
 	}
 	if res.Mismatch {

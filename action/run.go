@@ -335,16 +335,11 @@ func (r *actionRun) score(ctx context.Context, test string, m fetch.Model, out s
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return nil, err
 	}
-	data := in.FreshData
-	if test == runfile.TestProbes {
-		data = in.ProbeItems
-	}
-	run, err := r.d.Scorer.Score(ctx, ScoreRequest{
-		Test: test, Model: m.Path, Out: out, Data: data, Variants: in.ProbeVariants,
-		Settings:  in.settings(),
-		ModelName: m.Model.Name, ModelRevision: m.Model.Revision,
-		Git: git, Contamination: r.scanPath, Sequential: seq,
-	})
+	req := in.scoreRequest(test)
+	req.Model, req.Out = m.Path, out
+	req.ModelName, req.ModelRevision = m.Model.Name, m.Model.Revision
+	req.Git, req.Contamination, req.Sequential = git, r.scanPath, seq
+	run, err := r.d.Scorer.Score(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("score %s of %s: %w", test, in.ModelName, err)
 	}
@@ -425,7 +420,7 @@ func (r *actionRun) baselines(ctx context.Context, tests []string) ([]*runfile.R
 // the directory between workflow runs).
 func (r *actionRun) revisionBaseline(ctx context.Context, rev, test string) (*runfile.Run, error) {
 	in := r.in
-	key := baselineKey(in, rev, test)
+	key := baselineKey(in, rev, test, ggufspec.EngineVersion(), release.Build())
 	path := filepath.Join(in.CacheDir, "baselines", key+".jsonl")
 	if run, err := runfile.ReadFile(path); err == nil {
 		r.a.Infof("baseline %s@%s %s: cached run %s", in.Model, rev, test, path)
@@ -447,12 +442,36 @@ func (r *actionRun) revisionBaseline(ctx context.Context, rev, test string) (*ru
 	return run, nil
 }
 
-// baselineKey names a cached baseline run by everything that decides it.
-func baselineKey(in Inputs, rev, test string) string {
-	b, _ := json.Marshal([]any{in.Model, rev, test, in.Dtype, in.AddBOS, in.Window, in.Stride,
-		in.FreshData, in.ProbeItems, ggufspec.EngineVersion()})
+// baselineKey names a cached baseline run by everything that decides its
+// scores: how the model at rev is fetched (subfolder, dtype, a tokenizer
+// allowed unverified), the request it is scored with (scoreRequest: the
+// settings its header records; threads aside, which never change a
+// score), the training data scanned for contamination, the engine and
+// udgam-ci's own build (release.Build): a fix that changes scores is never
+// compared with a baseline the code before it scored.
+func baselineKey(in Inputs, rev, test, engine, build string) string {
+	req := in.scoreRequest(test)
+	req.Threads = 0
+	b, _ := json.Marshal(struct {
+		Model, Rev, Subfolder, Dtype string
+		AllowUnverifiedTokenizer     bool
+		Request                      ScoreRequest
+		TrainingData                 []string
+		Engine, Build                string
+	}{in.Model, rev, in.Subfolder, in.Dtype, in.AllowUnverifiedTokenizer, req, in.TrainingData, engine, build})
 	sum := sha256.Sum256(b)
 	return test + "-" + hex.EncodeToString(sum[:8])
+}
+
+// scoreRequest is what every run of test is scored with, from the inputs:
+// its data, variants and settings (r.score adds the model and where the
+// run goes).
+func (in *Inputs) scoreRequest(test string) ScoreRequest {
+	data := in.FreshData
+	if test == runfile.TestProbes {
+		data = in.ProbeItems
+	}
+	return ScoreRequest{Test: test, Data: data, Variants: in.ProbeVariants, Settings: in.settings()}
 }
 
 // upload sends every head run; a failing server costs the links, never the

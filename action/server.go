@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 
 	"github.com/udgamlabs/udgam-ci/evals/audit"
 	"github.com/udgamlabs/udgam-ci/runfile"
@@ -40,12 +43,18 @@ func (s reportServer) Baseline(ctx context.Context, repo, model, test, ref strin
 	return run, err
 }
 
-func (s reportServer) UploadAudit(ctx context.Context, rep *audit.Report) (Uploaded, error) {
-	b, err := json.Marshal(rep)
-	if err != nil {
+func (s reportServer) UploadAudit(ctx context.Context, rep *audit.Report, dir string) (Uploaded, error) {
+	up := client.AuditUpload{Runs: map[string][]byte{}}
+	var err error
+	if up.Report, err = json.Marshal(rep); err != nil {
 		return Uploaded{}, err
 	}
-	res, err := s.c.UploadAudit(ctx, bytes.NewReader(b))
+	for _, name := range audit.RunFileNames {
+		if up.Runs[name], err = os.ReadFile(filepath.Join(dir, name)); err != nil {
+			return Uploaded{}, fmt.Errorf("the audit's run files: %w", err)
+		}
+	}
+	res, err := s.c.UploadAudit(ctx, up)
 	if err != nil {
 		return Uploaded{}, err
 	}

@@ -12,8 +12,12 @@ import (
 // an upload of 2,000 records fast.
 const RunIntervalResamples = 1000
 
+// ScoreLevel is the level of a run's own interval: every surface that
+// shows one labels it with this.
+const ScoreLevel = DefaultConfidence
+
 // RunScore is one run's headline number with its bootstrap interval at
-// DefaultConfidence.
+// ScoreLevel.
 type RunScore struct {
 	Metric string  `json:"metric"`
 	Value  float64 `json:"value"`
@@ -41,14 +45,14 @@ func ScoreRun(r *runfile.Run) RunScore {
 			recs[i] = record{hn: d.Bits, hd: float64(d.Bytes)} // base side empty: the draw is the head's ratio
 		}
 		vals, _ := bootstrap(context.Background(), recs, 1, RunIntervalResamples, DefaultSeed, streamOf(runIntervalStream), 1)
-		alpha := 1 - DefaultConfidence
+		alpha := 1 - ScoreLevel
 		out.Lo, out.Hi = quantile(vals, alpha/2), quantile(vals, 1-alpha/2)
 		return out
 	}
 	s := runfile.SummarizeProbes(r.Items)
 	out := RunScore{Metric: MetricAccuracy, Value: s.Accuracy, Lo: s.Accuracy, Hi: s.Accuracy}
 	if s.Items > 0 {
-		out.Lo, out.Hi = binomialInterval(s.Correct, s.Items, DefaultConfidence)
+		out.Lo, out.Hi = binomialInterval(s.Correct, s.Items, ScoreLevel)
 	}
 	return out
 }
@@ -105,6 +109,6 @@ func RunMargin(r *runfile.Run) (RunScore, bool) {
 		recs[i] = record{hn: m, hd: 1}
 	}
 	vals, _ := bootstrap(context.Background(), recs, 1, RunIntervalResamples, DefaultSeed, streamOf(runMarginStream), 1)
-	alpha := 1 - DefaultConfidence
+	alpha := 1 - ScoreLevel
 	return RunScore{Metric: MetricMargin, Value: mean, Lo: quantile(vals, alpha/2), Hi: quantile(vals, 1-alpha/2)}, true
 }

@@ -32,6 +32,9 @@ type Sequential struct {
 	// Text's bound on a document's residual bits): from it on the run
 	// could not stop early.
 	Broken string `json:"broken,omitempty"`
+	// NoInterval: the rule gave no interval (stopped before its longest
+	// documents were all in, or after its assumption broke).
+	NoInterval bool `json:"no_interval,omitempty"`
 }
 
 // NoChangeLargerThan is the largest change the interval leaves open: the
@@ -46,10 +49,29 @@ func (s *Sequential) NoChangeLargerThan() float64 {
 // its anytime-valid interval. It returns nil and a note when the runs
 // cannot carry it (then the fixed-sample bootstrap stands).
 func sequentialResult(base, head *runfile.Run) (*Sequential, string) {
-	h := head.Header.Sequential
-	tr, err := NewTracker(base, head.Header.Test, *h)
+	s, note, err := ReplaySequential(base, head)
 	if err != nil {
 		return nil, fmt.Sprintf("The head run was scored sequentially (--until decided), but %v; the interval is the fixed-sample bootstrap over the shared records.", err)
+	}
+	if s.NoInterval {
+		return nil, note
+	}
+	return s, note
+}
+
+// ReplaySequential recomputes, from a sequential head run's records and
+// the rule in its header, where it stopped and why against base: what
+// every surface shows instead of the header's own claim (the report
+// server refuses a header whose claim differs), with a note for the reader
+// when the rule gives no interval or its assumption failed.
+func ReplaySequential(base, head *runfile.Run) (*Sequential, string, error) {
+	h := head.Header.Sequential
+	if h == nil {
+		return nil, "", fmt.Errorf("run %s was not scored sequentially", head.Header.ID)
+	}
+	tr, err := NewTracker(base, head.Header.Test, *h)
+	if err != nil {
+		return nil, "", err
 	}
 	docs := map[string]*runfile.Doc{}
 	for i := range head.Docs {
@@ -76,12 +98,13 @@ func sequentialResult(base, head *runfile.Run) (*Sequential, string) {
 			break // the first gap in the order ends the sequence
 		}
 		if err := tr.Add(rec); err != nil {
-			return nil, fmt.Sprintf("The head run was scored sequentially (--until decided), but %v; the interval is the fixed-sample bootstrap over the shared records.", err)
+			return nil, "", err
 		}
 	}
 	s := &Sequential{Level: h.Level, MinEffect: h.MinEffect, Seed: h.Seed, Budget: h.Budget,
 		Scored: tr.Scored(), Total: h.Total, CI: tr.Interval(), LeftOut: head.Len() - tr.Scored(), Broken: tr.Broken()}
 	s.Reason = tr.Decision()
+	note := ""
 	if s.Reason == "" && !tr.Bounded() {
 		// no interval: the run stopped before its longest documents were all
 		// in, or after a document broke the rule's assumption
@@ -89,7 +112,8 @@ func sequentialResult(base, head *runfile.Run) (*Sequential, string) {
 		if s.Broken != "" {
 			why = fmt.Sprintf("%s, so no interval holds, and it stopped after %d of %d records", s.Broken, tr.Scored(), h.Total)
 		}
-		return nil, fmt.Sprintf("The head run was scored sequentially (--until decided), but %s; the interval is the fixed-sample bootstrap over the shared records.", why)
+		s.NoInterval = true
+		note = fmt.Sprintf("The head run was scored sequentially (--until decided), but %s; the interval is the fixed-sample bootstrap over the shared records.", why)
 	}
 	switch {
 	case s.Reason != "":
@@ -99,10 +123,10 @@ func sequentialResult(base, head *runfile.Run) (*Sequential, string) {
 	default:
 		s.Reason = sequential.Stopped
 	}
-	if s.Broken != "" {
-		return s, fmt.Sprintf("The stopping rule's assumption failed: %s; the run could not stop early from there on.", s.Broken)
+	if note == "" && s.Broken != "" {
+		note = fmt.Sprintf("The stopping rule's assumption failed: %s; the run could not stop early from there on.", s.Broken)
 	}
-	return s, ""
+	return s, note, nil
 }
 
 // judgeSequential sets r's interval and verdict from s: a change when the

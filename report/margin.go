@@ -69,7 +69,7 @@ func addMarginColumn(t *table, c *compare.Comparison, groups map[string]*compare
 			return
 		}
 	}
-	t.Head = append(t.Head, "Margin "+s.delta()+" "+ciLabel(c.Confidence))
+	t.Head = append(t.Head, "Margin "+s.delta()+" "+IntervalLabel(c.Confidence))
 	t.Right = append(t.Right, true)
 	for i, k := range keys {
 		m := groups[k].Margin

@@ -98,7 +98,7 @@ func variantSection(c *compare.Comparison, s style) section {
 	vc := c.Variants
 	sec := section{Summary: testTitle(c) + ": prompt variants", Open: vc.SpreadExceedsGap,
 		Lines: []string{sprintf("Accuracy %% under each wording of the prompts, on the items every variant scored; %s: the paired difference from the published template. The headline is the published template's.", s.delta())}}
-	ci := ciLabel(c.Confidence)
+	ci := IntervalLabel(c.Confidence)
 	t := table{Head: []string{"Variant", "Base", "Base " + s.delta() + " " + ci, "Head", "Head " + s.delta() + " " + ci},
 		Right: []bool{false, true, true, true, true}, Rows: variantRows(vc, s)}
 	sec.Tables = append(sec.Tables, t)

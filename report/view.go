@@ -57,6 +57,7 @@ type table struct {
 	Head  []string
 	Right []bool
 	Rows  [][]string
+	level float64 // of a results table's intervals; 0 when its tests differ
 }
 
 // section is a collapsible part of the report.
@@ -207,7 +208,7 @@ func newView(cm Comment, s style) view {
 		}
 		v.Marker = Marker(name)
 	}
-	v.Headline = resultsTable("", cm.Tests[0].Confidence, s)
+	v.Headline = resultsTable("", cm.Tests, s)
 	for _, c := range cm.Tests {
 		v.addTest(c, s)
 	}
@@ -240,7 +241,7 @@ func (v *view) addTest(c *compare.Comparison, s style) {
 		v.Notes = append(v.Notes, testTitle(c)+": "+n)
 	}
 	v.Data = append(v.Data, dataLine(c, s))
-	v.Headline.Rows = append(v.Headline.Rows, testRow(c, "", s))
+	v.Headline.Rows = append(v.Headline.Rows, testRow(c, "", v.Headline.level, s))
 	v.Paired = append(v.Paired, pairedLine(c, s))
 	v.addMargin(c, s)
 	v.addVariants(c, s)
@@ -264,16 +265,32 @@ func addModel(list []modelRef, r compare.RunRef) []modelRef {
 
 // resultsTable holds one result per test: the headline, or the tests
 // compared again without the contaminated items.
-func resultsTable(title string, confidence float64, s style) table {
-	return table{Title: title, Head: []string{"Test", "Base", "Head", s.delta(), ciLabel(confidence), "Verdict"},
-		Right: []bool{false, true, true, true, true, false}}
+// resultsTable is the table of tests' headline results, its interval
+// column labelled with their level (compare.Comparison.Level); when the
+// tests' levels differ, each cell says its own.
+func resultsTable(title string, tests []*compare.Comparison, s style) table {
+	level := tests[0].Level()
+	for _, c := range tests[1:] {
+		if c.Level() != level {
+			level = 0
+		}
+	}
+	label := "Interval"
+	if level != 0 {
+		label = IntervalLabel(level)
+	}
+	return table{Title: title, Head: []string{"Test", "Base", "Head", s.delta(), label, "Verdict"},
+		Right: []bool{false, true, true, true, true, false}, level: level}
 }
 
 // testRow is a test's row of a resultsTable; more is added to its label.
-func testRow(c *compare.Comparison, more string, s style) []string {
+func testRow(c *compare.Comparison, more string, level float64, s style) []string {
 	cells := resultCells(&c.Result, c.Mismatch, s)
 	if c.Sequential != nil {
 		cells[3] += " anytime-valid"
+	}
+	if level == 0 { // the table's tests differ in level: each cell says its own
+		cells[3] += " " + fmtFloat(100*c.Level(), 0) + "%"
 	}
 	return append([]string{testTitle(c) + " (" + metricTitle(c, s) + more + ")"}, cells...)
 }
@@ -338,17 +355,20 @@ func contaminationSection(x *Contamination, s style) section {
 		sec.Lines = append(sec.Lines, "- "+s.cell(it))
 	}
 	if len(x.Clean) > 0 {
-		t := resultsTable("Without the items found", x.Clean[0].Confidence, s)
+		t := resultsTable("Without the items found", x.Clean, s)
 		for _, c := range x.Clean {
-			t.Rows = append(t.Rows, testRow(c, ", "+recordNoun(c, c.N), s))
+			t.Rows = append(t.Rows, testRow(c, ", "+recordNoun(c, c.N), t.level, s))
 		}
 		sec.Tables = append(sec.Tables, t)
 	}
 	return sec
 }
 
-func ciLabel(conf float64) string {
-	return fmtFloat(100*conf, 0) + "% interval"
+// IntervalLabel is every interval's label: "95% interval" for level
+// 0.95. Pages, comments and the terminal all label intervals with it,
+// from the level the interval was computed at.
+func IntervalLabel(level float64) string {
+	return fmtFloat(100*level, 0) + "% interval"
 }
 
 func resultCells(r *compare.Result, mismatch bool, s style) []string {
@@ -403,7 +423,7 @@ func groupTable(c *compare.Comparison, by string, groups map[string]*compare.Res
 		n = "Items"
 	}
 	t := table{
-		Head:  []string{upperFirst(by), n, "Base", "Head", s.delta(), ciLabel(c.Confidence), "Verdict"},
+		Head:  []string{upperFirst(by), n, "Base", "Head", s.delta(), IntervalLabel(c.Confidence), "Verdict"},
 		Right: []bool{false, true, true, true, true, true, false},
 	}
 	if c.Test == runfile.TestProbes {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
@@ -144,11 +145,16 @@ func (s *Server) apiRun(c echo.Context) error {
 
 // wireRun is a stored run as the API sends it.
 func wireRun(r *store.Run) client.Run {
-	return client.Run{
+	out := client.Run{
 		ID: r.ID, Test: r.Test, Model: r.Model, Revision: r.Revision, Repo: r.Repo, SHA: r.SHA, Ref: r.Ref, PR: r.PR,
 		StartedAt: r.StartedAt, UploadedAt: r.UploadedAt, Records: r.Records, Score: wireScore(r.Score),
 		BaselineID: r.BaselineID, Flags: r.Flags, Header: r.Header, Summary: r.Summary, Invalid: r.Invalid,
+		Partial: r.Partial,
 	}
+	if q := r.Sequential; q != nil {
+		out.Stop = &runfile.Stop{Reason: q.Reason, Scored: q.Scored, CI: q.CI}
+	}
+	return out
 }
 
 func wireScore(s store.Score) client.Score {

@@ -2,29 +2,41 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"math"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/udgamlabs/udgam-ci/evals/audit"
+	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
 
-// DefaultMaxAuditBody bounds an audit upload, compressed and gunzipped: a
-// report of the core set's 7 types and 21 levels is about 25 KB.
-const DefaultMaxAuditBody = 1 << 20
+// DefaultMaxAuditBody bounds an audit upload, compressed and gunzipped:
+// its report and four run files, each of the full sets' runs a few MB.
+const DefaultMaxAuditBody = 64 << 20
 
 func auditPath(id string) string { return "/audits/" + url.PathEscape(id) }
 
-// uploadAudit stores an artifact audit's report (POST /api/v1/audits),
-// with the token, the bounds on uploads read at once and the body's time
-// limit of a run's upload. The report is checked whole (audit.Decode:
-// complete, consistent with its own comparisons) before the one write,
-// so a refused upload leaves the database as it was.
+// uploadAudit stores an artifact audit (POST /api/v1/audits), with the
+// token, the bounds on uploads read at once and the body's time limit of
+// a run's upload. The upload carries the report and the four run files it
+// was judged from; every figure is recomputed from the runs with the
+// CLI's code (audit.Rejudge) and judged under this server's limits, and
+// the reference's scores are checked against stored runs of the same
+// model file, all before the one write, so a refused upload leaves the
+// database as it was.
 func (s *Server) uploadAudit(c echo.Context) error {
 	ctx := c.Request().Context()
 	tok, release, err := s.startUpload(c)
@@ -32,11 +44,16 @@ func (s *Server) uploadAudit(c echo.Context) error {
 		return err
 	}
 	defer release()
+	mt, params, err := mime.ParseMediaType(c.Request().Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+		return badRequest("an audit is uploaded with the run files it was judged from: multipart/form-data with the parts %q, %s (udgam-ci audit push and the Action send them)",
+			client.AuditReportPart, strings.Join(audit.RunFileNames[:], ", "))
+	}
 	body, gz, tooBig, err := s.openBody(c, s.cfg.MaxAuditBody)
 	if err != nil {
 		return err
 	}
-	rep, err := audit.Decode(body, "upload")
+	rep, runs, err := s.readAudit(multipart.NewReader(body, params["boundary"]))
 	if err != nil {
 		return s.bodyError(err, gz, tooBig)
 	}
@@ -46,22 +63,29 @@ func (s *Server) uploadAudit(c echo.Context) error {
 	if rep.Git.Repo != tok.Repo {
 		return echo.NewHTTPError(http.StatusForbidden, fmt.Sprintf("this token uploads for %s only; the audit is of %s", tok.Repo, rep.Git.Repo))
 	}
-	canon, err := json.Marshal(rep)
+	judged, err := audit.Rejudge(rep, runs, *s.cfg.AuditLimits)
+	if err != nil {
+		return badRequest("audit report: %v", err)
+	}
+	if err := s.checkReference(ctx, runs); err != nil {
+		return err
+	}
+	canon, err := json.Marshal(judged)
 	if err != nil {
 		return fmt.Errorf("audit: encode: %w", err)
 	}
-	a, created, err := s.store.PutAudit(ctx, store.NewAudit{Model: rep.Reference.Name, Revision: rep.Reference.Revision,
-		Git: rep.Git, Artifact: rep.ArtifactName(), Verdict: string(rep.Verdict), Report: canon})
+	a, created, err := s.store.PutAudit(ctx, store.NewAudit{Model: judged.Reference.Name, Revision: judged.Reference.Revision,
+		Git: judged.Git, Artifact: judged.ArtifactName(), Verdict: string(judged.Verdict), Report: canon})
 	if err != nil {
 		return err
 	}
-	runs, err := s.store.CommitRunIDs(ctx, a.Repo, a.Model, a.Revision, a.SHA)
+	runIDs, err := s.store.CommitRunIDs(ctx, a.Repo, a.Model, a.Revision, a.SHA)
 	if err != nil {
 		return err
 	}
-	s.log.Info("audit stored", "id", a.ID, "created", created, "model", a.Model, "verdict", a.Verdict, "runs", len(runs))
+	s.log.Info("audit stored", "id", a.ID, "created", created, "model", a.Model, "verdict", a.Verdict, "runs", len(runIDs))
 	out := client.AuditUploadResult{ID: a.ID, URL: s.absURL(auditPath(a.ID)), Created: created, Repo: a.Repo,
-		Model: a.Model, Revision: a.Revision, SHA: a.SHA, Verdict: a.Verdict, Runs: runs}
+		Model: a.Model, Revision: a.Revision, SHA: a.SHA, Verdict: a.Verdict, Runs: runIDs}
 	if out.Runs == nil {
 		out.Runs = []string{}
 	}
@@ -70,6 +94,106 @@ func (s *Server) uploadAudit(c echo.Context) error {
 		code = http.StatusOK
 	}
 	return c.JSON(code, out)
+}
+
+// readAudit reads an audit upload's parts: the report, checked whole
+// (audit.Decode), and each run file, checked as a run upload is.
+func (s *Server) readAudit(mr *multipart.Reader) (*audit.Report, audit.RunFiles, error) {
+	var rep *audit.Report
+	var runs audit.RunFiles
+	slots := runs.All()
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, runs, fmt.Errorf("audit upload: %w", err)
+		}
+		name := part.FormName()
+		i := slices.Index(audit.RunFileNames[:], name)
+		switch {
+		case name == client.AuditReportPart && rep == nil:
+			if rep, err = audit.Decode(part, "upload"); err != nil {
+				return nil, runs, err
+			}
+		case i >= 0 && *slots[i] == nil:
+			r, err := runfile.ReadWith(part, name, runfile.Options{MaxRecords: s.cfg.MaxRecords})
+			if err != nil {
+				return nil, runs, err
+			}
+			if err := s.store.CheckRun(r); err != nil {
+				return nil, runs, fmt.Errorf("%s: %w", name, err)
+			}
+			*slots[i] = r
+		default:
+			return nil, runs, fmt.Errorf("audit upload: part %q: want each of %q, %s once", name, client.AuditReportPart, strings.Join(audit.RunFileNames[:], ", "))
+		}
+	}
+	if rep == nil {
+		return nil, runs, fmt.Errorf("audit upload: no %q part", client.AuditReportPart)
+	}
+	for i, p := range slots {
+		if *p == nil {
+			return nil, runs, fmt.Errorf("audit upload: no %q part: an audit is recomputed from its four run files", audit.RunFileNames[i])
+		}
+	}
+	return rep, runs, nil
+}
+
+// checkReference refuses an audit whose reference scored otherwise than a
+// stored run of the same model file (sha256) and judged settings: the
+// audit would otherwise stand beside that run with other numbers.
+func (s *Server) checkReference(ctx context.Context, runs audit.RunFiles) error {
+	for _, ref := range []*runfile.Run{runs.RefFresh, runs.RefProbes} {
+		h := &ref.Header
+		if h.Model.SHA256 == "" {
+			continue
+		}
+		ids, err := s.store.ModelFileRuns(ctx, h.Git.Repo, h.Model.Name, h.Test, h.Model.SHA256)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			stored, err := s.store.LoadRun(ctx, id)
+			if err != nil {
+				return err
+			}
+			if len(runfile.Mismatch(stored.Header, *h)) > 0 {
+				continue
+			}
+			if diff := differingRecord(stored, ref); diff != "" {
+				return badRequest("audit: the reference's %s scores are not those of stored run %s of the same model file (sha256 %.12s) and settings: %s",
+					h.Test, id, h.Model.SHA256, diff)
+			}
+		}
+	}
+	return nil
+}
+
+// differingRecord names the first record both runs hold that they scored
+// differently ("" when none): the same model file with the same settings
+// scores every record the same.
+func differingRecord(a, b *runfile.Run) string {
+	docs := make(map[string]runfile.Doc, len(a.Docs))
+	for _, d := range a.Docs {
+		docs[d.ID] = d
+	}
+	for _, d := range b.Docs {
+		if x, ok := docs[d.ID]; ok && (x.Bytes != d.Bytes || math.Abs(x.Bits-d.Bits) > 1e-6*max(1, math.Abs(x.Bits))) {
+			return fmt.Sprintf("document %s: %g bits over %d bytes there, %g over %d here", d.ID, x.Bits, x.Bytes, d.Bits, d.Bytes)
+		}
+	}
+	items := make(map[string]runfile.Item, len(a.Items))
+	for _, it := range a.Items {
+		items[it.ID] = it
+	}
+	for _, it := range b.Items {
+		if x, ok := items[it.ID]; ok && (x.Pred != it.Pred || x.Correct != it.Correct) {
+			return fmt.Sprintf("item %s: answered %d there, %d here", it.ID, x.Pred, it.Pred)
+		}
+	}
+	return ""
 }
 
 // visibleAudit is the audit the path's :id names, if the reader may see it.
@@ -107,6 +231,13 @@ type auditView struct {
 	*store.Audit
 	URL     string
 	Section audit.Section
+	// Claim says what the uploader judged under limits of their own,
+	// when they differ from this server's: shown as theirs, never as the
+	// verdict.
+	Claim string
+	// First marks the title and verdict to come first on a phone: on the
+	// audit's own page, not where it sits beside a run.
+	First bool
 }
 
 func newAuditView(a *store.Audit) (auditView, error) {
@@ -116,7 +247,12 @@ func newAuditView(a *store.Audit) (auditView, error) {
 	if err != nil {
 		return auditView{}, fmt.Errorf("stored %w", err)
 	}
-	return auditView{Audit: a, URL: auditPath(a.ID), Section: rep.Section()}, nil
+	v := auditView{Audit: a, URL: auditPath(a.ID), Section: rep.Section()}
+	if c := rep.Claimed; c != nil {
+		v.Claim = fmt.Sprintf("The uploader's claim, not this server's verdict: under their own limits (bits per byte +%g, accuracy −%g points) they judged it %s.",
+			c.Limits.BPB, c.Limits.Accuracy, strings.ToUpper(string(c.Verdict)))
+	}
+	return v, nil
 }
 
 // auditPage is /audits/:id.
@@ -129,6 +265,7 @@ func (s *Server) auditPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	v.First = true
 	runs, err := s.store.CommitRunIDs(c.Request().Context(), a.Repo, a.Model, a.Revision, a.SHA)
 	if err != nil {
 		return err

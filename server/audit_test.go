@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"html"
+	"mime/multipart"
 	"net/http"
 	"reflect"
 	"regexp"
@@ -16,17 +17,57 @@ import (
 	"github.com/udgamlabs/udgam-ci/evals/audit/audittest"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server"
+	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
 )
 
 // auditOf judges synthetic runs of the model at the revision (and commit)
 // of seed's servertest runs: an artifact that lost about fifteen points.
-func auditOf(t *testing.T, repo string, seed uint64) *audit.Report {
+func auditOf(t *testing.T, repo string, seed uint64) (*audit.Report, audit.RunFiles) {
 	t.Helper()
 	h := servertest.Spec{Seed: seed, Repo: repo}.Header()
 	h.Model.File = "smollm2-135m"
-	return audittest.Report(t, audittest.Spec{Model: h.Model, Git: h.Git, Items: 420, Seed: seed, BPBRise: 0.02, Quantized: "q4_0",
+	return audittest.Judged(t, audittest.Spec{Model: h.Model, Git: h.Git, Items: 420, Seed: seed, BPBRise: 0.02, Quantized: "q4_0",
 		KL: audit.KL{Tokens: 12345, Mean: 0.0213, P99: 0.41, Max: 2.5, SameTop: 0.9612}})
+}
+
+// auditUpload is the upload of a report (any JSON value, or its bytes)
+// with its run files.
+func auditUpload(t *testing.T, report any, runs audit.RunFiles) client.AuditUpload {
+	t.Helper()
+	up, err := client.NewAuditUpload(report, runs.ByName())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, ok := report.([]byte); ok {
+		up.Report = b
+	}
+	return up
+}
+
+// multipartOf is an audit upload's body and content type, as the client
+// sends it.
+func multipartOf(t *testing.T, up client.AuditUpload) (string, []byte) {
+	t.Helper()
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
+	names := []string{client.AuditReportPart}
+	for _, n := range audit.RunFileNames {
+		names = append(names, n)
+	}
+	for _, n := range names {
+		data, ok := up.Runs[n]
+		if n == client.AuditReportPart {
+			data, ok = up.Report, true
+		}
+		if !ok {
+			continue
+		}
+		w, _ := mw.CreateFormFile(n, n)
+		w.Write(data)
+	}
+	mw.Close()
+	return mw.FormDataContentType(), b.Bytes()
 }
 
 func seedCommit(t *testing.T, ts *testServer, seed uint64) []string {
@@ -58,9 +99,9 @@ func TestAuditUploadStoresAndServes(t *testing.T) {
 	t.Parallel()
 	ts := startServer(t, server.Config{})
 	runs := seedCommit(t, ts, 5)
-	rep := auditOf(t, testRepo, 5)
+	rep, files := auditOf(t, testRepo, 5)
 	ctx := context.Background()
-	up, err := ts.client.UploadAudit(ctx, bytes.NewReader(jsonOf(t, rep)))
+	up, err := ts.client.UploadAudit(ctx, auditUpload(t, rep, files))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +109,7 @@ func TestAuditUploadStoresAndServes(t *testing.T) {
 		up.URL != ts.url+"/audits/"+up.ID {
 		t.Fatalf("upload answer %+v, want a new failed audit filed beside runs %v", up, runs)
 	}
-	again, err := ts.client.UploadAudit(ctx, bytes.NewReader(jsonOf(t, rep)))
+	again, err := ts.client.UploadAudit(ctx, auditUpload(t, rep, files))
 	if err != nil || again.Created || again.ID != up.ID {
 		t.Fatalf("the same report again: %+v, %v; want the stored %s", again, err, up.ID)
 	}
@@ -92,10 +133,16 @@ func TestAuditUploadStoresAndServes(t *testing.T) {
 // problem, and leave the stored audit and runs as they were.
 func TestAuditUploadRefused(t *testing.T) {
 	t.Parallel()
-	ts := startServer(t, server.Config{MaxAuditBody: 256 << 10})
+	ts := startServer(t, server.Config{MaxAuditBody: 1 << 20})
 	seedCommit(t, ts, 5)
-	good := jsonOf(t, auditOf(t, testRepo, 5))
-	if code, b, _ := ts.do(http.MethodPost, "/api/v1/audits", ts.token, bytes.NewReader(good)); code != 201 {
+	goodRep, files := auditOf(t, testRepo, 5)
+	good := jsonOf(t, goodRep)
+	post := func(token string, report []byte) (int, []byte) {
+		ctype, body := multipartOf(t, auditUpload(t, report, files))
+		code, b, _ := ts.do(http.MethodPost, "/api/v1/audits", token, bytes.NewReader(body), "Content-Type", ctype)
+		return code, b
+	}
+	if code, b := post(ts.token, good); code != 201 {
 		t.Fatalf("good audit: %d %s", code, b)
 	}
 	ctx := context.Background()
@@ -118,12 +165,17 @@ func TestAuditUploadRefused(t *testing.T) {
 		f(c)
 		return jsonOf(t, c)
 	}
+	ctype, whole := multipartOf(t, auditUpload(t, append(append([]byte{}, good...), bytes.Repeat([]byte(" "), 4<<20)...), files))
 	var bomb bytes.Buffer
 	zw := gzip.NewWriter(&bomb)
-	zw.Write(good[:len(good)-1])
-	zw.Write(bytes.Repeat([]byte(" "), 4<<20))
-	zw.Write([]byte("}"))
+	zw.Write(whole)
 	zw.Close()
+	if code, b, _ := ts.do(http.MethodPost, "/api/v1/audits", ts.token, bytes.NewReader(bomb.Bytes()), "Content-Type", ctype, "Content-Encoding", "gzip"); code != 413 {
+		t.Errorf("gzip bomb: %d %s, want 413", code, b)
+	}
+	if code, b, _ := ts.do(http.MethodPost, "/api/v1/audits", ts.token, bytes.NewReader(good), "Content-Type", "application/json"); code != 400 || !strings.Contains(string(b), "run files") {
+		t.Errorf("a report without its run files: %d %s, want 400", code, b)
+	}
 	for _, tc := range []struct {
 		name  string
 		token string
@@ -134,17 +186,22 @@ func TestAuditUploadRefused(t *testing.T) {
 		{"no token", "", good, 401, "a token is needed"},
 		{"unknown token", "udg_nope", good, 401, "unknown or revoked token"},
 		{"another repository's token", other, good, 403, "this token uploads for someone/else only"},
-		{"oversize", ts.token, append(append([]byte{}, good...), bytes.Repeat([]byte(" "), 300<<10)...), 413, "over the limit of 262144 bytes"},
-		{"gzip bomb", ts.token, bomb.Bytes(), 413, "over the limit"},
+		{"oversize", ts.token, append(append([]byte{}, good...), bytes.Repeat([]byte(" "), 1100<<10)...), 413, "over the limit of 1048576 bytes"},
 		{"not JSON", ts.token, []byte("<html>hello</html>"), 400, "invalid character"},
 		{"cut short", ts.token, good[:len(good)/2], 400, "unexpected EOF"},
 		{"two reports", ts.token, append(append(append([]byte{}, good...), '\n'), good...), 400, "more after"},
 		{"unknown field", ts.token, edited(func(c map[string]any) { c["score"] = 99 }), 400, `unknown field "score"`},
 		{"verdict edited", ts.token, edited(func(c map[string]any) { c["verdict"] = "pass"; delete(c, "reasons") }), 400, "verdict"},
 		{"no repository", ts.token, edited(func(c map[string]any) { c["git"] = map[string]any{"pr": nil} }), 400, "git.repo is empty"},
-		{"bad model name", ts.token, edited(func(c map[string]any) { c["reference"].(map[string]any)["name"] = "../etc" }), 400, "model name"},
+		{"bad model name", ts.token, edited(func(c map[string]any) { c["reference"].(map[string]any)["name"] = "../etc" }), 400, "reference: not what the audit's run files give"},
+		// Issue 39: names bounded and plain, KL bounded to what is possible.
+		{"a 20,000-character artifact file", ts.token, edited(func(c map[string]any) { c["artifact"].(map[string]any)["file"] = strings.Repeat("q", 20000) }), 400, "artifact.file: 20000 bytes"},
+		{"a bidi override in the dtype", ts.token, edited(func(c map[string]any) { c["artifact"].(map[string]any)["dtype"] = "q4\u202e0" }), 400, "artifact.dtype"},
+		{"a control character in the file", ts.token, edited(func(c map[string]any) { c["artifact"].(map[string]any)["file"] = "a\x1b[2Jb.gguf" }), 400, "control or formatting character"},
+		{"a KL mean above its max", ts.token, edited(func(c map[string]any) { c["kl"].(map[string]any)["mean"] = 7.5 }), 400, "kl"},
+		{"a KL over no tokens", ts.token, edited(func(c map[string]any) { c["kl"].(map[string]any)["tokens"] = 0 }), 400, "kl"},
 	} {
-		code, b, _ := ts.do(http.MethodPost, "/api/v1/audits", tc.token, bytes.NewReader(tc.body))
+		code, b := post(tc.token, tc.body)
 		if code != tc.code || !strings.Contains(errorOf(t, b), tc.want) {
 			t.Errorf("%s: %d %s, want %d naming %q", tc.name, code, b, tc.code, tc.want)
 		}
@@ -223,8 +280,8 @@ func TestChromiumRunPageShowsAudit(t *testing.T) {
 	bin := chromium(t)
 	ts := startServer(t, server.Config{})
 	runs := seedCommit(t, ts, 7)
-	rep := auditOf(t, testRepo, 7)
-	up, err := ts.client.UploadAudit(context.Background(), bytes.NewReader(jsonOf(t, rep)))
+	rep, files := auditOf(t, testRepo, 7)
+	up, err := ts.client.UploadAudit(context.Background(), auditUpload(t, rep, files))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +340,9 @@ func TestChromiumRunPageShowsAudit(t *testing.T) {
 func TestAuditPrivateScope(t *testing.T) {
 	t.Parallel()
 	ts := startServer(t, server.Config{Private: true})
-	code, b, _ := ts.do(http.MethodPost, "/api/v1/audits", ts.token, bytes.NewReader(jsonOf(t, auditOf(t, testRepo, 2))))
+	rep, files := auditOf(t, testRepo, 2)
+	ctype, body := multipartOf(t, auditUpload(t, rep, files))
+	code, b, _ := ts.do(http.MethodPost, "/api/v1/audits", ts.token, bytes.NewReader(body), "Content-Type", ctype)
 	if code != 201 {
 		t.Fatalf("upload: %d %s", code, b)
 	}

@@ -6,6 +6,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/report"
 )
 
 // chartPoint is one run on a history chart.
@@ -167,7 +170,7 @@ func legend(b *strings.Builder) {
 	item(fmt.Sprintf(`<line x1="-6" x2="8" y1="0" y2="0" stroke="%s" stroke-width="2"/><circle cx="1" cy="0" r="4" fill="%s"/>`, colBase, colBase), "base branch", 130)
 	item(fmt.Sprintf(`<path d="M1 -6l6 6l-6 6l-6 -6z" fill="%s"/>`, colPR), "pull request / other ref", 210)
 	item(fmt.Sprintf(`<circle cx="1" cy="0" r="6" fill="none" stroke="%s" stroke-width="2.5"/>`, colFlag), "settings differ from baseline", 240)
-	item(`<line x1="1" x2="1" y1="-7" y2="7" stroke="#6b7280" stroke-width="1.5"/>`, "95% interval", 120)
+	item(`<line x1="1" x2="1" y1="-7" y2="7" stroke="#6b7280" stroke-width="1.5"/>`, report.IntervalLabel(compare.ScoreLevel), 120)
 }
 
 // chartLimit bounds the values a chart draws. Scores are small numbers;

@@ -153,8 +153,9 @@ func copyFile(t *testing.T, from, to string) {
 // reader there meets: the frame's width, the page's scroll width, text
 // rendered under 11 CSS px (SVG text by its scale on screen), numbers
 // broken across lines, table cells and key values ([data-key]: headline,
-// interval, verdict) that lie outside the screen's width, and how many
-// key values there are.
+// interval, verdict) that lie outside the screen's width, how many key
+// values there are, and which values marked data-first lie below the
+// first screen (844 px).
 const phoneFrame = `<!doctype html><html><body style="margin:0">
 <iframe id="f" src="%s" style="width:390px;height:844px;border:0"></iframe>
 <script>addEventListener("load", function () {
@@ -189,6 +190,12 @@ b.setAttribute("data-small", small.slice(0, 8).join(" | "));
 b.setAttribute("data-broken", broken.slice(0, 8).join(" | "));
 b.setAttribute("data-off", off.slice(0, 8).join(" | "));
 b.setAttribute("data-keys", String(doc.querySelectorAll("[data-key]").length));
+var below = [];
+doc.querySelectorAll("[data-first]").forEach(function (e) {
+  var r = e.getBoundingClientRect();
+  if (r.top > 844) below.push((e.getAttribute("data-key") || e.tagName) + " at " + Math.round(r.top) + "px");
+});
+b.setAttribute("data-below", below.join(" | "));
 b.setAttribute("data-done", "1");
 });</script></body></html>`
 
@@ -283,6 +290,7 @@ func checkPhone(t *testing.T, bin, proxy, path string, keys int) {
 		{"data-small", "text under 11 CSS px"},
 		{"data-broken", "numbers broken across lines"},
 		{"data-off", "cells or key values outside the 390 px screen (a sideways scroll)"},
+		{"data-below", "what must come first (data-first: a verdict, a headline) below the first screen"},
 	} {
 		if v := attr(dom, c.name); v != "" {
 			t.Errorf("%s: %s: %s", path, c.what, v)

@@ -218,12 +218,16 @@ func (s *Server) storeDelta(j deltaJob) error {
 	if err != nil {
 		return err
 	}
-	if cmp.OnlyBase > 0 || cmp.OnlyHead > 0 {
-		// The history's change is of the whole scores: an interval over
-		// the shared records only would not be its interval.
+	head, err := s.store.GetRun(ctx, j.run)
+	if err != nil {
+		return err
+	}
+	// A whole run's change is of the whole scores, so every record must
+	// pair; a partial run's is only ever the paired one over its records.
+	if cmp.OnlyHead > 0 || cmp.OnlyBase > 0 && head.Partial == "" {
 		return fmt.Errorf("not every record is paired (%d only in the baseline, %d only in the run)", cmp.OnlyBase, cmp.OnlyHead)
 	}
-	return s.store.SetDelta(ctx, j.run, j.base, cmp.CI[0], cmp.CI[1])
+	return s.store.SetDelta(ctx, j.run, j.base, cmp.Delta, cmp.CI[0], cmp.CI[1])
 }
 
 // compareStopped is the answer to a comparison whose time ran out or whose

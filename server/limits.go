@@ -29,10 +29,14 @@ const (
 
 // uploadLimiter hands out places to read an upload: first one of the
 // token's own, so one token's crowd queues behind itself, then one of the
-// server's.
+// server's. The server's last free place goes only to a token holding
+// none: tokens that hold places cannot take every one, so a token with
+// nothing in flight never waits behind the slow uploads of two others.
 type uploadLimiter struct {
 	mu       sync.Mutex
-	all      chan struct{}
+	max      int // the server's places
+	used     int
+	freed    chan struct{} // closed and replaced whenever a place is freed
 	perToken int
 	byToken  map[int64]*tokenPlaces
 	wait     time.Duration
@@ -41,10 +45,22 @@ type uploadLimiter struct {
 type tokenPlaces struct {
 	ch    chan struct{}
 	users int // requests holding or waiting for a place
+	held  int // server places it holds
 }
 
 func newUploadLimiter(max, perToken int, wait time.Duration) *uploadLimiter {
-	return &uploadLimiter{all: make(chan struct{}, max), perToken: perToken, byToken: map[int64]*tokenPlaces{}, wait: wait}
+	return &uploadLimiter{max: max, freed: make(chan struct{}), perToken: perToken, byToken: map[int64]*tokenPlaces{}, wait: wait}
+}
+
+// takes reports whether tp may take a server place now, and takes it.
+// Called with l.mu held.
+func (l *uploadLimiter) takes(tp *tokenPlaces) bool {
+	if l.used >= l.max || tp.held > 0 && l.used+1 >= l.max {
+		return false
+	}
+	l.used++
+	tp.held++
+	return true
 }
 
 // acquire waits for a place for one upload of a token; it answers 429
@@ -75,16 +91,30 @@ func (l *uploadLimiter) acquire(ctx context.Context, token int64) (func(), error
 		return nil, retryLater(http.StatusTooManyRequests, fmt.Sprintf(
 			"this token's other uploads (%d at a time) kept this one waiting %s; try again when they have finished", l.perToken, l.wait))
 	}
-	select {
-	case l.all <- struct{}{}:
-	case <-ctx.Done():
-		<-tp.ch
-		leave()
-		return nil, retryLater(http.StatusServiceUnavailable, fmt.Sprintf(
-			"the server is storing %d uploads, the most it takes at once, and this one waited %s; try again in a few seconds", cap(l.all), l.wait))
+	for {
+		l.mu.Lock()
+		if l.takes(tp) {
+			l.mu.Unlock()
+			break
+		}
+		freed := l.freed
+		l.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			<-tp.ch
+			leave()
+			return nil, retryLater(http.StatusServiceUnavailable, fmt.Sprintf(
+				"the server is storing %d uploads, the most it takes at once, and this one waited %s; try again in a few seconds", l.max, l.wait))
+		}
 	}
 	return func() {
-		<-l.all
+		l.mu.Lock()
+		l.used--
+		tp.held--
+		close(l.freed)
+		l.freed = make(chan struct{})
+		l.mu.Unlock()
 		<-tp.ch
 		leave()
 	}, nil

@@ -91,6 +91,13 @@ var funcs = template.FuncMap{
 	"variantWarning": report.VariantWarning,
 	"variantSides":   variantSides,
 	"cells":          cells,
+	// intervalLabel labels every interval from the level it was
+	// computed at; scoreLevel is that of a run's own interval.
+	"intervalLabel": report.IntervalLabel,
+	"scoreLevel":    func() float64 { return compare.ScoreLevel },
+	// points writes a difference of accuracies: "0.4 points", never a
+	// percentage of one.
+	"points": func(v float64) string { return report.FormatScore(compare.MetricAccuracy, v) + " points" },
 }
 
 // cell is a table cell with its column's name, which a phone's card
@@ -186,7 +193,7 @@ type historyRow struct {
 	store.Run
 	Base       bool
 	Delta      string // to the previous base-branch run, "" if none
-	DeltaCI    string // its 95% interval, "" if not computed at upload
+	DeltaCI    string // its interval, labelled if not at the column's level; "" if not computed at upload
 	CompareURL string // with that run, "" if none
 	ScoreText  string
 	CIText     string
@@ -213,6 +220,9 @@ type modelPage struct {
 	Total    int
 	// Audits are the model's newest artifact audits.
 	Audits []store.Audit
+	// DeltaLevel is the level of the changes' intervals (the server's
+	// comparisons); a sequential run's says its own.
+	DeltaLevel float64
 }
 
 // modelPage is /repos/OWNER/NAME/models/MODEL, or the legacy /models/MODEL.
@@ -249,7 +259,8 @@ func (s *Server) history(c echo.Context, m modelRef, f store.Filter) (*modelPage
 		refs[r.Ref] = true
 		byTest[r.Test] = append(byTest[r.Test], r)
 	}
-	p := &modelPage{Repo: m.Repo, Model: model, BaseRef: s.cfg.BaseRef, Ref: f.Ref, Test: f.Test, Refs: runfile.SortedKeys(refs)}
+	p := &modelPage{Repo: m.Repo, Model: model, BaseRef: s.cfg.BaseRef, Ref: f.Ref, Test: f.Test, Refs: runfile.SortedKeys(refs),
+		DeltaLevel: compare.DefaultConfidence}
 	for _, test := range []string{runfile.TestFresh, runfile.TestProbes} {
 		if sec, ok := s.historySection(model, test, byTest[test], f.Ref); ok {
 			p.Total += len(sec.Rows)
@@ -278,14 +289,26 @@ func (s *Server) historySection(model, test string, runs []store.Run, ref string
 			}
 			continue
 		}
-		if prev != nil {
+		switch {
+		case r.Partial != "":
+			// A partial run's score is over part of the set: its only
+			// change is the one paired with its baseline's same records.
+			if r.DeltaBase != "" {
+				row.Delta = report.FormatDelta(r.Score.Metric, r.Delta) + " paired"
+				row.DeltaCI = report.FormatCI(r.Score.Metric, [2]float64{r.DeltaLo, r.DeltaHi})
+				if q := r.Sequential; q != nil {
+					row.DeltaCI += " anytime-valid " + report.IntervalLabel(q.Level)
+				}
+				row.CompareURL = comparePath(r.DeltaBase, r.ID)
+			}
+		case prev != nil:
 			row.Delta = report.FormatDelta(r.Score.Metric, r.Score.Value-prev.Score.Value)
 			row.CompareURL = comparePath(prev.ID, r.ID)
 			if r.DeltaBase == prev.ID {
 				row.DeltaCI = report.FormatCI(r.Score.Metric, [2]float64{r.DeltaLo, r.DeltaHi})
 			}
 		}
-		if row.Base {
+		if row.Base && r.Partial == "" {
 			prev = r
 		}
 		if ref != "" && r.Ref != ref {
@@ -293,7 +316,8 @@ func (s *Server) historySection(model, test string, runs []store.Run, ref string
 		}
 		sec.Rows = append(sec.Rows, row)
 		points = append(points, chartPoint{
-			Value: r.Score.Value, Lo: r.Score.Lo, Hi: r.Score.Hi, Base: row.Base, Flagged: r.Flagged(),
+			// A partial run is drawn apart from the base branch's line.
+			Value: r.Score.Value, Lo: r.Score.Lo, Hi: r.Score.Hi, Base: row.Base && r.Partial == "", Flagged: r.Flagged(),
 			Href: runPath(r.ID), Tip: pointTip(r), Tick1: r.StartedAt.UTC().Format("Jan 2"), Tick2: shortRev(r.Revision),
 		})
 	}
@@ -423,7 +447,7 @@ func (s *Server) runPage(c echo.Context) error {
 		p.Groups, p.Levels = probeRows(sum.ByType), probeRows(sum.ByLevel)
 		p.Probes, p.NoProbes = s.probeSummary(c, r)
 		if ps := p.Probes; ps != nil && ps.Variants != nil {
-			p.VariantHeader = []string{"variant", "accuracy", "Δ vs published", "95% interval"}
+			p.VariantHeader = []string{"variant", "accuracy", "Δ vs published", report.IntervalLabel(compare.DefaultConfidence)}
 			p.VariantRows = report.SpreadRows(ps.Variants)
 		}
 		if ps := p.Probes; ps != nil && ps.Margin != nil {

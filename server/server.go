@@ -17,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/evals/audit"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server/client"
@@ -72,6 +73,10 @@ type Config struct {
 	// MaxAuditBody bounds an artifact audit's upload, compressed and
 	// gunzipped; 0 means DefaultMaxAuditBody.
 	MaxAuditBody int64
+	// AuditLimits are the limits this server judges artifact audits
+	// under (nil: audit.DefaultLimits); an uploader's own, when they
+	// differ, are shown as the uploader's claim, never as the verdict.
+	AuditLimits *audit.Limits
 }
 
 // DefaultBodyTimeout lets a DefaultMaxBody upload arrive at about 0.5 MB/s.
@@ -121,6 +126,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxAuditBody <= 0 {
 		cfg.MaxAuditBody = DefaultMaxAuditBody
+	}
+	if cfg.AuditLimits == nil {
+		cfg.AuditLimits = &audit.DefaultLimits
 	}
 	if cfg.MaxRecords <= 0 {
 		cfg.MaxRecords = DefaultMaxRecords

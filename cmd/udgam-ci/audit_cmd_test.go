@@ -36,7 +36,8 @@ func TestAuditArtifactCommand(t *testing.T) {
 	if code := run(e, append([]string{"audit", "artifact", "--artifact", ref}, common...)); code != 0 {
 		t.Fatalf("identical artifact: exit %d: %s", code, stderr.String())
 	}
-	for _, want := range []string{"mean 0 nats", "same most likely token 100.00%", "Verdict: pass"} {
+	for _, want := range []string{"mean 0 nats", "same most likely token 100.00%", "Verdict: pass",
+		"Data scored: Fresh Text: the smoke sample, 30 documents, not the benchmark; Probe Suite: udgam-probes core (generated, seed 2026), 70 of 2,000 items."} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("identical artifact: %q missing:\n%s", want, stdout.String())
 		}
@@ -78,7 +79,7 @@ func TestAuditArtifactCommand(t *testing.T) {
 	}
 	hs, tokens := reportServer(t, "acme/train")
 	e, stdout, stderr = freshTestEnv()
-	if code := run(e, []string{"audit", "push", "--server", hs.URL, "--token", tokens[0], "--json", reportFile}); code != 0 {
+	if code := run(e, []string{"audit", "push", "--server", hs.URL, "--token", tokens[0], "--json", "--runs", out, reportFile}); code != 0 {
 		t.Fatalf("audit push: exit %d: %s", code, stderr.String())
 	}
 	var up struct{ URL string }

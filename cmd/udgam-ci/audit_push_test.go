@@ -22,8 +22,13 @@ func TestAuditPush(t *testing.T) {
 	dir := t.TempDir()
 	hs, tokens := reportServer(t, "acme/train")
 	git := runfile.Git{Repo: "acme/train", SHA: strings.Repeat("a", 40), Ref: "main"}
-	rep := audittest.Report(t, audittest.Spec{Model: runfile.Model{Name: "acme/m", Revision: strings.Repeat("b", 40)}, Git: git,
+	rep, files := audittest.Judged(t, audittest.Spec{Model: runfile.Model{Name: "acme/m", Revision: strings.Repeat("b", 40)}, Git: git,
 		Items: 200, PRef: 0.6, PArt: 0.6, Seed: 2, Quantized: "q8_0", KL: audit.KL{Tokens: 10, Mean: 0.001, P99: 0.01, Max: 0.02, SameTop: 1}})
+	for name, r := range files.ByName() {
+		if err := runfile.WriteFile(filepath.Join(dir, name), r); err != nil {
+			t.Fatal(err)
+		}
+	}
 	good := filepath.Join(dir, "audit.json")
 	b, _ := json.Marshal(rep)
 	if err := os.WriteFile(good, b, 0o644); err != nil {
@@ -38,6 +43,24 @@ func TestAuditPush(t *testing.T) {
 	e, _, errb := serverTestEnv(bg, nil)
 	if code := run(e, []string{"audit", "push", "--server", hs.URL, "--token", tokens[0], good, bad}); code != 1 || !strings.Contains(errb.String(), "edited.json") || !strings.Contains(errb.String(), "verdict") {
 		t.Fatalf("an edited report: exit %d: %s", code, errb.String())
+	}
+	// Issue 39: a report travels with its run files, and numbers that are
+	// not what they give are named before anything is sent.
+	alone := filepath.Join(t.TempDir(), "audit.json")
+	os.WriteFile(alone, b, 0o644)
+	e, _, errb = serverTestEnv(bg, nil)
+	if code := run(e, []string{"audit", "push", "--server", hs.URL, "--token", tokens[0], alone}); code != 1 || !strings.Contains(errb.String(), "--runs") {
+		t.Fatalf("a report without its run files: exit %d: %s", code, errb.String())
+	}
+	made := filepath.Join(dir, "made-up.json")
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	m["fresh"].(map[string]any)["base"] = 0.5
+	mb, _ := json.Marshal(m)
+	os.WriteFile(made, mb, 0o644)
+	e, _, errb = serverTestEnv(bg, nil)
+	if code := run(e, []string{"audit", "push", "--server", hs.URL, "--token", tokens[0], made}); code != 1 || !strings.Contains(errb.String(), "not what the audit's run files give") {
+		t.Fatalf("a reference bpb of 0.5 its runs do not give: exit %d: %s", code, errb.String())
 	}
 	e, _, errb = serverTestEnv(bg, nil)
 	if code := run(e, []string{"audit", "push", "--server", hs.URL, "--token", "udg_wrong", good}); code != 1 || !strings.Contains(errb.String(), "401") {

@@ -92,7 +92,7 @@ func push(e *env, o pushOptions) error {
 		_, err := runfile.Read(bytes.NewReader(b), path)
 		return err
 	}
-	return o.uploadAll(e, o.Files, "push", check, func(c *client.Client, body []byte) (uploaded, error) {
+	return o.uploadAll(e, o.Files, "push", check, func(c *client.Client, _ string, body []byte) (uploaded, error) {
 		res, err := c.UploadWith(e.Ctx, bytes.NewReader(body), client.UploadOptions{Baseline: o.Baseline, BaseRef: o.BaseRef})
 		up := uploaded{answer: res, created: res.Created, line: res.ID + " " + res.URL}
 		if len(res.Flags) > 0 {
@@ -114,7 +114,7 @@ type uploaded struct {
 // before anything is sent, then uploads each in order and prints its
 // answer; verb names the command in errors.
 func (u *uploadFlags) uploadAll(e *env, files []string, verb string, check func(body []byte, path string) error,
-	send func(c *client.Client, body []byte) (uploaded, error)) error {
+	send func(c *client.Client, path string, body []byte) (uploaded, error)) error {
 	bodies := make([][]byte, len(files))
 	for i, path := range files {
 		b, err := os.ReadFile(path)
@@ -129,7 +129,7 @@ func (u *uploadFlags) uploadAll(e *env, files []string, verb string, check func(
 	c := u.client()
 	enc := json.NewEncoder(e.Stdout)
 	for i, path := range files {
-		up, err := send(c, bodies[i])
+		up, err := send(c, path, bodies[i])
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", verb, path, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 
+	"github.com/udgamlabs/udgam-ci/evals/audit"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server"
 	"github.com/udgamlabs/udgam-ci/server/store"
@@ -20,6 +21,8 @@ type serveOptions struct {
 	PublicURL  string
 	TrustProxy bool
 	LogText    bool
+	// AuditLimits are what this server judges artifact audits under.
+	AuditLimits audit.Limits
 }
 
 func runServe(e *env, args []string) error {
@@ -43,8 +46,13 @@ func parseServe(e *env, args []string) (serveOptions, error) {
 	fs.StringVar(&o.PublicURL, "public-url", "", "URL the server is reached at, for links in upload answers (default: paths, which push and the Action resolve)")
 	fs.BoolVar(&o.TrustProxy, "trust-proxy", false, "log the client address from X-Forwarded-For (behind a reverse proxy on a private network)")
 	fs.BoolVar(&o.LogText, "log-text", false, "log as text instead of JSON")
+	limits := fs.String("audit-max-degradation", audit.DefaultLimits.String(), "limits this server judges uploaded artifact audits under (an uploader's own are shown as their claim)")
 	if err := parseNoArgs(fs, args); err != nil {
 		return o, err
+	}
+	var err error
+	if o.AuditLimits, err = audit.ParseLimits(*limits); err != nil {
+		return o, usageError{fmt.Errorf("--audit-max-degradation: %w", err)}
 	}
 	if o.MaxBody <= 0 {
 		return o, usageError{fmt.Errorf("--max-body %d: want a positive number of bytes", o.MaxBody)}
@@ -64,7 +72,7 @@ func serve(e *env, o serveOptions) error {
 	defer st.Close()
 	srv, err := server.New(server.Config{
 		Store: st, Logger: slog.New(h), MaxBody: o.MaxBody, Private: o.Private, BaseRef: o.BaseRef, PublicURL: o.PublicURL,
-		TrustProxy: o.TrustProxy,
+		TrustProxy: o.TrustProxy, AuditLimits: &o.AuditLimits,
 	})
 	if err != nil {
 		return err

@@ -195,6 +195,9 @@ type Report struct {
 	Limits  Limits      `json:"limits"`
 	Verdict Verdict     `json:"verdict"`
 	Reasons []string    `json:"reasons,omitempty"`
+	// Claimed, set only by a report server, keeps the uploader's limits
+	// and verdict when the server judged under its own (Rejudge).
+	Claimed *Claim `json:"claimed,omitempty"`
 }
 
 // TypeFlips is one probe type's paired change and flips, with its levels.

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/runfile"
@@ -22,7 +25,10 @@ func Decode(r io.Reader, name string) (*Report, error) {
 	if err := dec.Decode(&rep); err != nil {
 		return nil, fmt.Errorf("audit report %s: %w", name, err)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	var syntax *json.SyntaxError
+	if _, err := dec.Token(); err != nil && !errors.Is(err, io.EOF) && !errors.As(err, &syntax) {
+		return nil, fmt.Errorf("audit report %s: %w", name, err) // reading failed: the caller knows why
+	} else if !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("audit report %s: more after the report's JSON object (want one report)", name)
 	}
 	if err := rep.Check(); err != nil {
@@ -45,16 +51,54 @@ func (r *Report) Check() error {
 		return fmt.Errorf("fresh: want the Fresh Text comparison (test %q, metric %q)", runfile.TestFresh, compare.MetricBPB)
 	case r.Probes == nil || r.Probes.Test != runfile.TestProbes || r.Probes.Metric != compare.MetricAccuracy:
 		return fmt.Errorf("probes: want the Probe Suite comparison (test %q, metric %q)", runfile.TestProbes, compare.MetricAccuracy)
-	case r.KL.Tokens < 0 || r.KL.Mean < 0 || r.KL.P99 < 0 || r.KL.Max < r.KL.P99 || r.KL.SameTop < 0 || r.KL.SameTop > 1:
-		return fmt.Errorf("kl %+v: want tokens, mean and p99 >= 0, max >= p99 and same_top in [0, 1]", r.KL)
+	case r.KL.Tokens < 0 || r.KL.Mean < 0 || r.KL.P99 < 0 || r.KL.Max < r.KL.P99 || r.KL.Max < r.KL.Mean ||
+		math.IsInf(r.KL.Max, 0) || r.KL.SameTop < 0 || r.KL.SameTop > 1 || r.KL.Tokens == 0 && r.KL != (KL{}):
+		return fmt.Errorf("kl %+v: want tokens, mean and p99 >= 0, max >= p99 and >= mean, finite, same_top in [0, 1], and all zero over no tokens", r.KL)
 	case r.Limits.BPB < 0 || r.Limits.Accuracy < 0:
 		return fmt.Errorf("limits %s: want numbers >= 0", r.Limits)
+	}
+	for _, f := range []struct {
+		key, val string
+		max      int
+	}{
+		{"reference.file", r.Reference.File, maxFile}, {"artifact.file", r.Artifact.File, maxFile},
+		{"reference.dtype", r.Reference.Dtype, maxDtype}, {"artifact.dtype", r.Artifact.Dtype, maxDtype},
+		{"quantized", r.Quantized, maxDtype},
+	} {
+		if err := plainText(f.key, f.val, f.max); err != nil {
+			return err
+		}
 	}
 	if v, reasons := verdict(r.Fresh, r.Probes, r.Limits); v != r.Verdict || !reflect.DeepEqual(reasons, r.Reasons) {
 		return fmt.Errorf("verdict %q (%q) is not what its comparisons and limits give (%q: %q)", r.Verdict, r.Reasons, v, reasons)
 	}
 	if want := typeFlips(r.Probes); !sameJSON(want, r.Types) {
 		return errors.New("types: the flips by type are not those of the probes comparison")
+	}
+	return nil
+}
+
+// A file name or a type longer than these is no real artifact's, and
+// would push every table it is shown in off screen.
+const (
+	maxFile  = 255
+	maxDtype = 32
+)
+
+// plainText refuses a name with control or formatting characters (bidi
+// overrides and zero-width marks change how the rest of a page reads) or
+// longer than max bytes.
+func plainText(key, s string, max int) error {
+	if len(s) > max {
+		return fmt.Errorf("%s: %d bytes, over the %d a name may have", key, len(s), max)
+	}
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%s %q: not UTF-8", key, s)
+	}
+	for _, c := range s {
+		if unicode.IsControl(c) || unicode.Is(unicode.Cf, c) {
+			return fmt.Errorf("%s %q: control or formatting character %U", key, s, c)
+		}
 	}
 	return nil
 }

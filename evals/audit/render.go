@@ -19,6 +19,9 @@ import (
 type Section struct {
 	Title  string
 	Failed bool
+	// Data names what both tests scored ("Fresh Text: the smoke sample,
+	// 30 documents, not the benchmark; ..."): every surface shows it.
+	Data string
 	// Summary is the two tests' scores: a header row, then Fresh Text and
 	// the Probe Suite.
 	Summary [][]string
@@ -41,6 +44,7 @@ func (r *Report) Section() Section {
 	s := Section{
 		Title:  r.title(),
 		Failed: r.Verdict == Fail,
+		Data:   "Data scored: " + dataOf("Fresh Text", "documents", r.Fresh) + "; " + dataOf("Probe Suite", "items", r.Probes) + ".",
 		Summary: [][]string{
 			{"", "reference", "artifact", "change", "95% interval", ""},
 			scoreRow("Fresh Text (bits per byte)", r.Fresh),
@@ -59,6 +63,24 @@ func (r *Report) Section() Section {
 		s.Types = append(s.Types, st)
 	}
 	return s
+}
+
+// dataOf names the data one test of the audit scored: the set, how many
+// of it, and whether it was the smoke sample.
+func dataOf(test, noun string, c *compare.Comparison) string {
+	h := c.HeadRun
+	n := report.FormatCount(c.N) + " " + noun
+	if h.DatasetCount > 0 && h.DatasetCount != c.N {
+		n = report.FormatCount(c.N) + " of " + report.FormatCount(h.DatasetCount) + " " + noun
+	}
+	if h.Smoke {
+		return test + ": the smoke sample, " + n + ", not the benchmark"
+	}
+	name := h.Dataset
+	if h.DatasetRevision != "" {
+		name += " " + h.DatasetRevision
+	}
+	return test + ": " + name + ", " + n
 }
 
 func (r *Report) title() string {
@@ -120,6 +142,15 @@ func flipRow(name string, res compare.Result, worse bool) []string {
 		strconv.Itoa(rw), strconv.Itoa(wr), mark}
 }
 
+// Mark is the verdict as a heading shows it, in words as well as an
+// emoji: a system without an emoji font shows pass and fail alike.
+func (s Section) Mark() string {
+	if s.Failed {
+		return "❌ FAIL:"
+	}
+	return "✅ pass:"
+}
+
 func (r *Report) verdictLine() string {
 	lim := fmt.Sprintf("limits: bits per byte +%g, accuracy −%g points, each only when significant", r.Limits.BPB, r.Limits.Accuracy)
 	if r.Verdict == Pass {
@@ -132,7 +163,7 @@ func (r *Report) verdictLine() string {
 func RenderText(w io.Writer, r *Report) error {
 	s := r.Section()
 	var b strings.Builder
-	b.WriteString(s.Title + "\n\n")
+	b.WriteString(s.Title + "\n" + s.Data + "\n\n")
 	tw := tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
 	for _, rw := range s.Summary {
 		fmt.Fprintln(tw, strings.Join(rw, "\t"))
@@ -158,11 +189,7 @@ func RenderText(w io.Writer, r *Report) error {
 func RenderMarkdown(w io.Writer, r *Report) error {
 	s := r.Section()
 	var b strings.Builder
-	icon := "✅"
-	if s.Failed {
-		icon = "❌"
-	}
-	fmt.Fprintf(&b, "### %s %s\n\n", icon, mdEscape(s.Title))
+	fmt.Fprintf(&b, "### %s %s\n\n%s\n\n", s.Mark(), mdEscape(s.Title), mdEscape(s.Data))
 	table(&b, s.Summary)
 	b.WriteString("\n" + s.KL + "\n\n")
 	b.WriteString("Probe Suite flips by type, significantly worse first:\n\n")

@@ -10,8 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 
@@ -29,7 +31,9 @@ type Client struct {
 }
 
 // uploadRetries is how many times an upload the server was too busy to
-// read (429, 503) is sent again, after the wait its Retry-After asks.
+// read (429, 503) is sent again, after the wait its Retry-After asks: with
+// the server's defaults (30 s of waiting for a place, Retry-After 5 s) an
+// upload tolerates about 2 min 15 s of a busy server.
 const uploadRetries = 3
 
 // ErrNotFound is returned when the server has no such run or baseline.
@@ -114,13 +118,67 @@ func (c *Client) postRetrying(ctx context.Context, path, contentType string, bod
 	}
 }
 
-// UploadAudit posts an artifact audit's report (the JSON `udgam-ci audit
-// artifact --json` writes, or gzip of it). The server checks it, files it
-// under its model and commit, and shows it on the pages of that commit's
-// runs; the same report again is a no-op.
-func (c *Client) UploadAudit(ctx context.Context, body io.Reader) (AuditUploadResult, error) {
+// AuditUpload is an artifact audit as uploaded: its report (the JSON
+// `udgam-ci audit artifact --json` writes) and the four run files it was
+// judged from, by file name, from which the server recomputes it.
+type AuditUpload struct {
+	Report []byte
+	Runs   map[string][]byte
+}
+
+// NewAuditUpload encodes an audit's report (any JSON value) and its run
+// files, keyed by file name.
+func NewAuditUpload(report any, runs map[string]*runfile.Run) (AuditUpload, error) {
+	up := AuditUpload{Runs: map[string][]byte{}}
+	var err error
+	if up.Report, err = json.Marshal(report); err != nil {
+		return up, fmt.Errorf("encode the audit report: %w", err)
+	}
+	for name, r := range runs {
+		var b bytes.Buffer
+		if err := runfile.Encode(&b, r); err != nil {
+			return up, fmt.Errorf("encode run file %s: %w", name, err)
+		}
+		up.Runs[name] = b.Bytes()
+	}
+	return up, nil
+}
+
+// AuditReportPart names the report's part of an audit upload; each run
+// file's part is named by its file name.
+const AuditReportPart = "report"
+
+// UploadAudit posts an artifact audit as one multipart/form-data body.
+// The server recomputes its figures from the run files, files it under
+// its model and commit, and shows it on the pages of that commit's runs;
+// the same audit again is a no-op.
+func (c *Client) UploadAudit(ctx context.Context, up AuditUpload) (AuditUploadResult, error) {
 	var res AuditUploadResult
-	resp, err := c.postRetrying(ctx, "/api/v1/audits", "application/json", body)
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	names := make([]string, 0, len(up.Runs))
+	for name := range up.Runs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	parts := append([]string{AuditReportPart}, names...)
+	for _, name := range parts {
+		data := up.Report
+		if name != AuditReportPart {
+			data = up.Runs[name]
+		}
+		w, err := mw.CreateFormFile(name, name)
+		if err != nil {
+			return res, fmt.Errorf("upload audit: %w", err)
+		}
+		if _, err := w.Write(data); err != nil {
+			return res, fmt.Errorf("upload audit: %w", err)
+		}
+	}
+	if err := mw.Close(); err != nil {
+		return res, fmt.Errorf("upload audit: %w", err)
+	}
+	resp, err := c.postRetrying(ctx, "/api/v1/audits", mw.FormDataContentType(), bytes.NewReader(body.Bytes()))
 	if err != nil {
 		return res, fmt.Errorf("upload audit: %w", err)
 	}
@@ -292,6 +350,12 @@ type Run struct {
 	// Invalid says why a stored run cannot be scored (a row stored before
 	// uploads were checked); its Score is then zero.
 	Invalid string `json:"invalid,omitempty"`
+	// Partial says how much of its set a run that stopped short scored
+	// ("50 of 400, sequential"): such a run is never a baseline.
+	Partial string `json:"partial,omitempty"`
+	// Stop is where a sequential run stopped and why as the server
+	// replayed it from the records, never the header's own claim.
+	Stop *runfile.Stop `json:"stop,omitempty"`
 }
 
 // RunsPage is one page of a model's runs, newest first, as

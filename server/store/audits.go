@@ -195,3 +195,25 @@ func (s *Store) CommitRunIDs(ctx context.Context, repo, model, revision, sha str
 	}
 	return ids, rows.Err()
 }
+
+// ModelFileRuns lists the newest stored runs (at most 5) of a repository's
+// model and test scored from the model file with the given sha256: what
+// an audit's reference must agree with.
+func (s *Store) ModelFileRuns(ctx context.Context, repo, model, test, sha string) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT id FROM runs WHERE repo = ? AND model = ? AND test = ?
+		AND json_valid(header) AND json_extract(header, '$.model.sha256') = ?
+		ORDER BY started_at DESC, id DESC LIMIT 5`, repo, model, test, sha)
+	if err != nil {
+		return nil, fmt.Errorf("runs of model file %s: %w", sha, err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("runs of model file %s: %w", sha, err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}

@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,30 +12,57 @@ import (
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
 
-// A sequential run stops before the end of the set, so it is stored and
-// shown but never picked as a baseline.
+// A sequential run stops before the end of the set: it is stored with the
+// store's own replay of its stop, and is never a baseline, picked or
+// requested; nor is a run with fewer records than its set that hides its
+// sequential rule. A header whose stop differs from the replay is refused.
 func TestSequentialRunIsNeverABaseline(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := open(t)
 	day := func(d int) time.Time { return time.Date(2026, 11, d, 0, 0, 0, 0, time.UTC) }
-	put(t, s, servertest.Spec{ID: "main-full", Seed: 1, Started: day(1)}, store.PutOptions{})
-	seq := servertest.Spec{ID: "main-seq", Seed: 2, Started: day(2)}.Run()
-	seq.Header.Sequential = &runfile.Sequential{Rule: runfile.RuleUntilDecided, Seed: 1, Level: 0.95, MinEffect: 1,
-		Baseline: "main-full", Total: seq.Len() + 100, Stop: &runfile.Stop{Reason: "within", Scored: seq.Len(), CI: [2]float64{-0.5, 0.5}}}
-	if _, err := s.PutRun(ctx, seq, store.PutOptions{}); err != nil {
+	full := servertest.Spec{ID: "main-full", Seed: 1, Started: day(1)}
+	put(t, s, full, store.PutOptions{})
+	seq, err := servertest.Sequential(full.Run(), servertest.Spec{ID: "main-seq", Seed: 2, Started: day(2)}, 50, 7, 0.95)
+	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.LoadRun(ctx, "main-seq")
-	if err != nil || got.Header.Sequential == nil || got.Header.Sequential.Stop.Scored != seq.Len() {
-		t.Fatalf("the stored sequential header: %v %+v", err, got)
+	forged := *seq
+	h := seq.Header
+	q := *h.Sequential
+	q.Stop = &runfile.Stop{Reason: "complete", Scored: full.Run().Len(), CI: q.Stop.CI}
+	h.Sequential, h.ID = &q, "main-forged"
+	forged.Header = h
+	if _, err := s.PutRun(ctx, &forged, store.PutOptions{}); err == nil || !strings.Contains(err.Error(), "claim is refused") {
+		t.Fatalf("a header claiming complete after 50 records: %v, want refused", err)
 	}
-	b, err := s.Baseline(ctx, servertest.Spec{}.Run().Header.Git.Repo, servertest.Spec{}.Run().Header.Model.Name, "main", runfile.TestProbes)
+	res, err := s.PutRun(ctx, seq, store.PutOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Run; r.Partial != "50 of 200, sequential" || r.Sequential == nil || r.Sequential.Scored != 50 || r.BaselineID != "main-full" {
+		t.Fatalf("stored sequential run: partial %q, replay %+v, baseline %q", r.Partial, r.Sequential, r.BaselineID)
+	}
+	hidden := *seq
+	hidden.Header.ID, hidden.Header.Sequential, hidden.Header.StartedAt = "main-hidden", nil, day(3)
+	hidden.Header.Dataset.Count = full.Run().Len()
+	if res, err := s.PutRun(ctx, &hidden, store.PutOptions{}); err != nil || res.Run.Partial != "50 of 200" {
+		t.Fatalf("50 of 200 records without a sequential rule: %+v %v", res.Run.Partial, err)
+	}
+	repo, model := full.Run().Header.Git.Repo, full.Run().Header.Model.Name
+	b, err := s.Baseline(ctx, repo, model, "main", runfile.TestProbes)
 	if err != nil || b.ID != "main-full" {
 		t.Fatalf("baseline %v, %v; want main-full", b, err)
 	}
-	res := put(t, s, servertest.Spec{ID: "pr", Seed: 3, Started: day(3), Ref: "pr"}, store.PutOptions{})
+	res = put(t, s, servertest.Spec{ID: "pr", Seed: 3, Started: day(4), Ref: "pr"}, store.PutOptions{})
 	if res.Run.BaselineID != "main-full" {
-		t.Errorf("a PR run's baseline is %q, want main-full (not the sequential run)", res.Run.BaselineID)
+		t.Errorf("a PR run's baseline is %q, want main-full (not a partial run)", res.Run.BaselineID)
+	}
+	for i, id := range []string{"main-seq", "main-hidden"} {
+		_, err := s.PutRun(ctx, servertest.Spec{ID: "asks-" + id, Seed: uint64(10 + i), Ref: "pr"}.Run(), store.PutOptions{BaselineID: id})
+		var bb *store.BadBaselineError
+		if !errors.As(err, &bb) || !strings.Contains(err.Error(), "partial") {
+			t.Errorf("partial run %s asked for as a baseline: %v, want refused", id, err)
+		}
 	}
 }

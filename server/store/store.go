@@ -103,6 +103,10 @@ func Open(ctx context.Context, dbPath string, opt Options) (*Store, error) {
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
 	s.r = r
+	if err := s.judgeStored(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open database %s: %w", dbPath, err)
+	}
 	return s, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/udgamlabs/udgam-ci/evals/probes"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -132,6 +133,9 @@ func checkRun(r *runfile.Run, now time.Time) error {
 		if err := r.Items[i].Validate(); err != nil {
 			return invalidf("run %s: %v", h.ID, err)
 		}
+	}
+	if err := probes.CheckVariants(r); err != nil {
+		return invalidf("run %s: %v", h.ID, err)
 	}
 	if h.Test == runfile.TestFresh && runfile.SummarizeFresh(r.Docs).Bytes == 0 {
 		return invalidf("run %s scores no bytes: bits per byte is undefined", h.ID)

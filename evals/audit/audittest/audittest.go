@@ -39,6 +39,14 @@ type Spec struct {
 // from real ones.
 func Report(t testing.TB, s Spec) *audit.Report {
 	t.Helper()
+	rep, _ := Judged(t, s)
+	return rep
+}
+
+// Judged is Report with the four runs it was judged from: what an upload
+// to a report server carries.
+func Judged(t testing.TB, s Spec) (*audit.Report, audit.RunFiles) {
+	t.Helper()
 	if s.Items == 0 {
 		s.Items = 300
 	}
@@ -68,12 +76,13 @@ func Report(t testing.TB, s Spec) *audit.Report {
 	}
 	docs := comparetest.SynthDocs(40, s.Seed, 0.9, 0.1)
 	ref, got := comparetest.PairedItems(s.Items, s.Seed, s.PRef, s.PArt)
-	rep, err := audit.Judge(
-		side(comparetest.FreshRun("rf", "m", docs), "f16"), side(comparetest.FreshRun("af", "m", comparetest.Shifted(docs, s.BPBRise)), art),
-		side(comparetest.ProbeRun("rp", "m", ref), "f16"), side(comparetest.ProbeRun("ap", "m", got), art),
+	runs := audit.RunFiles{
+		RefFresh: side(comparetest.FreshRun("rf", "m", docs), "f16"), ArtFresh: side(comparetest.FreshRun("af", "m", comparetest.Shifted(docs, s.BPBRise)), art),
+		RefProbes: side(comparetest.ProbeRun("rp", "m", ref), "f16"), ArtProbes: side(comparetest.ProbeRun("ap", "m", got), art)}
+	rep, err := audit.Judge(runs.RefFresh, runs.ArtFresh, runs.RefProbes, runs.ArtProbes,
 		s.KL, audit.Options{Compare: compare.Options{Resamples: s.Resamples, Seed: s.Seed}, Limits: s.Limits, Quantized: s.Quantized})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rep
+	return rep, runs
 }

@@ -1,0 +1,266 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/udgamlabs/udgam-ci/compare"
+	"github.com/udgamlabs/udgam-ci/runfile"
+)
+
+// PutOptions say how to pick the baseline whose settings a new run is
+// checked against.
+type PutOptions struct {
+	BaseRef    string // newest run of the same repository, model and test on this ref; runfile.DefaultBaseRef if empty
+	BaselineID string // or exactly this run, which must be of the same repository
+}
+
+// PutResult is what storing a run did.
+type PutResult struct {
+	Run     Run
+	Created bool // false when the same run was already stored
+}
+
+// BadBaselineError says the baseline named in an upload cannot serve.
+type BadBaselineError struct{ Msg string }
+
+func (e *BadBaselineError) Error() string { return e.Msg }
+
+// encoded is a run turned into the rows it is stored as, prepared outside
+// the write transaction so the lock is held only for the inserts.
+type encoded struct {
+	header  []byte
+	records [][]byte
+	ids     []string
+	summary []byte
+	score   Score
+	sum     string
+}
+
+// encode turns a run into its stored lines. Each line must fit the line
+// limit of runfile.Read, which every later reader uses (the API, push,
+// compare), so a run is stored only in a form that can be served back; a
+// validated record re-encodes exactly (runfile.Marshal), so only the
+// length can fail.
+func encode(r *runfile.Run) (*encoded, error) {
+	e := &encoded{}
+	h := sha256.New()
+	line := func(what string, v any) ([]byte, error) {
+		b, err := runfile.Marshal(v)
+		if err != nil {
+			return nil, invalidf("%s: %v", what, err)
+		}
+		if len(b) >= runfile.MaxLine {
+			return nil, invalidf("%s: %d bytes as stored, over the line limit of %d", what, len(b), runfile.MaxLine)
+		}
+		h.Write(b)
+		h.Write([]byte{'\n'})
+		return b, nil
+	}
+	var err error
+	if e.header, err = line("header", r.Header); err != nil {
+		return nil, err
+	}
+	add := func(id string, v any) error {
+		b, err := line("record "+id, v)
+		if err != nil {
+			return err
+		}
+		e.records = append(e.records, b)
+		e.ids = append(e.ids, id)
+		return nil
+	}
+	for i := range r.Docs {
+		if err := add(r.Docs[i].ID, &r.Docs[i]); err != nil {
+			return nil, err
+		}
+	}
+	for _, items := range [][]runfile.Item{r.Items, r.Variants} {
+		for i := range items {
+			if err := add(items[i].ID, &items[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	e.sum = hex.EncodeToString(h.Sum(nil))
+	if r.Header.Test == runfile.TestFresh {
+		e.summary, err = runfile.Marshal(runfile.SummarizeFresh(r.Docs))
+	} else {
+		e.summary, err = runfile.Marshal(runfile.SummarizeProbes(r.Items))
+	}
+	if err != nil { // a sum that is not a finite number
+		return nil, invalidf("run %s summary: %v", r.Header.ID, err)
+	}
+	e.score = compare.ScoreRun(r)
+	if !isFinite(e.score) {
+		return nil, invalidf("run %s: its score %v [%v, %v] is not a finite number", r.Header.ID, e.score.Value, e.score.Lo, e.score.Hi)
+	}
+	return e, nil
+}
+
+// PutRun stores a whole run in one transaction, or nothing. Storing the
+// same run again (same id, same content) is a no-op that returns the stored
+// run; another run under a stored id is ErrConflict.
+func (s *Store) PutRun(ctx context.Context, r *runfile.Run, opt PutOptions) (PutResult, error) {
+	if err := s.CheckRun(r); err != nil {
+		return PutResult{}, err
+	}
+	if opt.BaseRef == "" {
+		opt.BaseRef = runfile.DefaultBaseRef
+	}
+	e, err := encode(r)
+	if err != nil {
+		return PutResult{}, fmt.Errorf("store run %s: %w", r.Header.ID, err)
+	}
+	started, err := unixNanos(r.Header.StartedAt)
+	if err != nil {
+		return PutResult{}, err
+	}
+	h := &r.Header
+	partial := runfile.CoverageOf(r).String()
+	var seq sql.NullString
+	if h.Sequential != nil {
+		rep, err := s.replaySequential(ctx, r)
+		if err != nil {
+			return PutResult{}, err
+		}
+		b, err := json.Marshal(rep)
+		if err != nil {
+			return PutResult{}, fmt.Errorf("store run %s: its sequential replay: %w", h.ID, err)
+		}
+		seq = sql.NullString{String: string(b), Valid: true}
+		if opt.BaselineID == "" {
+			// Its settings are checked against the run it was decided
+			// against, and its change is measured from it.
+			opt.BaselineID = h.Sequential.Baseline
+		}
+	}
+	var res PutResult
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		var sum string
+		err := tx.QueryRowContext(ctx, `SELECT content_sha256 FROM runs WHERE id = ?`, h.ID).Scan(&sum)
+		switch {
+		case err == nil && sum == e.sum:
+			return res.readBack(ctx, tx, h.ID) // already stored whole
+		case err == nil:
+			return fmt.Errorf("run %s: %w: another run with this id is stored", h.ID, ErrConflict)
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+		base, err := pickBaseline(ctx, tx, r, opt)
+		if err != nil {
+			return err
+		}
+		flags := []runfile.Diff{}
+		baseID := sql.NullString{}
+		if base != nil {
+			flags = append(flags, runfile.Mismatch(*base, r.Header)...)
+			baseID = sql.NullString{String: base.ID, Valid: true}
+		}
+		flagJSON, err := json.Marshal(flags)
+		if err != nil {
+			return err
+		}
+		var pr sql.NullInt64
+		if h.Git.PR != nil {
+			pr = sql.NullInt64{Int64: int64(*h.Git.PR), Valid: true}
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO runs (id, test, model, revision, repo, sha, ref, pr,
+			started_at, uploaded_at, n_records, metric, score, ci_lo, ci_hi, baseline_id, flags,
+			smoke, header, summary, content_sha256, partial, sequential) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			h.ID, h.Test, h.Model.Name, h.Model.Revision, h.Git.Repo, h.Git.SHA, h.Git.Ref, pr,
+			started, s.now().UnixNano(), len(e.records), e.score.Metric, e.score.Value,
+			e.score.Lo, e.score.Hi, baseID, string(flagJSON), h.Dataset.Smoke, string(e.header), string(e.summary), e.sum,
+			partial, seq)
+		if err != nil {
+			return err
+		}
+		if err := insertRecords(ctx, tx, h.ID, e); err != nil {
+			return err
+		}
+		if err := bumpGeneration(ctx, tx); err != nil {
+			return err
+		}
+		res.Created = true
+		return res.readBack(ctx, tx, h.ID)
+	})
+	if err != nil {
+		var bb *BadBaselineError
+		var inv *InvalidError
+		if errors.Is(err, ErrConflict) || errors.As(err, &bb) || errors.As(err, &inv) {
+			return PutResult{}, err
+		}
+		return PutResult{}, fmt.Errorf("store run %s: %w", h.ID, asFull(err))
+	}
+	return res, nil
+}
+
+// readBack reads the stored row inside the write transaction and checks it
+// is what every page will serve, so a run that cannot be shown is rolled
+// back rather than acknowledged.
+func (res *PutResult) readBack(ctx context.Context, tx *sql.Tx, id string) error {
+	run, err := getRun(ctx, tx, id)
+	if err != nil {
+		return fmt.Errorf("read back: %w", err)
+	}
+	if run.Invalid != "" {
+		return invalidf("run %s as stored: %s", id, run.Invalid)
+	}
+	res.Run = *run
+	return nil
+}
+
+// recordBatch rows go in one INSERT: far fewer statements for a 2,000-item
+// run, and well under SQLite's limit of 32,766 bound variables.
+const recordBatch = 200
+
+func insertRecords(ctx context.Context, tx *sql.Tx, id string, e *encoded) error {
+	var full *sql.Stmt
+	defer func() {
+		if full != nil {
+			full.Close()
+		}
+	}()
+	for start := 0; start < len(e.records); start += recordBatch {
+		end := min(start+recordBatch, len(e.records))
+		n := end - start
+		args := make([]any, 0, 4*n)
+		for i := start; i < end; i++ {
+			args = append(args, id, i, e.ids[i], string(e.records[i]))
+		}
+		if n == recordBatch && full == nil {
+			var err error
+			if full, err = tx.PrepareContext(ctx, insertRecordsSQL(n)); err != nil {
+				return err
+			}
+		}
+		var err error
+		if n == recordBatch {
+			_, err = full.ExecContext(ctx, args...)
+		} else {
+			_, err = tx.ExecContext(ctx, insertRecordsSQL(n), args...)
+		}
+		if err != nil {
+			return fmt.Errorf("insert records %d-%d: %w", start, end-1, err)
+		}
+	}
+	return nil
+}
+
+func insertRecordsSQL(n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO records (run_id, idx, rec_id, data) VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("(?,?,?,?)")
+	}
+	return b.String()
+}
