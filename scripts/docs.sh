@@ -68,7 +68,7 @@ if [ "$check" = 1 ]; then
 	fi
 	# A README that shows the example comment must show its current
 	# headline rows.
-	for readme in README.md; do
+	for readme in README.md docs/*.md; do
 		grep -q 'docs/example-comment.md' "$readme" 2>/dev/null || continue
 		while IFS= read -r row; do
 			if ! grep -qxF -- "$row" "$readme"; then
