@@ -45,7 +45,7 @@ func TestRunUntilDecided(t *testing.T) {
 			t.Fatal(err)
 		}
 		o := runOptions(data, filepath.Join(dir, tc.name+".jsonl"))
-		o.Until = &evals.Until{Header: h, Tracker: tr, MaxRecords: tc.budget}
+		o.Selection.Until = &evals.Until{Header: h, Tracker: tr, MaxRecords: tc.budget}
 		res, err := Run(context.Background(), newByteModel(tc.seed), o)
 		if err != nil {
 			t.Fatal(err)
