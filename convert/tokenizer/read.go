@@ -155,16 +155,16 @@ type step struct {
 		Regex  *string `json:"Regex"`
 		String *string `json:"String"`
 	} `json:"pattern"`
-	Behavior         string            `json:"behavior"`
-	Invert           bool              `json:"invert"`
-	IndividualDigits bool              `json:"individual_digits"`
-	AddPrefixSpace   *bool             `json:"add_prefix_space"`
-	UseRegex         *bool             `json:"use_regex"`
-	Replacement      string            `json:"replacement"`
-	PrependScheme    string            `json:"prepend_scheme"`
-	Split            *bool             `json:"split"`
-	Content          *string           `json:"content"`
-	Prepend          *string           `json:"prepend"`
+	Behavior         string  `json:"behavior"`
+	Invert           bool    `json:"invert"`
+	IndividualDigits bool    `json:"individual_digits"`
+	AddPrefixSpace   *bool   `json:"add_prefix_space"`
+	UseRegex         *bool   `json:"use_regex"`
+	Replacement      string  `json:"replacement"`
+	PrependScheme    string  `json:"prepend_scheme"`
+	Split            *bool   `json:"split"`
+	Content          *string `json:"content"`
+	Prepend          *string `json:"prepend"`
 	raw              json.RawMessage
 }
 
