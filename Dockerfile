@@ -12,8 +12,8 @@
 # compiles udgam-ci (llama.cpp through cgo) once per x86-64 level with fixed
 # flags (-march=x86-64-v2, -v3, -v4; one baseline on arm64) into
 # /usr/local/libexec, and /usr/local/bin/udgam-ci is a small pure-Go
-# launcher that execs the best one the running CPU supports (README,
-# "Portable builds"; UDGAM_CI_VARIANT=NAME forces one). Three llama.cpp
+# launcher that execs the best one the running CPU supports
+# (docs/portable-builds.md; UDGAM_CI_VARIANT=NAME forces one). Three llama.cpp
 # compiles make the build take three times as long as one.
 #
 # linux/arm64 (issue 38): docker buildx build --platform linux/arm64 .

@@ -220,8 +220,8 @@ hfref:
 # outside the repository: about 8 minutes and 6 GB, torch's CUDA libraries
 # included), tiny random models built with transformers' own classes,
 # converted and scored by bin/udgam-ci and compared with a float64
-# reference scorer and lm-evaluation-harness (README, "Checked against the
-# reference stack"). CROSSCHECK_ARGS narrows it (--archs smollm2,qwen3).
+# reference scorer and lm-evaluation-harness (docs/reference-stack.md).
+# CROSSCHECK_ARGS narrows it (--archs smollm2,qwen3).
 crosscheck: build hfref
 	bash scripts/crosscheck/run.sh $(CROSSCHECK_ARGS)
 	$(MAKE) crosscheck-tokenizers

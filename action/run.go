@@ -228,8 +228,8 @@ func (r *actionRun) compareOptions() compare.Options {
 	return compare.Options{
 		Resamples:             r.in.Resamples,
 		Seed:                  compare.DefaultSeed,
-		MinEffectBPB:          minEffect(r.in.MinEffectBPB),
-		MinEffectAccuracy:     minEffect(r.in.MinEffectAcc),
+		MinEffectBPB:          MinEffectOption(r.in.MinEffectBPB),
+		MinEffectAccuracy:     MinEffectOption(r.in.MinEffectAcc),
 		AllowSettingsMismatch: true, // compared, and flagged loudly
 	}
 }
@@ -266,10 +266,11 @@ func (r *actionRun) publish(ctx context.Context, res *Result, links []report.Lin
 	return nil
 }
 
-// minEffect maps an input onto compare.Options. The input is the threshold
-// itself, so 0 is no minimum (action.yml gives the defaults as numbers);
-// in compare.Options a zero field is the default, so 0 becomes NoMinEffect.
-func minEffect(v float64) float64 {
+// MinEffectOption maps a minimum effect as people give it (the Action's
+// inputs, the command line's --min-effect) onto compare.Options. It is
+// the threshold itself, so 0 is no minimum; in compare.Options a zero
+// field is the default, so 0 becomes NoMinEffect.
+func MinEffectOption(v float64) float64 {
 	if v == 0 {
 		return compare.NoMinEffect
 	}

@@ -164,23 +164,23 @@ func convertFalconH1(cfg Config, w Weights) (KV, []Tensor, error) {
 		return nil, nil, fmt.Errorf("config.json: mamba_n_groups %d does not divide mamba_d_ssm %d", m.groups, m.inner)
 	}
 
-	tk := &Taker{W: w}
-	take := tk.Take
+	tk := &Taker{W: w, Names: falconH1Names}
+	take := tk.Named
 	h, v, ff := uint64(hidden), uint64(vocab), uint64(ffn)
 	q, kvDim := uint64(heads*headDim), uint64(kvHeads*headDim)
-	norm := func(hf, name string) Tensor {
-		t := take(hf, name, h)
+	norm := func(hf string) Tensor {
+		t := take(hf, h)
 		t.F32 = true
 		return t
 	}
-	embed := take("model.embed_tokens.weight", "token_embd.weight", v, h)
-	ts := []Tensor{embed.Map(scaleBy(mults.embedding)), norm("model.final_layernorm.weight", "output_norm.weight")}
+	embed := take("model.embed_tokens.weight", v, h)
+	ts := []Tensor{embed.Map(scaleBy(mults.embedding)), norm("model.final_layernorm.weight")}
 	// llama.cpp scales neither the embeddings nor the logits: the output
 	// matrix carries lm_head_multiplier. Tied embeddings carry the other
 	// multiplier in token_embd, so the output is written on its own.
 	switch {
 	case !tied:
-		ts = append(ts, take("lm_head.weight", "output.weight", v, h).Map(scaleBy(mults.lmHead)))
+		ts = append(ts, take("lm_head.weight", v, h).Map(scaleBy(mults.lmHead)))
 	case w.Shape("lm_head.weight") != nil:
 		return nil, nil, fmt.Errorf("tie_word_embeddings is true but the checkpoint has its own lm_head.weight")
 	case mults.lmHead != mults.embedding:
@@ -200,27 +200,19 @@ func convertFalconH1(cfg Config, w Weights) (KV, []Tensor, error) {
 		return out, nil
 	}
 	for l := range layers {
-		p, b := fmt.Sprintf("model.layers.%d.", l), fmt.Sprintf("blk.%d.", l)
+		p := fmt.Sprintf("model.layers.%d.", l)
 		ts = append(ts,
-			norm(p+"input_layernorm.weight", b+"attn_norm.weight"),
-			take(p+"self_attn.q_proj.weight", b+"attn_q.weight", q, h).Map(scaleBy(mults.attnIn)),
-			take(p+"self_attn.k_proj.weight", b+"attn_k.weight", kvDim, h).Map(scaleBy(mults.attnIn*mults.key)),
-			take(p+"self_attn.v_proj.weight", b+"attn_v.weight", kvDim, h).Map(scaleBy(mults.attnIn)),
-			take(p+"self_attn.o_proj.weight", b+"attn_output.weight", h, q).Map(scaleBy(mults.attnOut)),
-			// llama.cpp's falcon-h1 loader asks for this norm without the
-			// .weight suffix.
-			norm(p+"pre_ff_layernorm.weight", b+"ffn_norm"),
-			take(p+"feed_forward.gate_proj.weight", b+"ffn_gate.weight", ff, h).Map(scaleBy(mults.gate)),
-			take(p+"feed_forward.up_proj.weight", b+"ffn_up.weight", ff, h),
-			take(p+"feed_forward.down_proj.weight", b+"ffn_down.weight", h, ff).Map(scaleBy(mults.down)),
+			norm(p+"input_layernorm.weight"),
+			take(p+"self_attn.q_proj.weight", q, h).Map(scaleBy(mults.attnIn)),
+			take(p+"self_attn.k_proj.weight", kvDim, h).Map(scaleBy(mults.attnIn*mults.key)),
+			take(p+"self_attn.v_proj.weight", kvDim, h).Map(scaleBy(mults.attnIn)),
+			take(p+"self_attn.o_proj.weight", h, q).Map(scaleBy(mults.attnOut)),
+			norm(p+"pre_ff_layernorm.weight"),
+			take(p+"feed_forward.gate_proj.weight", ff, h).Map(scaleBy(mults.gate)),
+			take(p+"feed_forward.up_proj.weight", ff, h),
+			take(p+"feed_forward.down_proj.weight", h, ff).Map(scaleBy(mults.down)),
 		)
-		mix := m.tensors(w, p+"mamba.", b, inProj, take)
-		for i := range mix {
-			if mix[i].Name == b+"ssm_out.weight" {
-				mix[i] = mix[i].Map(scaleBy(mults.ssmOut))
-			}
-		}
-		ts = append(ts, mix...)
+		ts = append(ts, m.tensors(tk, p+"mamba.", inProj, scaleBy(mults.ssmOut))...)
 		if name := p + "mamba.mup_vector"; w.Shape(name) != nil {
 			if err := checkMupVector(w, name, mup, mults.ssmIn); err != nil {
 				return nil, nil, err
@@ -248,6 +240,25 @@ func convertFalconH1(cfg Config, w Weights) (KV, []Tensor, error) {
 	}
 	return kv, ts, nil
 }
+
+// falconH1Names are Falcon-H1's tensors: attention, MLP and a Mamba-2
+// mixer side by side in each layer.
+var falconH1Names = merge(mixer2Names("model.layers.N.mamba."), tensorNames{
+	"model.embed_tokens.weight":              "token_embd.weight",
+	"model.final_layernorm.weight":           "output_norm.weight",
+	"lm_head.weight":                         "output.weight",
+	"model.layers.N.input_layernorm.weight":  "blk.N.attn_norm.weight",
+	"model.layers.N.self_attn.q_proj.weight": "blk.N.attn_q.weight",
+	"model.layers.N.self_attn.k_proj.weight": "blk.N.attn_k.weight",
+	"model.layers.N.self_attn.v_proj.weight": "blk.N.attn_v.weight",
+	"model.layers.N.self_attn.o_proj.weight": "blk.N.attn_output.weight",
+	// llama.cpp's falcon-h1 loader asks for this norm without the .weight
+	// suffix.
+	"model.layers.N.pre_ff_layernorm.weight":       "blk.N.ffn_norm",
+	"model.layers.N.feed_forward.gate_proj.weight": "blk.N.ffn_gate.weight",
+	"model.layers.N.feed_forward.up_proj.weight":   "blk.N.ffn_up.weight",
+	"model.layers.N.feed_forward.down_proj.weight": "blk.N.ffn_down.weight",
+})
 
 // absentOr is absent when config.json lacks key, else null (for a key set
 // to null; a key with a value is read as it is).

@@ -97,20 +97,20 @@ func convertGemma3(cfg Config, w Weights) (KV, []Tensor, error) {
 		kv["gemma3.final_logit_softcapping"] = float32(softcap)
 	}
 
-	tk := &Taker{W: w}
-	take := tk.Take
+	tk := &Taker{W: w, Names: gemma3Names}
+	take := tk.Named
 	// Gemma stores norm weights as offsets from one; llama.cpp multiplies
 	// by the weight itself. Hugging Face adds the one in float32, as here.
-	norm := func(hf, name string, n int) Tensor {
-		t := take(hf, name, uint64(n))
+	norm := func(hf string, n int) Tensor {
+		t := take(hf, uint64(n))
 		t.F32 = true
 		return t.Map(plusOne)
 	}
 	h, v, ff := uint64(hidden), uint64(vocab), uint64(ffn)
 	q, kvDim := uint64(heads*headDim), uint64(kvHeads*headDim)
 	ts := []Tensor{
-		take("model.embed_tokens.weight", "token_embd.weight", v, h),
-		norm("model.norm.weight", "output_norm.weight", hidden),
+		take("model.embed_tokens.weight", v, h),
+		norm("model.norm.weight", hidden),
 	}
 	out, err := outputMatrix(w, tied, "lm_head.weight", "model.embed_tokens.weight", v, h)
 	if err != nil {
@@ -121,23 +121,22 @@ func convertGemma3(cfg Config, w Weights) (KV, []Tensor, error) {
 	}
 	for l := range layers {
 		p := fmt.Sprintf("model.layers.%d.", l)
-		b := fmt.Sprintf("blk.%d.", l)
 		// Gemma turns (i, i+d/2), as llama.cpp's NEOX rope does: q and k
 		// keep their order.
 		ts = append(ts,
-			norm(p+"input_layernorm.weight", b+"attn_norm.weight", hidden),
-			take(p+"self_attn.q_proj.weight", b+"attn_q.weight", q, h),
-			take(p+"self_attn.k_proj.weight", b+"attn_k.weight", kvDim, h),
-			take(p+"self_attn.v_proj.weight", b+"attn_v.weight", kvDim, h),
-			norm(p+"self_attn.q_norm.weight", b+"attn_q_norm.weight", headDim),
-			norm(p+"self_attn.k_norm.weight", b+"attn_k_norm.weight", headDim),
-			take(p+"self_attn.o_proj.weight", b+"attn_output.weight", h, q),
-			norm(p+"post_attention_layernorm.weight", b+"post_attention_norm.weight", hidden),
-			norm(p+"pre_feedforward_layernorm.weight", b+"ffn_norm.weight", hidden),
-			take(p+"mlp.gate_proj.weight", b+"ffn_gate.weight", ff, h),
-			take(p+"mlp.up_proj.weight", b+"ffn_up.weight", ff, h),
-			take(p+"mlp.down_proj.weight", b+"ffn_down.weight", h, ff),
-			norm(p+"post_feedforward_layernorm.weight", b+"post_ffw_norm.weight", hidden),
+			norm(p+"input_layernorm.weight", hidden),
+			take(p+"self_attn.q_proj.weight", q, h),
+			take(p+"self_attn.k_proj.weight", kvDim, h),
+			take(p+"self_attn.v_proj.weight", kvDim, h),
+			norm(p+"self_attn.q_norm.weight", headDim),
+			norm(p+"self_attn.k_norm.weight", headDim),
+			take(p+"self_attn.o_proj.weight", h, q),
+			norm(p+"post_attention_layernorm.weight", hidden),
+			norm(p+"pre_feedforward_layernorm.weight", hidden),
+			take(p+"mlp.gate_proj.weight", ff, h),
+			take(p+"mlp.up_proj.weight", ff, h),
+			take(p+"mlp.down_proj.weight", h, ff),
+			norm(p+"post_feedforward_layernorm.weight", hidden),
 		)
 	}
 	if err := tk.Err(); err != nil {
@@ -145,6 +144,12 @@ func convertGemma3(cfg Config, w Weights) (KV, []Tensor, error) {
 	}
 	return kv, ts, nil
 }
+
+// gemma3Names are Gemma 3's tensors: the decoder's with the sandwich
+// norms and a norm before the MLP.
+var gemma3Names = merge(decoderNames, sandwichNorms, tensorNames{
+	"model.layers.N.pre_feedforward_layernorm.weight": "blk.N.ffn_norm.weight",
+})
 
 // gemma3Rope returns the global layers' rope base, read as
 // Gemma3TextConfig reads it: transformers 5 keeps one rope dict per layer

@@ -42,27 +42,27 @@ func convertGPT2(cfg Config, w Weights) (KV, []Tensor, error) {
 		p = ""
 	}
 	e, v, f := uint64(embd), uint64(vocab), uint64(inner)
-	l := &tensorList{w: w}
-	l.take(p+"wte.weight", "token_embd.weight", v, e)
-	l.take(p+"wpe.weight", "position_embd.weight", uint64(positions), e)
-	l.take(p+"ln_f.weight", "output_norm.weight", e)
-	l.take(p+"ln_f.bias", "output_norm.bias", e)
+	l := &tensorList{w: w, names: gpt2Names.under(p)}
+	l.take(p+"wte.weight", v, e)
+	l.take(p+"wpe.weight", uint64(positions), e)
+	l.take(p+"ln_f.weight", e)
+	l.take(p+"ln_f.bias", e)
 	l.output(tied, false, "lm_head.weight", p+"wte.weight", v, e)
 	for i := range layers {
-		hf, gg := fmt.Sprintf("%sh.%d.", p, i), fmt.Sprintf("blk.%d.", i)
-		l.take(hf+"ln_1.weight", gg+"attn_norm.weight", e)
-		l.take(hf+"ln_1.bias", gg+"attn_norm.bias", e)
+		hf := fmt.Sprintf("%sh.%d.", p, i)
+		l.take(hf+"ln_1.weight", e)
+		l.take(hf+"ln_1.bias", e)
 		// Conv1D keeps weights [in][out]; GGUF wants Linear's [out][in].
-		l.transposed(hf+"attn.c_attn.weight", gg+"attn_qkv.weight", e, 3*e)
-		l.take(hf+"attn.c_attn.bias", gg+"attn_qkv.bias", 3*e)
-		l.transposed(hf+"attn.c_proj.weight", gg+"attn_output.weight", e, e)
-		l.take(hf+"attn.c_proj.bias", gg+"attn_output.bias", e)
-		l.take(hf+"ln_2.weight", gg+"ffn_norm.weight", e)
-		l.take(hf+"ln_2.bias", gg+"ffn_norm.bias", e)
-		l.transposed(hf+"mlp.c_fc.weight", gg+"ffn_up.weight", e, f)
-		l.take(hf+"mlp.c_fc.bias", gg+"ffn_up.bias", f)
-		l.transposed(hf+"mlp.c_proj.weight", gg+"ffn_down.weight", f, e)
-		l.take(hf+"mlp.c_proj.bias", gg+"ffn_down.bias", e)
+		l.transposed(hf+"attn.c_attn.weight", e, 3*e)
+		l.take(hf+"attn.c_attn.bias", 3*e)
+		l.transposed(hf+"attn.c_proj.weight", e, e)
+		l.take(hf+"attn.c_proj.bias", e)
+		l.take(hf+"ln_2.weight", e)
+		l.take(hf+"ln_2.bias", e)
+		l.transposed(hf+"mlp.c_fc.weight", e, f)
+		l.take(hf+"mlp.c_fc.bias", f)
+		l.transposed(hf+"mlp.c_proj.weight", f, e)
+		l.take(hf+"mlp.c_proj.bias", e)
 	}
 	if l.err != nil {
 		return nil, nil, l.err
@@ -79,21 +79,58 @@ func convertGPT2(cfg Config, w Weights) (KV, []Tensor, error) {
 	return kv, l.ts, nil
 }
 
-// tensorList gathers an architecture's output tensors and keeps the first
-// error, so a converter names every tensor in order and checks once.
-type tensorList struct {
-	w   Weights
-	ts  []Tensor
-	err error
+// gpt2Names are GPT-2's tensors as OpenAI's own checkpoints name them;
+// transformers saves them under "transformer." (gpt2Names.under).
+var gpt2Names = tensorNames{
+	"wte.weight":             "token_embd.weight",
+	"wpe.weight":             "position_embd.weight",
+	"ln_f.weight":            "output_norm.weight",
+	"ln_f.bias":              "output_norm.bias",
+	"h.N.ln_1.weight":        "blk.N.attn_norm.weight",
+	"h.N.ln_1.bias":          "blk.N.attn_norm.bias",
+	"h.N.attn.c_attn.weight": "blk.N.attn_qkv.weight",
+	"h.N.attn.c_attn.bias":   "blk.N.attn_qkv.bias",
+	"h.N.attn.c_proj.weight": "blk.N.attn_output.weight",
+	"h.N.attn.c_proj.bias":   "blk.N.attn_output.bias",
+	"h.N.ln_2.weight":        "blk.N.ffn_norm.weight",
+	"h.N.ln_2.bias":          "blk.N.ffn_norm.bias",
+	"h.N.mlp.c_fc.weight":    "blk.N.ffn_up.weight",
+	"h.N.mlp.c_fc.bias":      "blk.N.ffn_up.bias",
+	"h.N.mlp.c_proj.weight":  "blk.N.ffn_down.weight",
+	"h.N.mlp.c_proj.bias":    "blk.N.ffn_down.bias",
 }
 
-// take adds checkpoint tensor hf as GGUF tensor name, checking its shape.
-func (l *tensorList) take(hf, name string, shape ...uint64) {
-	l.add(hf, name, shape, nil)
+// tensorList gathers an architecture's output tensors, named by its
+// table, and keeps the first error, so a converter lists every tensor in
+// order and checks once.
+type tensorList struct {
+	w     Weights
+	names tensorNames
+	ts    []Tensor
+	err   error
+}
+
+// take adds checkpoint tensor hf under its llama.cpp name, checking its
+// shape.
+func (l *tensorList) take(hf string, shape ...uint64) {
+	l.add(hf, shape, nil)
 }
 
 // add is take with the values passed through fn when read.
-func (l *tensorList) add(hf, name string, shape []uint64, fn func([]float32) ([]float32, error)) {
+func (l *tensorList) add(hf string, shape []uint64, fn func([]float32) ([]float32, error)) {
+	if l.err != nil {
+		return
+	}
+	name, err := l.names.gguf(hf)
+	if err != nil {
+		l.err = err
+		return
+	}
+	l.addAs(hf, name, shape, fn)
+}
+
+// addAs is add under the GGUF name given.
+func (l *tensorList) addAs(hf, name string, shape []uint64, fn func([]float32) ([]float32, error)) {
 	if l.err != nil {
 		return
 	}
@@ -110,8 +147,8 @@ func (l *tensorList) add(hf, name string, shape []uint64, fn func([]float32) ([]
 
 // transposed adds a [rows][cols] checkpoint matrix as its [cols][rows]
 // transpose.
-func (l *tensorList) transposed(hf, name string, rows, cols uint64) {
-	l.add(hf, name, []uint64{rows, cols}, func(v []float32) ([]float32, error) {
+func (l *tensorList) transposed(hf string, rows, cols uint64) {
+	l.add(hf, []uint64{rows, cols}, func(v []float32) ([]float32, error) {
 		out := make([]float32, len(v))
 		for r := range rows {
 			for c := range cols {
@@ -139,6 +176,6 @@ func (l *tensorList) output(tied, required bool, head, embd string, shape ...uin
 	case t != nil:
 		l.ts = append(l.ts, *t)
 	case required:
-		l.take(embd, "output.weight", shape...)
+		l.addAs(embd, "output.weight", shape, nil)
 	}
 }

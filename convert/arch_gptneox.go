@@ -13,6 +13,25 @@ var GPTNeoX = &Architecture{
 	Convert: convertGPTNeoX,
 }
 
+// gptneoxNames are GPT-NeoX's (Pythia's) tensors.
+var gptneoxNames = tensorNames{
+	"gpt_neox.embed_in.weight":                           "token_embd.weight",
+	"gpt_neox.final_layer_norm.weight":                   "output_norm.weight",
+	"gpt_neox.final_layer_norm.bias":                     "output_norm.bias",
+	"gpt_neox.layers.N.input_layernorm.weight":           "blk.N.attn_norm.weight",
+	"gpt_neox.layers.N.input_layernorm.bias":             "blk.N.attn_norm.bias",
+	"gpt_neox.layers.N.attention.query_key_value.weight": "blk.N.attn_qkv.weight",
+	"gpt_neox.layers.N.attention.query_key_value.bias":   "blk.N.attn_qkv.bias",
+	"gpt_neox.layers.N.attention.dense.weight":           "blk.N.attn_output.weight",
+	"gpt_neox.layers.N.attention.dense.bias":             "blk.N.attn_output.bias",
+	"gpt_neox.layers.N.post_attention_layernorm.weight":  "blk.N.ffn_norm.weight",
+	"gpt_neox.layers.N.post_attention_layernorm.bias":    "blk.N.ffn_norm.bias",
+	"gpt_neox.layers.N.mlp.dense_h_to_4h.weight":         "blk.N.ffn_up.weight",
+	"gpt_neox.layers.N.mlp.dense_h_to_4h.bias":           "blk.N.ffn_up.bias",
+	"gpt_neox.layers.N.mlp.dense_4h_to_h.weight":         "blk.N.ffn_down.weight",
+	"gpt_neox.layers.N.mlp.dense_4h_to_h.bias":           "blk.N.ffn_down.bias",
+}
+
 func convertGPTNeoX(cfg Config, w Weights) (KV, []Tensor, error) {
 	r := cfg.Reader()
 	hidden, heads, layers := r.Int("hidden_size"), r.Int("num_attention_heads"), r.Int("num_hidden_layers")
@@ -45,27 +64,27 @@ func convertGPTNeoX(cfg Config, w Weights) (KV, []Tensor, error) {
 	}
 
 	e, v, f := uint64(hidden), uint64(vocab), uint64(ff)
-	l := &tensorList{w: w}
-	l.take("gpt_neox.embed_in.weight", "token_embd.weight", v, e)
-	l.take("gpt_neox.final_layer_norm.weight", "output_norm.weight", e)
-	l.take("gpt_neox.final_layer_norm.bias", "output_norm.bias", e)
+	l := &tensorList{w: w, names: gptneoxNames}
+	l.take("gpt_neox.embed_in.weight", v, e)
+	l.take("gpt_neox.final_layer_norm.weight", e)
+	l.take("gpt_neox.final_layer_norm.bias", e)
 	l.output(tied, true, "embed_out.weight", "gpt_neox.embed_in.weight", v, e)
 	for i := range layers {
-		hf, gg := fmt.Sprintf("gpt_neox.layers.%d.", i), fmt.Sprintf("blk.%d.", i)
-		l.take(hf+"input_layernorm.weight", gg+"attn_norm.weight", e)
-		l.take(hf+"input_layernorm.bias", gg+"attn_norm.bias", e)
+		hf := fmt.Sprintf("gpt_neox.layers.%d.", i)
+		l.take(hf+"input_layernorm.weight", e)
+		l.take(hf+"input_layernorm.bias", e)
 		// transformers' rows run head by head, q|k|v within each head;
 		// llama.cpp's views take all of q, then all of k, then all of v.
-		l.add(hf+"attention.query_key_value.weight", gg+"attn_qkv.weight", []uint64{3 * e, e}, headsToBlocks(heads, hd, hidden))
-		l.add(hf+"attention.query_key_value.bias", gg+"attn_qkv.bias", []uint64{3 * e}, headsToBlocks(heads, hd, 1))
-		l.take(hf+"attention.dense.weight", gg+"attn_output.weight", e, e)
-		l.take(hf+"attention.dense.bias", gg+"attn_output.bias", e)
-		l.take(hf+"post_attention_layernorm.weight", gg+"ffn_norm.weight", e)
-		l.take(hf+"post_attention_layernorm.bias", gg+"ffn_norm.bias", e)
-		l.take(hf+"mlp.dense_h_to_4h.weight", gg+"ffn_up.weight", f, e)
-		l.take(hf+"mlp.dense_h_to_4h.bias", gg+"ffn_up.bias", f)
-		l.take(hf+"mlp.dense_4h_to_h.weight", gg+"ffn_down.weight", e, f)
-		l.take(hf+"mlp.dense_4h_to_h.bias", gg+"ffn_down.bias", e)
+		l.add(hf+"attention.query_key_value.weight", []uint64{3 * e, e}, headsToBlocks(heads, hd, hidden))
+		l.add(hf+"attention.query_key_value.bias", []uint64{3 * e}, headsToBlocks(heads, hd, 1))
+		l.take(hf+"attention.dense.weight", e, e)
+		l.take(hf+"attention.dense.bias", e)
+		l.take(hf+"post_attention_layernorm.weight", e)
+		l.take(hf+"post_attention_layernorm.bias", e)
+		l.take(hf+"mlp.dense_h_to_4h.weight", f, e)
+		l.take(hf+"mlp.dense_h_to_4h.bias", f)
+		l.take(hf+"mlp.dense_4h_to_h.weight", e, f)
+		l.take(hf+"mlp.dense_4h_to_h.bias", e)
 	}
 	if l.err != nil {
 		return nil, nil, l.err

@@ -17,6 +17,29 @@ var Lfm2 = &Architecture{
 	Convert: convertLfm2,
 }
 
+// lfm2Names are LFM2's tensors: each layer a short convolution or attention.
+var lfm2Names = tensorNames{
+	"model.embed_tokens.weight": "token_embd.weight",
+	// The final norm is Hugging Face's embedding_norm (applied after the
+	// last layer). The llama.cpp vendored here looks it up as plain
+	// "output_norm", without ".weight".
+	"model.embedding_norm.weight":                 "output_norm",
+	"model.layers.N.operator_norm.weight":         "blk.N.attn_norm.weight",
+	"model.layers.N.ffn_norm.weight":              "blk.N.ffn_norm.weight",
+	"model.layers.N.feed_forward.w1.weight":       "blk.N.ffn_gate.weight",
+	"model.layers.N.feed_forward.w3.weight":       "blk.N.ffn_up.weight",
+	"model.layers.N.feed_forward.w2.weight":       "blk.N.ffn_down.weight",
+	"model.layers.N.conv.conv.weight":             "blk.N.shortconv.conv.weight",
+	"model.layers.N.conv.in_proj.weight":          "blk.N.shortconv.in_proj.weight",
+	"model.layers.N.conv.out_proj.weight":         "blk.N.shortconv.out_proj.weight",
+	"model.layers.N.self_attn.q_proj.weight":      "blk.N.attn_q.weight",
+	"model.layers.N.self_attn.k_proj.weight":      "blk.N.attn_k.weight",
+	"model.layers.N.self_attn.v_proj.weight":      "blk.N.attn_v.weight",
+	"model.layers.N.self_attn.out_proj.weight":    "blk.N.attn_output.weight",
+	"model.layers.N.self_attn.q_layernorm.weight": "blk.N.attn_q_norm.weight",
+	"model.layers.N.self_attn.k_layernorm.weight": "blk.N.attn_k_norm.weight",
+}
+
 func convertLfm2(cfg Config, w Weights) (KV, []Tensor, error) {
 	r := cfg.Reader()
 	// Defaults are Lfm2Config's.
@@ -98,16 +121,13 @@ func convertLfm2(cfg Config, w Weights) (KV, []Tensor, error) {
 		"lfm2.vocab_size":                       uint32(vocab),
 	}
 
-	tk := &Taker{W: w}
-	take := tk.Take
+	tk := &Taker{W: w, Names: lfm2Names}
+	take := tk.Named
 	h, v, ff := uint64(hidden), uint64(vocab), uint64(ffn)
 	kvDim, hd := uint64(kvHeads*headDim), uint64(headDim)
-	// The final norm is Hugging Face's embedding_norm (applied after the
-	// last layer). The llama.cpp vendored here looks it up as plain
-	// "output_norm", without ".weight".
 	ts := []Tensor{
-		take("model.embed_tokens.weight", "token_embd.weight", v, h),
-		take("model.embedding_norm.weight", "output_norm", h),
+		take("model.embed_tokens.weight", v, h),
+		take("model.embedding_norm.weight", h),
 	}
 	out, err := outputMatrix(w, tied, "lm_head.weight", "model.embed_tokens.weight", v, h)
 	if err != nil {
@@ -118,33 +138,32 @@ func convertLfm2(cfg Config, w Weights) (KV, []Tensor, error) {
 	}
 	for l, typ := range types {
 		p := fmt.Sprintf("model.layers.%d.", l)
-		b := fmt.Sprintf("blk.%d.", l)
 		ts = append(ts,
-			take(p+"operator_norm.weight", b+"attn_norm.weight", h),
-			take(p+"ffn_norm.weight", b+"ffn_norm.weight", h),
-			take(p+"feed_forward.w1.weight", b+"ffn_gate.weight", ff, h),
-			take(p+"feed_forward.w3.weight", b+"ffn_up.weight", ff, h),
-			take(p+"feed_forward.w2.weight", b+"ffn_down.weight", h, ff),
+			take(p+"operator_norm.weight", h),
+			take(p+"ffn_norm.weight", h),
+			take(p+"feed_forward.w1.weight", ff, h),
+			take(p+"feed_forward.w3.weight", ff, h),
+			take(p+"feed_forward.w2.weight", h, ff),
 		)
 		if typ == "conv" {
 			// Conv1d's [hidden, 1, L] squeezed to [hidden, L], float32:
 			// ggml's CPU ssm_conv takes no other type.
-			conv := take(p+"conv.conv.weight", b+"shortconv.conv.weight", h, 1, uint64(lCache))
+			conv := take(p+"conv.conv.weight", h, 1, uint64(lCache))
 			conv.Shape = []uint64{h, uint64(lCache)}
 			conv.F32 = true
 			ts = append(ts, conv,
-				take(p+"conv.in_proj.weight", b+"shortconv.in_proj.weight", 3*h, h),
-				take(p+"conv.out_proj.weight", b+"shortconv.out_proj.weight", h, h))
+				take(p+"conv.in_proj.weight", 3*h, h),
+				take(p+"conv.out_proj.weight", h, h))
 			continue
 		}
 		// NEOX rope, as Hugging Face's rotate_half: q and k keep their order.
 		ts = append(ts,
-			take(p+"self_attn.q_proj.weight", b+"attn_q.weight", h, h),
-			take(p+"self_attn.k_proj.weight", b+"attn_k.weight", kvDim, h),
-			take(p+"self_attn.v_proj.weight", b+"attn_v.weight", kvDim, h),
-			take(p+"self_attn.out_proj.weight", b+"attn_output.weight", h, h),
-			take(p+"self_attn.q_layernorm.weight", b+"attn_q_norm.weight", hd),
-			take(p+"self_attn.k_layernorm.weight", b+"attn_k_norm.weight", hd),
+			take(p+"self_attn.q_proj.weight", h, h),
+			take(p+"self_attn.k_proj.weight", kvDim, h),
+			take(p+"self_attn.v_proj.weight", kvDim, h),
+			take(p+"self_attn.out_proj.weight", h, h),
+			take(p+"self_attn.q_layernorm.weight", hd),
+			take(p+"self_attn.k_layernorm.weight", hd),
 		)
 	}
 	if err := tk.Err(); err != nil {

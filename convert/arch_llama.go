@@ -132,14 +132,46 @@ func (d *decoder) kv() KV {
 	return kv
 }
 
+// decoderNames are the llama, qwen2 and qwen3 decoders' tensors.
+var decoderNames = tensorNames{
+	"model.embed_tokens.weight":                      "token_embd.weight",
+	"model.norm.weight":                              "output_norm.weight",
+	"model.layers.N.input_layernorm.weight":          "blk.N.attn_norm.weight",
+	"model.layers.N.self_attn.q_proj.weight":         "blk.N.attn_q.weight",
+	"model.layers.N.self_attn.k_proj.weight":         "blk.N.attn_k.weight",
+	"model.layers.N.self_attn.v_proj.weight":         "blk.N.attn_v.weight",
+	"model.layers.N.self_attn.o_proj.weight":         "blk.N.attn_output.weight",
+	"model.layers.N.self_attn.q_proj.bias":           "blk.N.attn_q.bias",
+	"model.layers.N.self_attn.k_proj.bias":           "blk.N.attn_k.bias",
+	"model.layers.N.self_attn.v_proj.bias":           "blk.N.attn_v.bias",
+	"model.layers.N.self_attn.o_proj.bias":           "blk.N.attn_output.bias",
+	"model.layers.N.self_attn.q_norm.weight":         "blk.N.attn_q_norm.weight",
+	"model.layers.N.self_attn.k_norm.weight":         "blk.N.attn_k_norm.weight",
+	"model.layers.N.post_attention_layernorm.weight": "blk.N.ffn_norm.weight",
+	"model.layers.N.mlp.gate_proj.weight":            "blk.N.ffn_gate.weight",
+	"model.layers.N.mlp.up_proj.weight":              "blk.N.ffn_up.weight",
+	"model.layers.N.mlp.down_proj.weight":            "blk.N.ffn_down.weight",
+	"model.layers.N.mlp.gate_proj.bias":              "blk.N.ffn_gate.bias",
+	"model.layers.N.mlp.up_proj.bias":                "blk.N.ffn_up.bias",
+	"model.layers.N.mlp.down_proj.bias":              "blk.N.ffn_down.bias",
+}
+
+// sandwichNorms are the norms after attention and after the MLP that OLMo
+// 2 and Gemma 3 put into the decoder (post_attention_layernorm then
+// follows attention instead of preceding the MLP).
+var sandwichNorms = tensorNames{
+	"model.layers.N.post_attention_layernorm.weight":   "blk.N.post_attention_norm.weight",
+	"model.layers.N.post_feedforward_layernorm.weight": "blk.N.post_ffw_norm.weight",
+}
+
 func (d *decoder) convert(w Weights) (KV, []Tensor, error) {
 	var ts []Tensor
-	tk := &Taker{W: w}
-	take := tk.Take
+	tk := &Taker{W: w, Names: decoderNames}
+	take := tk.Named
 	h, v, ff := uint64(d.hidden), uint64(d.vocab), uint64(d.ffn)
 	q, kvDim, hd := uint64(d.heads*d.headDim), uint64(d.kvHeads*d.headDim), uint64(d.headDim)
-	ts = append(ts, take("model.embed_tokens.weight", "token_embd.weight", v, h))
-	ts = append(ts, take("model.norm.weight", "output_norm.weight", h))
+	ts = append(ts, take("model.embed_tokens.weight", v, h))
+	ts = append(ts, take("model.norm.weight", h))
 	out, err := outputMatrix(w, d.tied, "lm_head.weight", "model.embed_tokens.weight", v, h)
 	if err != nil {
 		return nil, nil, err
@@ -149,43 +181,42 @@ func (d *decoder) convert(w Weights) (KV, []Tensor, error) {
 	}
 	for l := range d.layers {
 		p := fmt.Sprintf("model.layers.%d.", l)
-		b := fmt.Sprintf("blk.%d.", l)
-		qt := take(p+"self_attn.q_proj.weight", b+"attn_q.weight", q, h)
-		kt := take(p+"self_attn.k_proj.weight", b+"attn_k.weight", kvDim, h)
+		qt := take(p+"self_attn.q_proj.weight", q, h)
+		kt := take(p+"self_attn.k_proj.weight", kvDim, h)
 		if d.permuteQK {
 			qt, kt = d.permuteRoPE(qt, d.heads), d.permuteRoPE(kt, d.kvHeads)
 		}
 		ts = append(ts,
-			take(p+"input_layernorm.weight", b+"attn_norm.weight", h),
+			take(p+"input_layernorm.weight", h),
 			qt, kt,
-			take(p+"self_attn.v_proj.weight", b+"attn_v.weight", kvDim, h),
-			take(p+"self_attn.o_proj.weight", b+"attn_output.weight", h, q),
-			take(p+"post_attention_layernorm.weight", b+"ffn_norm.weight", h),
-			take(p+"mlp.gate_proj.weight", b+"ffn_gate.weight", ff, h),
-			take(p+"mlp.up_proj.weight", b+"ffn_up.weight", ff, h),
-			take(p+"mlp.down_proj.weight", b+"ffn_down.weight", h, ff),
+			take(p+"self_attn.v_proj.weight", kvDim, h),
+			take(p+"self_attn.o_proj.weight", h, q),
+			take(p+"post_attention_layernorm.weight", h),
+			take(p+"mlp.gate_proj.weight", ff, h),
+			take(p+"mlp.up_proj.weight", ff, h),
+			take(p+"mlp.down_proj.weight", h, ff),
 		)
 		if d.qkvBias {
-			qb := take(p+"self_attn.q_proj.bias", b+"attn_q.bias", q)
-			kb := take(p+"self_attn.k_proj.bias", b+"attn_k.bias", kvDim)
+			qb := take(p+"self_attn.q_proj.bias", q)
+			kb := take(p+"self_attn.k_proj.bias", kvDim)
 			if d.permuteQK {
 				qb, kb = d.permuteRoPE(qb, d.heads), d.permuteRoPE(kb, d.kvHeads)
 			}
-			ts = append(ts, qb, kb, take(p+"self_attn.v_proj.bias", b+"attn_v.bias", kvDim))
+			ts = append(ts, qb, kb, take(p+"self_attn.v_proj.bias", kvDim))
 		}
 		if d.outBias {
-			ts = append(ts, take(p+"self_attn.o_proj.bias", b+"attn_output.bias", h))
+			ts = append(ts, take(p+"self_attn.o_proj.bias", h))
 		}
 		if d.mlpBias {
 			ts = append(ts,
-				take(p+"mlp.gate_proj.bias", b+"ffn_gate.bias", ff),
-				take(p+"mlp.up_proj.bias", b+"ffn_up.bias", ff),
-				take(p+"mlp.down_proj.bias", b+"ffn_down.bias", h))
+				take(p+"mlp.gate_proj.bias", ff),
+				take(p+"mlp.up_proj.bias", ff),
+				take(p+"mlp.down_proj.bias", h))
 		}
 		if d.qkNorm {
 			ts = append(ts,
-				take(p+"self_attn.q_norm.weight", b+"attn_q_norm.weight", hd),
-				take(p+"self_attn.k_norm.weight", b+"attn_k_norm.weight", hd))
+				take(p+"self_attn.q_norm.weight", hd),
+				take(p+"self_attn.k_norm.weight", hd))
 		}
 	}
 	if err := tk.Err(); err != nil {

@@ -14,6 +14,22 @@ var Mamba = &Architecture{
 	Convert: convertMamba,
 }
 
+// mambaNames are Mamba's tensors.
+var mambaNames = tensorNames{
+	"backbone.embeddings.weight":              "token_embd.weight",
+	"backbone.norm_f.weight":                  "output_norm.weight",
+	"backbone.layers.N.mixer.conv1d.weight":   "blk.N.ssm_conv1d.weight",
+	"backbone.layers.N.norm.weight":           "blk.N.attn_norm.weight",
+	"backbone.layers.N.mixer.conv1d.bias":     "blk.N.ssm_conv1d.bias",
+	"backbone.layers.N.mixer.in_proj.weight":  "blk.N.ssm_in.weight",
+	"backbone.layers.N.mixer.x_proj.weight":   "blk.N.ssm_x.weight",
+	"backbone.layers.N.mixer.dt_proj.weight":  "blk.N.ssm_dt.weight",
+	"backbone.layers.N.mixer.dt_proj.bias":    "blk.N.ssm_dt.bias",
+	"backbone.layers.N.mixer.A_log":           "blk.N.ssm_a",
+	"backbone.layers.N.mixer.D":               "blk.N.ssm_d",
+	"backbone.layers.N.mixer.out_proj.weight": "blk.N.ssm_out.weight",
+}
+
 func convertMamba(cfg Config, w Weights) (KV, []Tensor, error) {
 	r := cfg.Reader()
 	hidden := r.Int("hidden_size")
@@ -47,13 +63,13 @@ func convertMamba(cfg Config, w Weights) (KV, []Tensor, error) {
 		return nil, nil, fmt.Errorf("config.json: conv_kernel %d (llama.cpp needs at least 2) or state_size %d", kernel, state)
 	}
 
-	tk := &Taker{W: w}
-	take := tk.Take
+	tk := &Taker{W: w, Names: mambaNames}
+	take := tk.Named
 	h, v, di, ds := uint64(hidden), uint64(vocab), uint64(inner), uint64(state)
 	f32 := func(t Tensor) Tensor { t.F32 = true; return t }
 	ts := []Tensor{
-		take("backbone.embeddings.weight", "token_embd.weight", v, h),
-		f32(take("backbone.norm_f.weight", "output_norm.weight", h)),
+		take("backbone.embeddings.weight", v, h),
+		f32(take("backbone.norm_f.weight", h)),
 	}
 	out, oerr := outputMatrix(w, tied, "lm_head.weight", "backbone.embeddings.weight", v, h)
 	if oerr != nil {
@@ -63,23 +79,23 @@ func convertMamba(cfg Config, w Weights) (KV, []Tensor, error) {
 		ts = append(ts, *out)
 	}
 	for l := range layers {
-		p, b := fmt.Sprintf("backbone.layers.%d.mixer.", l), fmt.Sprintf("blk.%d.", l)
-		conv := take(p+"conv1d.weight", b+"ssm_conv1d.weight", di, 1, uint64(kernel))
+		n, p := fmt.Sprintf("backbone.layers.%d.", l), fmt.Sprintf("backbone.layers.%d.mixer.", l)
+		conv := take(p+"conv1d.weight", di, 1, uint64(kernel))
 		conv.Shape = []uint64{di, uint64(kernel)} // squeeze the depthwise axis
-		bias := zeros(b+"ssm_conv1d.bias", di)
+		bias := tk.Zeros(p+"conv1d.bias", di)     // llama.cpp adds one whatever the checkpoint has
 		if convBias {
-			bias = take(p+"conv1d.bias", b+"ssm_conv1d.bias", di)
+			bias = take(p+"conv1d.bias", di)
 		}
 		ts = append(ts,
-			f32(take(fmt.Sprintf("backbone.layers.%d.norm.weight", l), b+"attn_norm.weight", h)),
-			take(p+"in_proj.weight", b+"ssm_in.weight", 2*di, h),
+			f32(take(n+"norm.weight", h)),
+			take(p+"in_proj.weight", 2*di, h),
 			f32(conv), f32(bias),
-			take(p+"x_proj.weight", b+"ssm_x.weight", uint64(rank)+2*ds, di),
-			take(p+"dt_proj.weight", b+"ssm_dt.weight", di, uint64(rank)),
-			f32(take(p+"dt_proj.bias", b+"ssm_dt.bias", di)),
-			f32(take(p+"A_log", b+"ssm_a", di, ds).Map(negExp)),
-			f32(take(p+"D", b+"ssm_d", di)),
-			take(p+"out_proj.weight", b+"ssm_out.weight", h, di),
+			take(p+"x_proj.weight", uint64(rank)+2*ds, di),
+			take(p+"dt_proj.weight", di, uint64(rank)),
+			f32(take(p+"dt_proj.bias", di)),
+			f32(take(p+"A_log", di, ds).Map(negExp)),
+			f32(take(p+"D", di)),
+			take(p+"out_proj.weight", h, di),
 		)
 	}
 	if err := tk.Err(); err != nil {

@@ -52,39 +52,58 @@ func (m mixer2) kv(arch string) KV {
 	}
 }
 
-// tensors converts one mixer under the Hugging Face prefix (…mamba. or
-// …mixer.) to block b. inProj maps the in_proj rows (Falcon-H1's
-// multipliers); nil leaves them. The scan's parameters stay float32 whatever
-// the dtype: ggml's CPU ssm_conv and ssm_scan take only float32.
-func (m mixer2) tensors(w Weights, p, b string, inProj func([]float32) ([]float32, error), take func(hf, name string, shape ...uint64) Tensor) []Tensor {
+// mixer2Names are a Mamba-2 mixer's tensors under prefix (a layer's
+// "mamba." in Falcon-H1, "mixer." in Mamba-2), for an architecture's table.
+func mixer2Names(prefix string) tensorNames {
+	n := tensorNames{}
+	for hf, gguf := range map[string]string{
+		"in_proj.weight": "ssm_in.weight", "conv1d.weight": "ssm_conv1d.weight", "conv1d.bias": "ssm_conv1d.bias",
+		"dt_bias": "ssm_dt.bias", "A_log": "ssm_a", "D": "ssm_d", "norm.weight": "ssm_norm.weight", "out_proj.weight": "ssm_out.weight",
+	} {
+		n[prefix+hf] = "blk.N." + gguf
+	}
+	return n
+}
+
+// tensors converts one mixer under the checkpoint's prefix p (…mamba. or
+// …mixer.), named by tk's table. inProj and outProj map the in_proj rows
+// and out_proj (Falcon-H1's multipliers); nil leaves them. The scan's
+// parameters stay float32 whatever the dtype: ggml's CPU ssm_conv and
+// ssm_scan take only float32.
+func (m mixer2) tensors(tk *Taker, p string, inProj, outProj func([]float32) ([]float32, error)) []Tensor {
+	take := tk.Named
 	h, cd, heads := uint64(m.hidden), uint64(m.convDim()), uint64(m.heads)
-	in := take(p+"in_proj.weight", b+"ssm_in.weight", uint64(m.projSize()), h)
+	in := take(p+"in_proj.weight", uint64(m.projSize()), h)
 	if inProj != nil {
 		in = in.Map(inProj)
 	}
-	conv := take(p+"conv1d.weight", b+"ssm_conv1d.weight", cd, 1, uint64(m.kernel))
+	conv := take(p+"conv1d.weight", cd, 1, uint64(m.kernel))
 	conv.Shape, conv.F32 = []uint64{cd, uint64(m.kernel)}, true // squeeze the depthwise axis
 	ts := []Tensor{in, conv}
 	if m.convBias {
-		cb := take(p+"conv1d.bias", b+"ssm_conv1d.bias", cd)
+		cb := take(p+"conv1d.bias", cd)
 		cb.F32 = true
 		ts = append(ts, cb)
 	} else if m.needBias {
-		ts = append(ts, zeros(b+"ssm_conv1d.bias", cd))
+		ts = append(ts, tk.Zeros(p+"conv1d.bias", cd))
 	}
-	dt := take(p+"dt_bias", b+"ssm_dt.bias", heads)
-	a := take(p+"A_log", b+"ssm_a", heads).Map(negExp)
-	d := take(p+"D", b+"ssm_d", heads)
+	dt := take(p+"dt_bias", heads)
+	a := take(p+"A_log", heads).Map(negExp)
+	d := take(p+"D", heads)
 	a.Shape, d.Shape = []uint64{heads, 1}, []uint64{heads, 1}
 	dt.F32, a.F32, d.F32 = true, true, true
 	ts = append(ts, dt, a, d)
 	if m.norm {
-		n := take(p+"norm.weight", b+"ssm_norm.weight", uint64(m.inner))
+		n := take(p+"norm.weight", uint64(m.inner))
 		// llama.cpp normalises each group's part of the inner dimension.
 		n.Shape, n.F32 = []uint64{uint64(m.groups), uint64(m.inner / m.groups)}, true
 		ts = append(ts, n)
 	}
-	return append(ts, take(p+"out_proj.weight", b+"ssm_out.weight", h, uint64(m.inner)))
+	out := take(p+"out_proj.weight", h, uint64(m.inner))
+	if outProj != nil {
+		out = out.Map(outProj)
+	}
+	return append(ts, out)
 }
 
 // zeros is a float32 tensor of n zeros.
@@ -171,11 +190,11 @@ func convertMamba2(cfg Config, w Weights) (KV, []Tensor, error) {
 	if err := refuseLayerTypes(cfg, "mamba"); err != nil {
 		return nil, nil, err
 	}
-	tk := &Taker{W: w}
-	take := tk.Take
+	tk := &Taker{W: w, Names: mamba2Names}
+	take := tk.Named
 	h, v := uint64(m.hidden), uint64(vocab)
-	ts := []Tensor{take("backbone.embeddings.weight", "token_embd.weight", v, h)}
-	norm := take("backbone.norm_f.weight", "output_norm.weight", h)
+	ts := []Tensor{take("backbone.embeddings.weight", v, h)}
+	norm := take("backbone.norm_f.weight", h)
 	norm.F32 = true
 	ts = append(ts, norm)
 	out, oerr := outputMatrix(w, tied, "lm_head.weight", "backbone.embeddings.weight", v, h)
@@ -186,11 +205,11 @@ func convertMamba2(cfg Config, w Weights) (KV, []Tensor, error) {
 		ts = append(ts, *out)
 	}
 	for l := range layers {
-		p, b := fmt.Sprintf("backbone.layers.%d.", l), fmt.Sprintf("blk.%d.", l)
-		n := take(p+"norm.weight", b+"attn_norm.weight", h)
+		p := fmt.Sprintf("backbone.layers.%d.", l)
+		n := take(p+"norm.weight", h)
 		n.F32 = true
 		ts = append(ts, n)
-		ts = append(ts, m.tensors(w, p+"mixer.", b, nil, take)...)
+		ts = append(ts, m.tensors(tk, p+"mixer.", nil, nil)...)
 	}
 	if err := tk.Err(); err != nil {
 		return nil, nil, err
@@ -209,6 +228,13 @@ func convertMamba2(cfg Config, w Weights) (KV, []Tensor, error) {
 	}
 	return kv, ts, nil
 }
+
+// mamba2Names are Mamba-2's tensors.
+var mamba2Names = merge(mixer2Names("backbone.layers.N.mixer."), tensorNames{
+	"backbone.embeddings.weight":    "token_embd.weight",
+	"backbone.norm_f.weight":        "output_norm.weight",
+	"backbone.layers.N.norm.weight": "blk.N.attn_norm.weight",
+})
 
 // refuseLayerTypes refuses a layer_types list naming any layer but want.
 func refuseLayerTypes(cfg Config, want string) error {

@@ -27,7 +27,7 @@ func convertOlmo(cfg Config, w Weights) (KV, []Tensor, error) {
 	if cfg.Has("clip_qkv") && clip <= 0 {
 		return nil, nil, fmt.Errorf("config.json: clip_qkv = %v; want a positive bound or null", clip)
 	}
-	l := &tensorList{w: w}
+	l := &tensorList{w: w, names: decoderNames}
 	olmoMatrices(l, &d, false)
 	if l.err != nil {
 		return nil, nil, l.err
@@ -58,20 +58,20 @@ func readOlmo(r *ConfigReader, d *decoder) {
 func olmoMatrices(l *tensorList, d *decoder, outputRequired bool) {
 	e, v, f := uint64(d.hidden), uint64(d.vocab), uint64(d.ffn)
 	kv := uint64(d.kvHeads * d.headDim)
-	l.take("model.embed_tokens.weight", "token_embd.weight", v, e)
+	l.take("model.embed_tokens.weight", v, e)
 	l.output(d.tied, outputRequired, "lm_head.weight", "model.embed_tokens.weight", v, e)
 	for i := range d.layers {
-		hf, gg := fmt.Sprintf("model.layers.%d.", i), fmt.Sprintf("blk.%d.", i)
-		l.take(hf+"self_attn.q_proj.weight", gg+"attn_q.weight", e, e)
-		l.take(hf+"self_attn.k_proj.weight", gg+"attn_k.weight", kv, e)
+		hf := fmt.Sprintf("model.layers.%d.", i)
+		l.take(hf+"self_attn.q_proj.weight", e, e)
+		l.take(hf+"self_attn.k_proj.weight", kv, e)
 		if d.permuteQK && l.err == nil {
 			n := len(l.ts)
 			l.ts[n-2], l.ts[n-1] = d.permuteRoPE(l.ts[n-2], d.heads), d.permuteRoPE(l.ts[n-1], d.kvHeads)
 		}
-		l.take(hf+"self_attn.v_proj.weight", gg+"attn_v.weight", kv, e)
-		l.take(hf+"self_attn.o_proj.weight", gg+"attn_output.weight", e, e)
-		l.take(hf+"mlp.gate_proj.weight", gg+"ffn_gate.weight", f, e)
-		l.take(hf+"mlp.up_proj.weight", gg+"ffn_up.weight", f, e)
-		l.take(hf+"mlp.down_proj.weight", gg+"ffn_down.weight", e, f)
+		l.take(hf+"self_attn.v_proj.weight", kv, e)
+		l.take(hf+"self_attn.o_proj.weight", e, e)
+		l.take(hf+"mlp.gate_proj.weight", f, e)
+		l.take(hf+"mlp.up_proj.weight", f, e)
+		l.take(hf+"mlp.down_proj.weight", e, f)
 	}
 }

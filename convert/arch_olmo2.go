@@ -26,16 +26,16 @@ func convertOlmo2(cfg Config, w Weights) (KV, []Tensor, error) {
 		return nil, nil, err
 	}
 	e, kvDim := uint64(d.hidden), uint64(d.kvHeads*d.headDim)
-	l := &tensorList{w: w}
+	l := &tensorList{w: w, names: merge(decoderNames, sandwichNorms)}
 	// llama.cpp's olmo2 requires output.weight even when it is the embedding.
 	olmoMatrices(l, &d, true)
-	l.take("model.norm.weight", "output_norm.weight", e)
+	l.take("model.norm.weight", e)
 	for i := range d.layers {
-		hf, gg := fmt.Sprintf("model.layers.%d.", i), fmt.Sprintf("blk.%d.", i)
-		l.take(hf+"self_attn.q_norm.weight", gg+"attn_q_norm.weight", e)
-		l.take(hf+"self_attn.k_norm.weight", gg+"attn_k_norm.weight", kvDim)
-		l.take(hf+"post_attention_layernorm.weight", gg+"post_attention_norm.weight", e)
-		l.take(hf+"post_feedforward_layernorm.weight", gg+"post_ffw_norm.weight", e)
+		hf := fmt.Sprintf("model.layers.%d.", i)
+		l.take(hf+"self_attn.q_norm.weight", e)
+		l.take(hf+"self_attn.k_norm.weight", kvDim)
+		l.take(hf+"post_attention_layernorm.weight", e)
+		l.take(hf+"post_feedforward_layernorm.weight", e)
 	}
 	if l.err != nil {
 		return nil, nil, l.err

@@ -251,8 +251,10 @@ func Take(w Weights, hf, name string, shape ...uint64) (Tensor, error) {
 // A Taker takes checkpoint tensors one after another, as Take does, and
 // keeps the first error, so a converter lists its tensors and checks once.
 type Taker struct {
-	W   Weights
-	err error
+	W Weights
+	// Names are the architecture's renames, for Named.
+	Names tensorNames
+	err   error
 }
 
 // Take is Take(t.W, hf, name, shape...); after an error it returns an

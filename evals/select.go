@@ -2,6 +2,7 @@ package evals
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -109,48 +110,94 @@ func InShard(ids []string, shard *runfile.Shard) map[string]bool {
 	return keep
 }
 
-// Selection is what a run scores out of its data.
+// Selection is which records a run scores out of its data, and in what
+// order: the options every scorer takes whole (RunCommon) and applies with
+// Select. The zero Selection is every record, in data order.
 type Selection struct {
-	Sample *runfile.Sample // nil: every id
-	Shard  *runfile.Shard  // nil: one part
-	Limit  int             // 0: no limit; else the first Limit after the rest, in data order
-	// Contamination, when Excluded, leaves out the ids a scan found. It
-	// applies after the sample, so runs with and without it still pair on
-	// the rest.
+	// Match keeps only the records whose id it matches (--match), before
+	// anything else; nil keeps every record.
+	Match  *regexp.Regexp
+	Sample int   // 0: every record; else a seeded subset of this many, stratified by group
+	Seed   int64 // of Sample
+	// Contamination records what a scan found; when Excluded, the ids it
+	// found are left out. It applies after the sample, so runs with and
+	// without it still pair on the rest.
+	Contamination *runfile.Contamination
+	Shard         *runfile.Shard // nil: one part
+	Limit         int            // 0: no limit; else the first Limit after the rest, in data order
+	// Until makes the run sequential (--until decided): the whole set in
+	// its seeded order, stopping once the comparison with a baseline
+	// decides; nil scores every selected record.
+	Until *Until
+}
+
+// Selected is what Select applied, for the run header.
+type Selected struct {
+	Sample        *runfile.Sample // nil: every id
+	Shard         *runfile.Shard  // nil: one part
 	Contamination *runfile.Contamination
 }
 
-// Select returns the indexes of keys a run scores, in data order: first the
-// sample (n, seed) if n > 0, then the contamination exclusion, then the shard, then the
-// limit. The sample and shard it applied are set in the returned Selection
-// for the header.
-func Select(keys []Keyed, sampleN int, seed int64, shard *runfile.Shard, limit int, contamination *runfile.Contamination) (Selection, []int, error) {
-	sel := Selection{Shard: shard, Limit: limit, Contamination: contamination}
-	ids := make([]string, len(keys))
-	for i, k := range keys {
-		ids[i] = k.ID
-	}
-	if sampleN > 0 {
-		s, err := Sample(keys, sampleN, seed)
-		if err != nil {
-			return Selection{}, nil, err
+// Select returns the indexes of keys a run scores. A fixed run takes them
+// in data order: first the match, then the sample, then the contamination
+// exclusion, then the shard, then the limit. A sequential run (s.Until)
+// takes the whole set, refusing a selection that leaves records out (its
+// delta is the whole set's), in the Until's order, and deals the shard's
+// positions of that order (Until.Order).
+func Select(keys []Keyed, s Selection) (Selected, []int, error) {
+	sel := Selected{Shard: s.Shard, Contamination: s.Contamination}
+	if s.Sample > 0 {
+		var matched []Keyed
+		for _, k := range keys {
+			if s.Match == nil || s.Match.MatchString(k.ID) {
+				matched = append(matched, k)
+			}
 		}
-		sel.Sample = s
-		ids = s.IDs
+		smp, err := Sample(matched, s.Sample, s.Seed)
+		if err != nil {
+			return Selected{}, nil, err
+		}
+		sel.Sample = smp
 	}
-	if contamination != nil && contamination.Excluded {
+	if s.Until == nil {
+		return sel, selectFixed(keys, s, sel.Sample), nil
+	}
+	whole := s
+	whole.Shard = nil
+	idx := selectFixed(keys, whole, sel.Sample)
+	if sel.Sample != nil || len(idx) != len(keys) {
+		return Selected{}, nil, fmt.Errorf("--until decided scores the whole set in a random order (--budget stops it early); the selection (--sample, --limit, --exclude, ...) keeps %d of its %d records (--contamination records a scan and leaves none out)", len(idx), len(keys))
+	}
+	idx, err := s.Until.Order(keys, idx, s.Shard)
+	return sel, idx, err
+}
+
+// selectFixed is a fixed run's indexes of keys, in data order: those s
+// matches, of the sample smp when one was drawn, not excluded, in the
+// shard, up to the limit.
+func selectFixed(keys []Keyed, s Selection, smp *runfile.Sample) []int {
+	var ids []string
+	for _, k := range keys {
+		if s.Match == nil || s.Match.MatchString(k.ID) {
+			ids = append(ids, k.ID)
+		}
+	}
+	if smp != nil {
+		ids = smp.IDs
+	}
+	if c := s.Contamination; c != nil && c.Excluded {
 		out := map[string]bool{}
-		for _, id := range contamination.IDs {
+		for _, id := range c.IDs {
 			out[id] = true
 		}
 		ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return out[id] })
 	}
-	keep := InShard(ids, shard)
+	keep := InShard(ids, s.Shard)
 	var idx []int
 	for i, k := range keys {
-		if keep[k.ID] && (limit <= 0 || len(idx) < limit) {
+		if keep[k.ID] && (s.Limit <= 0 || len(idx) < s.Limit) {
 			idx = append(idx, i)
 		}
 	}
-	return sel, idx, nil
+	return idx
 }

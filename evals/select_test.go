@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -140,7 +141,7 @@ func TestSelect(t *testing.T) {
 	// Sample, then shard: the shards of a sample join into the sample.
 	var union []string
 	for i := 1; i <= 3; i++ {
-		sel, idx, err := Select(keys, 10, 5, &runfile.Shard{Index: i, Count: 3}, 0, nil)
+		sel, idx, err := Select(keys, Selection{Sample: 10, Seed: 5, Shard: &runfile.Shard{Index: i, Count: 3}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,12 +158,55 @@ func TestSelect(t *testing.T) {
 		t.Errorf("union of shards %v, want the sample %v", union, s.IDs)
 	}
 	// Limit keeps data order.
-	_, idx, _ := Select(keys, 0, 0, nil, 3, nil)
+	_, idx, _ := Select(keys, Selection{Limit: 3})
 	if !reflect.DeepEqual(idx, []int{0, 1, 2}) {
 		t.Errorf("limit 3: %v", idx)
 	}
-	sel, idx, _ := Select(keys, 0, 0, nil, 0, nil)
+	sel, idx, _ := Select(keys, Selection{})
 	if len(idx) != 40 || sel.Sample != nil || sel.Shard != nil {
 		t.Errorf("no selection: %d indexes, %+v", len(idx), sel)
+	}
+}
+
+// --match narrows the set before anything else: a sample is drawn from
+// the matching records, stratified among them, and a sequential run, which
+// is about the whole set, refuses it.
+func TestSelectMatch(t *testing.T) {
+	t.Parallel()
+	keys := corpus(map[string]int{"add": 30, "mul": 30, "units": 30})
+	addOrMul := regexp.MustCompile(`^(add|mul)-`)
+	tests := []struct {
+		name   string
+		sel    Selection
+		groups map[string]int // the selected ids by group
+		err    string
+	}{
+		{"match alone", Selection{Match: addOrMul}, map[string]int{"add": 30, "mul": 30}, ""},
+		{"then the sample, among the matches", Selection{Match: addOrMul, Sample: 10, Seed: 3}, map[string]int{"add": 5, "mul": 5}, ""},
+		{"then the limit", Selection{Match: regexp.MustCompile(`^units-`), Limit: 4}, map[string]int{"units": 4}, ""},
+		{"nothing matches", Selection{Match: regexp.MustCompile(`^div-`)}, map[string]int{}, ""},
+		{"sequential refuses it", Selection{Match: addOrMul, Until: &Until{}}, nil, "keeps 60 of its 90 records"},
+	}
+	for _, tt := range tests {
+		sel, idx, err := Select(keys, tt.sel)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%s: %v, want %q", tt.name, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		var ids []string
+		for _, i := range idx {
+			ids = append(ids, keys[i].ID)
+		}
+		if got := countGroups(ids); !reflect.DeepEqual(got, tt.groups) {
+			t.Errorf("%s: groups %v, want %v", tt.name, got, tt.groups)
+		}
+		if tt.sel.Sample > 0 && (sel.Sample == nil || !reflect.DeepEqual(sel.Sample.IDs, ids)) {
+			t.Errorf("%s: the header's sample %+v, scored %v", tt.name, sel.Sample, ids)
+		}
 	}
 }

@@ -73,23 +73,6 @@ func (u *Until) Order(keys []Keyed, idx []int, shard *runfile.Shard) ([]int, err
 	return out, nil
 }
 
-// checkSelection refuses what a sequential run cannot be: a subset of the
-// set (--sample, --limit, --exclude), whose full-set delta the sequence
-// would not be about.
-func checkSelection(u *Until, sampleN, limit int, c *runfile.Contamination) error {
-	switch {
-	case u == nil:
-		return nil
-	case sampleN > 0:
-		return errors.New("--until decided scores the whole set in a random order; it cannot be combined with --sample (use --budget)")
-	case limit > 0:
-		return errors.New("--until decided scores the whole set in a random order; it cannot be combined with --limit (use --budget)")
-	case c != nil && c.Excluded:
-		return errors.New("--until decided compares the whole set with a baseline; it cannot be combined with --exclude (record the scan with --contamination)")
-	}
-	return nil
-}
-
 // untilState is the loop's sequential part.
 type untilState struct {
 	u      *Until
@@ -165,25 +148,6 @@ func StopLine(h *runfile.Sequential, noun string) string {
 	}
 	return fmt.Sprintf("stopped (%s) after %d of %d %s; the whole set's delta against baseline run %s is in [%.4g, %.4g] (anytime-valid %g%%)",
 		st.Reason, st.Scored, h.Total, noun, h.Baseline, st.CI[0], st.CI[1], 100*h.Level)
-}
-
-// SelectUntil is Select for a run that may be sequential: with u it
-// selects the whole set, in u's order, and deals the shard's positions of
-// that order (Until.Order); without, it is Select.
-func SelectUntil(keys []Keyed, sampleN int, seed int64, shard *runfile.Shard, limit int, c *runfile.Contamination, u *Until) (Selection, []int, error) {
-	if u == nil {
-		return Select(keys, sampleN, seed, shard, limit, c)
-	}
-	if err := checkSelection(u, sampleN, limit, c); err != nil {
-		return Selection{}, nil, err
-	}
-	sel, idx, err := Select(keys, 0, 0, nil, 0, c)
-	if err != nil {
-		return Selection{}, nil, err
-	}
-	sel.Shard = shard
-	idx, err = u.Order(keys, idx, shard)
-	return sel, idx, err
 }
 
 // HeaderOf is the run header's record of u: nil for a fixed run.

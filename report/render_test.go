@@ -14,6 +14,7 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/compare/comparetest"
+	"github.com/udgamlabs/udgam-ci/internal/goldentest"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -22,20 +23,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./report -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run with -update if the change is meant):\n%s", path, got)
-	}
+	goldentest.Check(t, filepath.Join("testdata", name), got, *update)
 }
 
 func mustCompare(t *testing.T, base, head *runfile.Run, opts compare.Options) *compare.Comparison {

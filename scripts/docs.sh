@@ -2,8 +2,9 @@
 # The README's examples, made by the project itself from the demo:
 #   docs/example-comment.md   the PR comment of the demo's comparison
 #   docs/history.png          a screenshot of the demo's history page
-#   docs/history.html.sha256  hash of that page's HTML with run ids, dates
-#                             and digits blanked, so a check need not compare pixels
+#   docs/history.html         that page's HTML with run ids, dates and digits
+#                             blanked, so a check need not compare pixels and
+#                             says what changed (a diff)
 #
 # scripts/docs.sh            regenerate them (make docs; needs chromium)
 # scripts/docs.sh --check    fail if the committed ones are stale, or if a README
@@ -46,14 +47,14 @@ DEMO_ADDR=127.0.0.1:0 start_server "$from/runs.db" "$tmp/server.log"
 page=$server_url/models/$model
 http_get "$page" >"$tmp/history.html"
 # Run ids and times change on every run (a run's interval depends only on
-# its records). Hash the page with those blanked and every digit zeroed: it
+# its records). Keep the page with those blanked and every digit zeroed: it
 # still changes when the page's layout, labels or runs change. (The comment
 # is compared exactly, so a change in the demo's scores shows there.)
-page_hash=$(sed -E \
+sed -E \
 	-e 's/[0-9]{8}T[0-9]{6}Z-[0-9a-f]{16}/RUN/g' \
 	-e 's/(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{1,2}/DAY/g' \
 	-e 's/[0-9]/0/g' \
-	"$tmp/history.html" | sha256sum | cut -d' ' -f1)
+	"$tmp/history.html" >"$tmp/history.blank.html"
 
 if [ "$check" = 1 ]; then
 	stale=0
@@ -62,13 +63,14 @@ if [ "$check" = 1 ]; then
 		echo "docs: $out/example-comment.md is stale (diff above)" >&2
 		stale=1
 	fi
-	if [ "$(cat "$out/history.html.sha256" 2>/dev/null)" != "$page_hash" ]; then
-		echo "docs: $out/history.png is stale: the history page's HTML changed" >&2
+	if ! diff -u "$out/history.html" "$tmp/history.blank.html" >"$tmp/history.diff"; then
+		head -n 60 "$tmp/history.diff" >&2
+		echo "docs: $out/history.png is stale: the history page's HTML changed (diff above, digits zeroed)" >&2
 		stale=1
 	fi
 	# A README that shows the example comment must show its current
 	# headline rows.
-	for readme in README.md; do
+	for readme in README.md docs/*.md; do
 		grep -q 'docs/example-comment.md' "$readme" 2>/dev/null || continue
 		while IFS= read -r row; do
 			if ! grep -qxF -- "$row" "$readme"; then
@@ -99,10 +101,10 @@ fi
 
 mkdir -p "$out"
 cp "$from/comment.md" "$out/example-comment.md"
-echo "$page_hash" >"$out/history.html.sha256"
+cp "$tmp/history.blank.html" "$out/history.html"
 "$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
 	--disable-background-networking --disable-component-update --disable-sync \
 	--hide-scrollbars --user-data-dir="$tmp/chromium" --window-size=1280,1500 \
 	--screenshot="$PWD/$out/history.png" "$page" >"$tmp/chromium.log" 2>&1 ||
 	{ tail "$tmp/chromium.log" >&2; echo "docs: the screenshot failed" >&2; exit 1; }
-echo "wrote $out/example-comment.md, $out/history.png and $out/history.html.sha256"
+echo "wrote $out/example-comment.md, $out/history.png and $out/history.html"

@@ -3,29 +3,18 @@ package server
 import (
 	"flag"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/udgamlabs/udgam-ci/internal/goldentest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Fatalf("%s differs from the golden file; run go test ./server -run %s -update and review the diff", name, t.Name())
-	}
+	goldentest.Check(t, filepath.Join("testdata", name), []byte(got), *update)
 }
 
 func TestChartGolden(t *testing.T) {

@@ -60,13 +60,13 @@ func (s cliScorer) Score(ctx context.Context, req action.ScoreRequest) (*runfile
 	se.Ctx = ctx
 	defaults := flag.NewFlagSet("", flag.ContinueOnError)
 	var run func() error
-	var common *scoreCommon
+	var flags *scoreFlags
 	switch req.Test {
 	case runfile.TestFresh:
 		o := scoreFreshOptions{Open: openFreshLlama, Fetch: fetchFromHub(&se, freshDataName)}
 		o.register(defaults)
-		o.Data, o.Window, o.Stride = req.Data, req.Window, req.Stride
-		common = &scoreCommon{&o.Model, &o.Out, &o.AddBOS, &o.runFlags}
+		o.Model, o.Data, o.Window, o.Stride = req.Model, req.Data, req.Window, req.Stride
+		flags = &o.scoreFlags
 		run = func() error {
 			if err := o.validate(&se, nil); err != nil {
 				return err
@@ -76,8 +76,8 @@ func (s cliScorer) Score(ctx context.Context, req action.ScoreRequest) (*runfile
 	case runfile.TestProbes:
 		o := scoreProbesOptions{Open: openProbesLlama}
 		o.register(defaults)
-		o.Items, o.Variants = req.Data, req.Variants
-		common = &scoreCommon{&o.Model, &o.Out, &o.AddBOS, &o.runFlags}
+		o.Model, o.Items, o.Variants = req.Model, req.Data, req.Variants
+		flags = &o.scoreFlags
 		run = func() error {
 			if err := o.validate(&se, nil); err != nil {
 				return err
@@ -87,7 +87,14 @@ func (s cliScorer) Score(ctx context.Context, req action.ScoreRequest) (*runfile
 	default:
 		return nil, fmt.Errorf("no scorer for test %q", req.Test)
 	}
-	common.set(req)
+	flags.set(req.Out, req.Settings, req.ModelName, req.ModelRevision, req.Git)
+	flags.Contamination = req.Contamination
+	if q := req.Sequential; q != nil {
+		// The Action's minimum effect is the threshold itself, 0 for none,
+		// as the flag's is.
+		min := q.MinEffect
+		flags.Until, flags.Budget, flags.base, flags.MinEffect = "decided", q.Budget, q.Baseline, &min
+	}
 	// A run file left by an earlier job would be refused, not resumed.
 	if err := os.Remove(req.Out); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
@@ -98,30 +105,18 @@ func (s cliScorer) Score(ctx context.Context, req action.ScoreRequest) (*runfile
 	return runfile.ReadFile(req.Out)
 }
 
-// scoreCommon points at the options both score commands share.
-type scoreCommon struct {
-	model, out, addBOS *string
-	flags              *runFlags
-}
-
-func (c *scoreCommon) set(req action.ScoreRequest) {
-	*c.model, *c.out, *c.addBOS = req.Model, req.Out, req.AddBOS
-	f := c.flags
-	f.Threads, f.ModelName, f.ModelRevision, f.Contamination = req.Threads, req.ModelName, req.ModelRevision, req.Contamination
-	f.Git = gitFlags{Repo: req.Git.Repo, SHA: req.Git.SHA, Ref: req.Git.Ref}
-	if req.Git.PR != nil {
-		f.Git.PR = *req.Git.PR
-	}
-	if q := req.Sequential; q != nil {
-		f.Until, f.Budget, f.base = "decided", q.Budget, q.Baseline
-		f.MinEffect = q.MinEffect
-		if f.MinEffect == 0 {
-			f.MinEffect = -1 // the Action's 0 is no minimum; the flag's 0 is the default
-		}
+// set gives the scoring flags what the Action asks of every run that
+// scores (a test's run, the artifact audit's), over the flags' defaults.
+func (f *scoreFlags) set(out string, s action.Settings, name, revision string, git runfile.Git) {
+	f.Run.Out, f.Run.BOSMode, f.Threads = out, s.AddBOS, s.Threads
+	f.Run.Header.ModelName, f.Run.Header.ModelRevision = name, revision
+	f.Git = gitFlags{Repo: git.Repo, SHA: git.SHA, Ref: git.Ref}
+	if git.PR != nil {
+		f.Git.PR = *git.PR
 	}
 	// The Action's gpu input picks the build (metal, cuda); the scorers only
 	// need to know whether to stay on the CPU.
-	if req.GPU == "cpu" {
+	if s.GPU == "cpu" {
 		f.GPU = "cpu"
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/evals/probes"
 	"github.com/udgamlabs/udgam-ci/hub"
 	"github.com/udgamlabs/udgam-ci/internal/atomicfile"
+	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 )
 
@@ -29,13 +30,17 @@ type auditOptions struct {
 	OutDir         string // run files (and a made artifact); "" for a temporary folder
 	Data           string
 	Items          string
-	AddBOS         string
 	Window         int
 	Stride         int
 	MaxDegradation string
 	Markdown       string // write the Markdown section here
 	Resamples      int
-	runFlags
+	scoreFlags
+
+	// artifact and limits are Artifact or Quantize and MaxDegradation,
+	// parsed by validate.
+	artifact audit.Artifact
+	limits   audit.Limits
 }
 
 // auditFailed is the exit status of an audit whose artifact exceeds
@@ -58,6 +63,8 @@ func runAuditArtifact(e *env, args []string) error {
 	return auditArtifact(e, o)
 }
 
+// register sets o's defaults, the score commands' where they share a
+// flag, and binds them to flags.
 func (o *auditOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Reference, "reference", "", "the full-precision GGUF the artifact was made from")
 	fs.StringVar(&o.Artifact, "artifact", "", "the artifact: a .gguf file, hf://OWNER/NAME@COMMIT/FILE.gguf, or a quantization type as --quantize")
@@ -65,13 +72,12 @@ func (o *auditOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.OutDir, "out-dir", "", "folder for the four run files (and a --quantize artifact); default: a temporary folder, removed")
 	fs.StringVar(&o.Data, "data", "", "Fresh Text documents (as score fresh --data; default: the embedded smoke sample)")
 	fs.StringVar(&o.Items, "items", "", "Probe Suite items (as score probes --items; default: the core set)")
-	fs.StringVar(&o.AddBOS, "add-bos", evals.BOSAuto, "BOS: auto, yes or no (as the score commands)")
-	fs.IntVar(&o.Window, "window", 2048, "Fresh Text tokens per window")
-	fs.IntVar(&o.Stride, "stride", 1024, "Fresh Text tokens between window starts")
+	fs.StringVar(&o.Run.BOSMode, "add-bos", evals.BOSAuto, "BOS: auto, yes or no (as the score commands)")
+	addWindowFlags(fs, &o.Window, &o.Stride)
 	fs.StringVar(&o.MaxDegradation, "max-degradation", audit.DefaultLimits.String(), "most the artifact may lose, when significant: bits per byte up and accuracy points down")
 	fs.StringVar(&o.Markdown, "markdown", "", "also write the report as a Markdown section (a PR comment's) to this file")
 	fs.IntVar(&o.Resamples, "resamples", compare.DefaultResamples, "bootstrap resamples")
-	o.runFlags.add(fs, "documents and items", "source or type")
+	o.scoreFlags.add(fs, "documents and items", "source or type")
 }
 
 func (o *auditOptions) validate(e *env, pos []string) error {
@@ -80,12 +86,20 @@ func (o *auditOptions) validate(e *env, pos []string) error {
 		return usageError{errors.New("--reference is required")}
 	case (o.Artifact == "") == (o.Quantize == ""):
 		return usageError{errors.New("give one of --artifact and --quantize")}
-	case o.Resume:
+	case o.Run.Resume:
 		return usageError{errors.New("--resume: an audit scores both models afresh")}
-	case o.Shard != "":
+	case o.Run.Selection.Shard != nil:
 		return usageError{errors.New("--shard: an audit pairs whole runs")}
+	case o.Until != "" && o.Until != "all":
+		return usageError{errors.New("--until: an audit pairs whole runs")}
+	case o.Quantize != "" && !runner.IsQuantType(o.Quantize):
+		return usageError{fmt.Errorf("--quantize %q: want one of %s", o.Quantize, strings.Join(runner.QuantTypes, ", "))}
 	}
-	if _, err := audit.ParseLimits(o.MaxDegradation); err != nil {
+	var err error
+	if o.artifact, err = audit.ParseArtifact(o.Artifact + o.Quantize); err != nil { // one is empty
+		return usageError{err}
+	}
+	if o.limits, err = audit.ParseLimits(o.MaxDegradation); err != nil {
 		return usageError{err}
 	}
 	if err := atLeast("resamples", o.Resamples, 1); err != nil {
@@ -96,29 +110,7 @@ func (o *auditOptions) validate(e *env, pos []string) error {
 }
 
 func auditArtifact(e *env, o auditOptions) error {
-	limits, _ := audit.ParseLimits(o.MaxDegradation)
-	if o.Quantize != "" && !runner.IsQuantType(o.Quantize) {
-		return usageError{fmt.Errorf("--quantize %q: want one of %s", o.Quantize, strings.Join(runner.QuantTypes, ", "))}
-	}
-	spec, err := audit.ParseArtifact(o.Artifact + o.Quantize) // validate allows one
-	if err != nil {
-		return usageError{err}
-	}
-	cpuOnly, err := o.cpuOnly()
-	if err != nil {
-		return err
-	}
-	dir := o.OutDir
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "udgam-audit-"); err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-	}
-	rep, err := runAudit(e, auditJob{Reference: o.Reference, Artifact: spec, Data: o.Data, Items: o.Items,
-		AddBOS: o.AddBOS, Window: o.Window, Stride: o.Stride, Threads: o.Threads, CPUOnly: cpuOnly,
-		Sample: o.Sample, Seed: o.Seed, Limit: o.Limit, Header: o.header(e, o.Threads),
-		Limits: limits, Resamples: o.Resamples, Dir: dir})
+	rep, err := o.run(e)
 	if err != nil {
 		return err
 	}
@@ -143,73 +135,78 @@ func auditArtifact(e *env, o auditOptions) error {
 	return nil
 }
 
-// auditJob is one audit as the command line and the Action ask for it.
-type auditJob struct {
-	Reference           string
-	Artifact            audit.Artifact
-	Data, Items, AddBOS string
-	Window, Stride      int
-	Threads             int
-	CPUOnly             bool
-	Sample              int
-	Seed                int64
-	Limit               int
-	Header              evals.HeaderOptions
-	Limits              audit.Limits
-	Resamples           int
-	Dir                 string
-}
-
-// runAudit loads the data, makes or fetches the artifact, loads both
-// models and audits.
-func runAudit(e *env, j auditJob) (*audit.Report, error) {
+// run loads the data, makes or fetches the artifact, loads both models
+// and audits: the command's work and the Action's.
+func (o *auditOptions) run(e *env) (*audit.Report, error) {
+	cpuOnly, err := o.cpuOnly()
+	if err != nil {
+		return nil, err
+	}
 	// Data first: a bad file fails before anything is loaded or made.
-	data, err := fresh.Load(j.Data, fetchFromHub(e, freshDataName))
+	data, err := fresh.Load(o.Data, fetchFromHub(e, freshDataName))
 	if err != nil {
 		return nil, err
 	}
-	set, err := loadProbeItems(e, j.Items)
+	set, err := loadProbeItems(e, o.Items)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(j.Dir, 0o755); err != nil {
-		return nil, err
-	}
-	threads := e.threads(j.Threads)
-	artPath, err := resolveArtifact(e, j.Artifact, j.Reference, j.Dir, threads)
+	freshRun, err := o.common(e, runfile.TestFresh, data.Dataset)
 	if err != nil {
 		return nil, err
 	}
-	models, closeAll, err := openAuditPair(j.Reference, artPath, threads, j.Window, j.CPUOnly)
+	probesRun, err := o.common(e, runfile.TestProbes, set.Dataset())
+	if err != nil {
+		return nil, err
+	}
+	dir := o.OutDir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "udgam-audit-"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	threads := e.threads(o.Threads)
+	artPath, err := resolveArtifact(e, o.artifact, o.Reference, dir, threads)
+	if err != nil {
+		return nil, err
+	}
+	models, closeAll, err := openAuditPair(o.Reference, artPath, threads, o.Window, cpuOnly)
 	if err != nil {
 		return nil, err
 	}
 	defer closeAll()
 	return audit.Run(e.Ctx, models, audit.Options{
-		Fresh: fresh.RunOptions{Data: data, BOSMode: j.AddBOS, Window: j.Window, Stride: j.Stride,
-			SampleN: j.Sample, SampleSeed: j.Seed, Limit: j.Limit, Header: j.Header, Progress: e.Stderr, Now: e.Now},
-		Probes: probes.RunOptions{Data: set, BOSMode: j.AddBOS,
-			SampleN: j.Sample, SampleSeed: j.Seed, Limit: j.Limit, Header: j.Header, Progress: e.Stderr, Now: e.Now},
-		Dir:       j.Dir,
-		Compare:   compare.Options{Resamples: j.Resamples, Seed: compare.DefaultSeed},
-		Limits:    j.Limits,
-		Quantized: j.Artifact.Quantize,
+		Fresh:     fresh.RunOptions{RunCommon: freshRun, Data: data, Window: o.Window, Stride: o.Stride},
+		Probes:    probes.RunOptions{RunCommon: probesRun, Data: set},
+		Dir:       dir,
+		Compare:   compare.Options{Resamples: o.Resamples, Seed: compare.DefaultSeed},
+		Limits:    o.limits,
+		Quantized: o.artifact.Quantize,
 		Progress:  e.Stderr,
 	})
 }
 
-// cliAudit is the Action's Deps.Audit.
+// cliAudit is the Action's Deps.Audit: the command's options with their
+// flags' defaults, set from the request, checked as the command checks
+// them.
 func cliAudit(e *env) func(ctx context.Context, req action.AuditRequest) (*audit.Report, error) {
 	return func(ctx context.Context, req action.AuditRequest) (*audit.Report, error) {
-		spec, err := audit.ParseArtifact(req.Artifact)
-		if err != nil {
-			return nil, err
-		}
 		ae := *e
 		ae.Ctx, ae.Stderr = ctx, e.Stdout // the step's log
-		return runAudit(&ae, auditJob{Reference: req.Reference, Artifact: spec, Data: req.FreshData, Items: req.ProbeItems,
-			AddBOS: req.AddBOS, Window: req.Window, Stride: req.Stride, Threads: req.Threads, CPUOnly: req.GPU == "cpu",
-			Header: evals.HeaderOptions{ModelName: req.ModelName, ModelRevision: req.ModelRevision, Git: req.Git}, Limits: req.Limits, Resamples: req.Resamples, Dir: req.Dir})
+		var o auditOptions
+		o.register(flag.NewFlagSet("", flag.ContinueOnError))
+		o.Reference, o.Artifact, o.Data, o.Items, o.OutDir = req.Reference, req.Artifact, req.FreshData, req.ProbeItems, req.Dir
+		o.Window, o.Stride = req.Window, req.Stride
+		o.MaxDegradation, o.Resamples = req.Limits.String(), req.Resamples
+		o.set("", req.Settings, req.ModelName, req.ModelRevision, req.Git)
+		if err := o.validate(&ae, nil); err != nil {
+			return nil, err
+		}
+		return o.run(&ae)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
 // The command line refuses numbers out of range, naming the flag, and
@@ -51,7 +53,7 @@ func TestScoreFlagsClampThreads(t *testing.T) {
 	e, _, stderr := freshTestEnv()
 	e.Getenv = func(string) string { return "" }
 	e.CPUs = 4
-	r := runFlags{Threads: 999}
+	r := scoreFlags{Threads: 999}
 	if err := r.check(e, nil, "m.gguf", "o.jsonl"); err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +61,7 @@ func TestScoreFlagsClampThreads(t *testing.T) {
 		t.Errorf("threads %d, stderr %q", r.Threads, stderr)
 	}
 	e, _, stderr = freshTestEnv()
-	r = runFlags{}
+	r = scoreFlags{}
 	if err := r.check(e, nil, "m.gguf", "o.jsonl"); err != nil || stderr.Len() != 0 {
 		t.Errorf("checked flags: %v, %q", err, stderr)
 	}
@@ -74,8 +76,8 @@ func TestCPUTargetInVersionAndHeader(t *testing.T) {
 	if code := run(e, []string{"version"}); code != 0 || !strings.Contains(stdout.String(), "\nengine CPU target: x86-64-v3\n") {
 		t.Errorf("version: exit %d, %q", code, stdout)
 	}
-	r := runFlags{}
-	if h := r.header(e, 2); h.Runtime.CPU != "x86-64-v3" || h.Runtime.Threads != 2 {
-		t.Errorf("header runtime %+v", h.Runtime)
+	r := scoreFlags{Threads: 2}
+	if c, err := r.common(e, runfile.TestFresh, runfile.Dataset{}); err != nil || c.Header.Runtime.CPU != "x86-64-v3" || c.Header.Runtime.Threads != 2 {
+		t.Errorf("header runtime %+v, %v", c.Header.Runtime, err)
 	}
 }

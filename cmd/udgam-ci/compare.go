@@ -17,8 +17,7 @@ type compareOptions struct {
 	Base, Head string
 	JSON       bool
 	Markdown   bool
-	MinEffect  float64 // in the test's unit; 0 means the test's default
-	FailOn     string  // the Action's fail-on: when the command exits 1
+	FailOn     string // the Action's fail-on: when the command exits 1
 	Stats      compare.Options
 }
 
@@ -40,8 +39,8 @@ func parseCompare(e *env, args []string) (compareOptions, error) {
 	fs.IntVar(&o.Stats.Resamples, "resamples", compare.DefaultResamples, "bootstrap resamples")
 	fs.Uint64Var(&o.Stats.Seed, "seed", compare.DefaultSeed, "seed of the resampling generator (same seed, same interval)")
 	fs.Float64Var(&o.Stats.Confidence, "confidence", compare.DefaultConfidence, "level of the interval")
-	fs.Float64Var(&o.MinEffect, "min-effect", 0, fmt.Sprintf("smallest delta that counts as a change, in the test's unit (0: %g bpb for fresh text, %g point for probes; negative: no minimum)",
-		compare.DefaultMinEffectBPB, compare.DefaultMinEffectAccuracy))
+	var minEffect *float64
+	minEffectFlag(fs, &minEffect, "smallest delta that counts as a change")
 	fs.IntVar(&o.Stats.MinShared, "min-shared", compare.DefaultMinShared, "fewest shared documents or items to compare")
 	fs.BoolVar(&o.Stats.AllowSettingsMismatch, "allow-settings-mismatch", false, "compare even when settings that change results differ (they are printed first)")
 	fs.BoolVar(&o.Stats.ByLevel, "by-level", false, "probes: also compare each type and level")
@@ -62,7 +61,10 @@ func parseCompare(e *env, args []string) (compareOptions, error) {
 			o.FailOn, action.FailOnRegression, action.FailOnMismatch, action.FailOnNever)}
 	}
 	o.Base, o.Head = pos[0], pos[1]
-	o.Stats.MinEffectBPB, o.Stats.MinEffectAccuracy = o.MinEffect, o.MinEffect
+	if minEffect != nil {
+		v := action.MinEffectOption(*minEffect)
+		o.Stats.MinEffectBPB, o.Stats.MinEffectAccuracy = v, v
+	}
 	return o, nil
 }
 

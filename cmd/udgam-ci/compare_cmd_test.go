@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/compare/comparetest"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
@@ -51,6 +52,35 @@ func TestCompareExitsByFailOn(t *testing.T) {
 		}
 		if tc.code != 2 && stdout == "" {
 			t.Errorf("compare %s %v: printed nothing", filepath.Base(tc.head), tc.args)
+		}
+	}
+}
+
+// --min-effect means the same on compare and the score commands, and the
+// same as the Action's min-effect inputs: the threshold, 0 for none, the
+// test's default when not given (it was 0 for the default and negative for
+// none, against the Action's 0 for none).
+func TestCompareMinEffect(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args     []string
+		bpb, acc float64 // compare.Options' fields
+		usage    bool
+	}{
+		{nil, 0, 0, false}, // compare's defaults
+		{[]string{"--min-effect", "0"}, compare.NoMinEffect, compare.NoMinEffect, false},
+		{[]string{"--min-effect", "0.01"}, 0.01, 0.01, false},
+		{[]string{"--min-effect", "-1"}, 0, 0, true},
+		{[]string{"--min-effect", "NaN"}, 0, 0, true},
+	} {
+		e, _, _ := freshTestEnv()
+		o, err := parseCompare(e, append([]string{"base.jsonl", "head.jsonl"}, tc.args...))
+		if (err != nil) != tc.usage {
+			t.Errorf("%v: %v", tc.args, err)
+			continue
+		}
+		if !tc.usage && (o.Stats.MinEffectBPB != tc.bpb || o.Stats.MinEffectAccuracy != tc.acc) {
+			t.Errorf("%v: min effects %g, %g; want %g, %g", tc.args, o.Stats.MinEffectBPB, o.Stats.MinEffectAccuracy, tc.bpb, tc.acc)
 		}
 	}
 }

@@ -122,7 +122,8 @@ func TestScoreProbesExcludesWhatAScanFound(t *testing.T) {
 
 	open := func(string, int, bool) (runner.Model, error) { return testmodel.RandomBigram(4), nil }
 	out := filepath.Join(dir, "run.jsonl")
-	o := scoreProbesOptions{Model: "bigram.gguf", Items: items, Out: out, AddBOS: "auto", Open: open}
+	o := scoreProbesOptions{Model: "bigram.gguf", Items: items, Open: open}
+	o.Run.Out, o.Run.BOSMode = out, "auto"
 	o.Exclude = report
 	e, _, _ = freshTestEnv()
 	if err := scoreProbes(e, o); err != nil {
@@ -140,12 +141,12 @@ func TestScoreProbesExcludesWhatAScanFound(t *testing.T) {
 	}
 
 	// --contamination records and scores everything.
-	o.Exclude, o.Contamination, o.Out = "", report, filepath.Join(dir, "all.jsonl")
+	o.Exclude, o.Contamination, o.Run.Out = "", report, filepath.Join(dir, "all.jsonl")
 	e, _, _ = freshTestEnv()
 	if err := scoreProbes(e, o); err != nil {
 		t.Fatal(err)
 	}
-	if r, err = runfile.ReadFile(o.Out); err != nil {
+	if r, err = runfile.ReadFile(o.Run.Out); err != nil {
 		t.Fatal(err)
 	}
 	if x := r.Header.Contamination; len(r.Items) != len(set.Items) || x == nil || x.Excluded || !slices.Equal(x.IDs, []string{leaked.ID}) {
@@ -155,7 +156,7 @@ func TestScoreProbesExcludesWhatAScanFound(t *testing.T) {
 	o.Exclude = report
 
 	// A report scanned against other items is refused.
-	o.Items, o.Out = "", filepath.Join(dir, "core.jsonl")
+	o.Items, o.Run.Out = "", filepath.Join(dir, "core.jsonl")
 	e, _, _ = freshTestEnv()
 	if err := scoreProbes(e, o); err == nil || !strings.Contains(err.Error(), "not the data being scored") {
 		t.Errorf("report for other items: %v", err)

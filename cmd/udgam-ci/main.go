@@ -183,7 +183,7 @@ func newFlags(e *env, name, about, example string) *flag.FlagSet {
 	return fs
 }
 
-// printFlags lists flags as people type them and as the README writes
+// printFlags lists flags as people type them and as the documentation writes
 // them, with two dashes (the flag package prints one).
 func printFlags(w io.Writer, fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -72,7 +73,8 @@ func TestScoreProbesCommand(t *testing.T) {
 	}
 	out := filepath.Join(dir, "run.jsonl")
 	e, stdout, stderr := freshTestEnv()
-	o := scoreProbesOptions{Model: "bigram.gguf", Items: items, Out: out, AddBOS: "auto", Open: open}
+	o := scoreProbesOptions{Model: "bigram.gguf", Items: items, Open: open}
+	o.Run.Out, o.Run.BOSMode = out, "auto"
 	o.JSON = true
 	err := scoreProbes(e, o)
 	if err != nil {
@@ -98,7 +100,7 @@ func TestScoreProbesCommand(t *testing.T) {
 
 	// --resume on a finished run scores nothing and reports the same.
 	e, stdout2, _ := freshTestEnv()
-	o.JSON, o.Resume = false, true
+	o.JSON, o.Run.Resume = false, true
 	err = scoreProbes(e, o)
 	if err != nil {
 		t.Fatal(err)
@@ -110,22 +112,22 @@ func TestScoreProbesCommand(t *testing.T) {
 
 func TestScoreProbesUsage(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{
-		{"score", "probes", "--out", "x.jsonl"},
-		{"score", "probes", "--model", "m.gguf"},
-		{"score", "probes", "--model", "m.gguf", "--out", "x.jsonl", "extra"},
+	for _, tc := range []struct {
+		args []string
+		want string // in the message
+	}{
+		{[]string{"--out", "x.jsonl"}, "--model is required"},
+		{[]string{"--model", "m.gguf"}, "--out is required"},
+		{[]string{"--model", "m.gguf", "--out", "x.jsonl", "extra"}, `unexpected argument "extra"`},
+		{[]string{"--model", "m.gguf", "--out", "x.jsonl", "--shard", "3/2"}, "-shard"},
+		{[]string{"--model", "m.gguf", "--out", "x.jsonl", "--match", "a("}, "-match"},
+		{[]string{"--model", "m.gguf", "--out", "x.jsonl", "--min-effect", "-1"}, "-min-effect"},
 	} {
-		e, _, _ := freshTestEnv()
-		if code := run(e, args); code != 2 {
-			t.Errorf("%v: exit %d, want 2", args, code)
+		e, _, stderr := freshTestEnv()
+		args := append([]string{"score", "probes"}, tc.args...)
+		if code := run(e, args); code != 2 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: exit %d, want 2 and %q: %q", args, code, tc.want, stderr)
 		}
-	}
-	e, _, _ := freshTestEnv()
-	o := scoreProbesOptions{Model: "m", Out: "x"}
-	o.Shard = "3/2"
-	err := scoreProbes(e, o)
-	if err == nil || !strings.Contains(err.Error(), "shard") {
-		t.Errorf("bad shard: %v", err)
 	}
 }
 
@@ -151,7 +153,8 @@ func TestScoreProbesLlamaMatchesBigram(t *testing.T) {
 	}
 	out := filepath.Join(dir, "run.jsonl")
 	e, _, _ := freshTestEnv()
-	o := scoreProbesOptions{Model: model, Items: itemsPath, Out: out, AddBOS: "auto", Open: openProbesLlama}
+	o := scoreProbesOptions{Model: model, Items: itemsPath, Open: openProbesLlama}
+	o.Run.Out, o.Run.BOSMode = out, "auto"
 	o.Threads = 2
 	if err := scoreProbes(e, o); err != nil {
 		t.Fatal(err)
@@ -193,7 +196,8 @@ func TestScoreThreadsDefaultToCores(t *testing.T) {
 		e, _, _ := freshTestEnv()
 		e.CPUs = tc.cpus
 		out := filepath.Join(t.TempDir(), "run.jsonl")
-		o := scoreProbesOptions{Model: "bigram.gguf", Items: items, Out: out, AddBOS: "auto", Open: open}
+		o := scoreProbesOptions{Model: "bigram.gguf", Items: items, Open: open}
+		o.Run.Out, o.Run.BOSMode = out, "auto"
 		o.Threads = tc.flag
 		if err := scoreProbes(e, o); err != nil {
 			t.Fatal(err)
@@ -205,5 +209,39 @@ func TestScoreThreadsDefaultToCores(t *testing.T) {
 		if got != tc.want || r.Header.Runtime.Threads != tc.flag {
 			t.Errorf("--threads %d on %d cores: engine got %d threads (want %d), header %d", tc.flag, tc.cpus, got, tc.want, r.Header.Runtime.Threads)
 		}
+	}
+}
+
+// A scoring option reaches the scorer from its flag alone (issue 41):
+// --match, then --sample among the matches, scores only the matching
+// items of the embedded core set.
+func TestScoreProbesMatch(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "add.jsonl")
+	o := scoreProbesOptions{Open: func(string, int, bool) (runner.Model, error) { return testmodel.RandomBigram(3), nil }}
+	e, _, stderr := freshTestEnv()
+	args := []string{"--model", "bigram.gguf", "--out", out, "--match", `^pea-add-[12]-`, "--sample", "6", "--seed", "4"}
+	if err := parseScore(e, flag.NewFlagSet("score probes", flag.ContinueOnError), args, &o); err != nil {
+		t.Fatal(err)
+	}
+	if err := scoreProbes(e, o); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	run, err := runfile.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	levels := map[int]int{}
+	for _, it := range run.Items {
+		if it.Type != "add" || !strings.HasPrefix(it.ID, "pea-add-") {
+			t.Errorf("scored %s (%s), which --match leaves out", it.ID, it.Type)
+		}
+		levels[it.Level]++
+	}
+	if len(run.Items) != 6 || levels[1] != 3 || levels[2] != 3 {
+		t.Errorf("scored %d items, by level %v: want 6, three of each matching level", len(run.Items), levels)
+	}
+	if s := run.Header.Sample; s == nil || s.N != 6 || s.Seed != 4 || len(s.IDs) != 6 {
+		t.Errorf("header sample %+v", s)
 	}
 }

@@ -15,12 +15,10 @@ import (
 type scoreFreshOptions struct {
 	Model       string
 	Data        string // "" for the embedded smoke sample
-	Out         string
-	AddBOS      string
 	Window      int
 	Stride      int
 	BatchTokens int
-	runFlags
+	scoreFlags
 
 	// Open loads the model; tests put a pure-Go reference model here.
 	Open func(path string, threads, window int, cpuOnly bool) (runner.Model, error)
@@ -43,20 +41,26 @@ func runScoreFresh(e *env, args []string) error {
 func (o *scoreFreshOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Model, "model", "", "GGUF model file")
 	fs.StringVar(&o.Data, "data", "", "documents: JSONL or Parquet file, or hf://OWNER/NAME@COMMIT[/path] (default: the embedded smoke sample, not the benchmark)")
-	fs.StringVar(&o.Out, "out", "", "run file to write (JSON Lines)")
-	fs.StringVar(&o.AddBOS, "add-bos", evals.BOSAuto, "BOS before each document: auto (when the tokenizer has one), yes or no (then the first token is not scored and its bytes are left out)")
-	fs.IntVar(&o.Window, "window", fresh.DefaultWindow, "tokens per window")
-	fs.IntVar(&o.Stride, "stride", fresh.DefaultStride, "tokens between window starts; later windows score only tokens not scored before")
+	fs.StringVar(&o.Run.Out, "out", "", "run file to write (JSON Lines)")
+	fs.StringVar(&o.Run.BOSMode, "add-bos", evals.BOSAuto, "BOS before each document: auto (when the tokenizer has one), yes or no (then the first token is not scored and its bytes are left out)")
+	addWindowFlags(fs, &o.Window, &o.Stride)
 	fs.IntVar(&o.BatchTokens, "batch-tokens", fresh.DefaultBatchTokens, "tokens of windows per engine call (speed only)")
-	o.runFlags.add(fs, "documents", "source")
+	o.scoreFlags.add(fs, "documents", "source")
 }
 
 // validate refuses what scoreFresh cannot run; pos are stray arguments.
 func (o *scoreFreshOptions) validate(e *env, pos []string) error {
-	if err := o.check(e, pos, o.Model, o.Out); err != nil {
+	if err := o.check(e, pos, o.Model, o.Run.Out); err != nil {
 		return err
 	}
 	return atLeast("batch-tokens", o.BatchTokens, 1)
+}
+
+// addWindowFlags registers --window and --stride with Fresh Text's
+// defaults (score fresh, audit artifact).
+func addWindowFlags(fs *flag.FlagSet, window, stride *int) {
+	fs.IntVar(window, "window", fresh.DefaultWindow, "Fresh Text tokens per window")
+	fs.IntVar(stride, "stride", fresh.DefaultStride, "Fresh Text tokens between window starts; later windows score only tokens not scored before")
 }
 
 // openFreshLlama loads a model with room for one window in the KV cache:
@@ -115,20 +119,12 @@ func fetchFromHub(e *env, name func(hub.Ref) string) func(string) (evals.Fetched
 }
 
 func scoreFresh(e *env, o scoreFreshOptions) error {
-	shard, err := o.shard()
-	if err != nil {
-		return err
-	}
-	until, err := o.until(runfile.TestFresh)
-	if err != nil {
-		return err
-	}
 	// Data first: a bad file fails before the model is loaded.
 	data, err := fresh.Load(o.Data, o.Fetch)
 	if err != nil {
 		return err
 	}
-	found, err := o.contamination(runfile.TestFresh, data.Dataset)
+	run, err := o.common(e, runfile.TestFresh, data.Dataset)
 	if err != nil {
 		return err
 	}
@@ -144,18 +140,10 @@ func scoreFresh(e *env, o scoreFreshOptions) error {
 		defer c.Close()
 	}
 	o.noteNoRepo(e)
-	if n := evals.BOSNote(o.AddBOS, m.Info()); n != "" {
+	if n := evals.BOSNote(run.BOSMode, m.Info()); n != "" {
 		fmt.Fprintln(e.Stderr, "note: "+n)
 	}
-	res, err := fresh.Run(e.Ctx, m, fresh.RunOptions{
-		Data: data, Out: o.Out, Resume: o.Resume, BOSMode: o.AddBOS,
-		Window: o.Window, Stride: o.Stride, BatchTokens: o.BatchTokens,
-		SampleN: o.Sample, SampleSeed: o.Seed, Shard: shard, Limit: o.Limit, Contamination: found, Until: until,
-		Header:   o.header(e, o.Threads),
-		Progress: e.Stderr,
-		Terminal: evals.IsTerminal(e.Stderr),
-		Now:      e.Now,
-	})
+	res, err := fresh.Run(e.Ctx, m, fresh.RunOptions{RunCommon: run, Data: data, Window: o.Window, Stride: o.Stride, BatchTokens: o.BatchTokens})
 	if err != nil {
 		return err
 	}

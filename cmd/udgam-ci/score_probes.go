@@ -14,15 +14,13 @@ import (
 )
 
 type scoreProbesOptions struct {
-	Model  string
-	Items  string // "" for the embedded core set
-	Out    string
-	AddBOS string
-	Batch  int
+	Model string
+	Items string // "" for the embedded core set
+	Batch int
 	// Variants is --variants as given; variants the parsed names.
 	Variants string
 	variants []string
-	runFlags
+	scoreFlags
 
 	// Open loads the model; tests put a pure-Go reference model here.
 	Open func(path string, threads int, cpuOnly bool) (runner.Model, error)
@@ -43,16 +41,16 @@ func runScoreProbes(e *env, args []string) error {
 func (o *scoreProbesOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Model, "model", "", "GGUF model file")
 	fs.StringVar(&o.Items, "items", "", "items: JSONL or Parquet file, or hf://OWNER/NAME@COMMIT[/path] (default: the embedded core set, 2,000 items)")
-	fs.StringVar(&o.Out, "out", "", "run file to write (JSON Lines)")
-	fs.StringVar(&o.AddBOS, "add-bos", evals.BOSAuto, "BOS before each prompt: auto (when the tokenizer has one), yes or no")
+	fs.StringVar(&o.Run.Out, "out", "", "run file to write (JSON Lines)")
+	fs.StringVar(&o.Run.BOSMode, "add-bos", evals.BOSAuto, "BOS before each prompt: auto (when the tokenizer has one), yes or no")
 	fs.IntVar(&o.Batch, "batch", probes.DefaultBatch, "items per engine call (speed only)")
 	fs.StringVar(&o.Variants, "variants", "", "also score the prompt variants: all, or some of reworded,terse (the published template is always scored and stays the headline)")
-	o.runFlags.add(fs, "items", "type and level")
+	o.scoreFlags.add(fs, "items", "type and level")
 }
 
 // validate refuses what scoreProbes cannot run; pos are stray arguments.
 func (o *scoreProbesOptions) validate(e *env, pos []string) error {
-	if err := o.check(e, pos, o.Model, o.Out); err != nil {
+	if err := o.check(e, pos, o.Model, o.Run.Out); err != nil {
 		return err
 	}
 	var err error
@@ -69,20 +67,12 @@ func openProbesLlama(path string, threads int, cpuOnly bool) (runner.Model, erro
 }
 
 func scoreProbes(e *env, o scoreProbesOptions) error {
-	shard, err := o.shard()
-	if err != nil {
-		return err
-	}
-	until, err := o.until(runfile.TestProbes)
-	if err != nil {
-		return err
-	}
 	// Items first: a bad file fails before the model is loaded.
 	set, err := loadProbeItems(e, o.Items)
 	if err != nil {
 		return err
 	}
-	found, err := o.contamination(runfile.TestProbes, set.Dataset())
+	run, err := o.common(e, runfile.TestProbes, set.Dataset())
 	if err != nil {
 		return err
 	}
@@ -98,18 +88,10 @@ func scoreProbes(e *env, o scoreProbesOptions) error {
 		defer c.Close()
 	}
 	o.noteNoRepo(e)
-	if n := evals.BOSNote(o.AddBOS, m.Info()); n != "" {
+	if n := evals.BOSNote(run.BOSMode, m.Info()); n != "" {
 		fmt.Fprintln(e.Stderr, "note: "+n)
 	}
-	res, err := probes.Run(e.Ctx, m, probes.RunOptions{
-		Data: set, Out: o.Out, Resume: o.Resume, BOSMode: o.AddBOS, Batch: o.Batch,
-		SampleN: o.Sample, SampleSeed: o.Seed, Shard: shard, Limit: o.Limit, Contamination: found, Until: until,
-		Variants: o.variants,
-		Header:   o.header(e, o.Threads),
-		Progress: e.Stderr,
-		Terminal: evals.IsTerminal(e.Stderr),
-		Now:      e.Now,
-	})
+	res, err := probes.Run(e.Ctx, m, probes.RunOptions{RunCommon: run, Data: set, Batch: o.Batch, Variants: o.variants})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
+	"strconv"
 
 	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/compare/sequential"
@@ -14,11 +16,13 @@ import (
 // untilFlags are --until and what a sequential run needs: its baseline,
 // budget, level, minimum effect and order.
 type untilFlags struct {
-	Until     string // "" or "all": every record; "decided": sequential
-	Budget    string
-	Baseline  string
-	Level     float64
-	MinEffect float64 // 0: the test's default
+	Until    string // "" or "all": every record; "decided": sequential
+	Budget   string
+	Baseline string
+	Level    float64
+	// MinEffect is the smallest delta that matters, 0 for none; nil is
+	// the test's default (compare.DefaultMinEffect*).
+	MinEffect *float64
 	OrderSeed uint64
 	// base is the baseline run when the Action hands it over in memory;
 	// else --baseline is read.
@@ -30,9 +34,24 @@ func (u *untilFlags) add(fs *flag.FlagSet, unit string) {
 	fs.StringVar(&u.Budget, "budget", "", "with --until decided: stop after this much scoring time (45m) or this many "+unit+" (400) if undecided")
 	fs.StringVar(&u.Baseline, "baseline", "", "with --until decided: the baseline's run file, which scored every "+unit+" of the set")
 	fs.Float64Var(&u.Level, "level", compare.DefaultConfidence, "with --until decided: level of the anytime-valid interval")
-	fs.Float64Var(&u.MinEffect, "min-effect", 0, fmt.Sprintf("with --until decided: smallest delta that matters, in the test's unit (0: %g bpb for fresh text, %g point for probes; negative: none)",
-		compare.DefaultMinEffectBPB, compare.DefaultMinEffectAccuracy))
+	minEffectFlag(fs, &u.MinEffect, "with --until decided: smallest delta that matters")
 	fs.Uint64Var(&u.OrderSeed, "order-seed", sequential.DefaultSeed, "with --until decided: seed of the order (keep it the same for every model)")
+}
+
+// minEffectFlag registers --min-effect into *p, left nil when not given
+// (the test's default): the threshold itself, in the test's unit, 0 for
+// none, as the Action's min-effect inputs are (compare and score alike).
+func minEffectFlag(fs *flag.FlagSet, p **float64, what string) {
+	usage := fmt.Sprintf("%s, in the test's unit, 0 for none (default: %g bpb for fresh text, %g point for probes)",
+		what, compare.DefaultMinEffectBPB, compare.DefaultMinEffectAccuracy)
+	fs.Func("min-effect", usage, func(s string) error {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(v >= 0) || math.IsInf(v, 1) { // NaN too
+			return errors.New("want a number, 0 or more")
+		}
+		*p = &v
+		return nil
+	})
 }
 
 // until builds the sequential part of a run of test; nil for --until all.
@@ -60,14 +79,12 @@ func (u *untilFlags) until(test string) (*evals.Until, error) {
 			return nil, err
 		}
 	}
-	minEffect := u.MinEffect
+	minEffect := compare.DefaultMinEffectAccuracy
 	switch {
-	case minEffect < 0:
-		minEffect = 0
-	case minEffect == 0 && test == runfile.TestFresh:
+	case u.MinEffect != nil:
+		minEffect = *u.MinEffect
+	case test == runfile.TestFresh:
 		minEffect = compare.DefaultMinEffectBPB
-	case minEffect == 0:
-		minEffect = compare.DefaultMinEffectAccuracy
 	}
 	h, tr, err := compare.StartSequential(base, test, u.OrderSeed, u.Level, minEffect, u.Budget)
 	if err != nil {

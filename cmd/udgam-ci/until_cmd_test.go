@@ -23,7 +23,8 @@ func TestScoreUntilDecidedCommand(t *testing.T) {
 	score := func(seed int64, out string, more func(*scoreProbesOptions)) {
 		t.Helper()
 		open := func(string, int, bool) (runner.Model, error) { return testmodel.RandomBigram(seed), nil }
-		o := scoreProbesOptions{Model: "bigram.gguf", Items: items, Out: out, AddBOS: "auto", Open: open}
+		o := scoreProbesOptions{Model: "bigram.gguf", Items: items, Open: open}
+		o.Run.Out, o.Run.BOSMode = out, "auto"
 		o.Level = compare.DefaultConfidence
 		if more != nil {
 			more(&o)
@@ -36,7 +37,10 @@ func TestScoreUntilDecidedCommand(t *testing.T) {
 	base := filepath.Join(dir, "base.jsonl")
 	score(3, base, nil)
 	head := filepath.Join(dir, "head.jsonl")
-	score(4, head, func(o *scoreProbesOptions) { o.Until, o.Baseline, o.Budget, o.MinEffect = "decided", base, "60", -1 })
+	score(4, head, func(o *scoreProbesOptions) {
+		none := 0.0
+		o.Until, o.Baseline, o.Budget, o.MinEffect = "decided", base, "60", &none
+	})
 
 	h, err := runfile.ReadFile(head)
 	if err != nil {

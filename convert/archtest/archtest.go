@@ -1,3 +1,5 @@
+//go:build cgo
+
 // Package archtest is the exactness check every converted architecture
 // passes: a tiny random Hugging Face checkpoint, written in each weight
 // format, is converted as `udgam-ci model convert` converts it, scored

@@ -113,11 +113,11 @@ func readTokenizerJSON(fsys fs.FS, withMerges bool) (*tokenizerJSON, error) {
 	if tj.preTokenizer, err = steps(f.PreTokenizer, "pre_tokenizer"); err != nil {
 		return nil, err
 	}
-	for _, stage := range []json.RawMessage{f.PreTokenizer, f.Decoder} {
-		ss, err := steps(stage, "")
-		if err != nil {
-			continue
-		}
+	decoder, err := steps(f.Decoder, "decoder")
+	if err != nil {
+		decoder = nil // only read for ByteLevel; the scorer does not decode
+	}
+	for _, ss := range [][]step{tj.preTokenizer, decoder} {
 		for _, s := range ss {
 			tj.byteLevel = tj.byteLevel || s.Type == "ByteLevel"
 		}
@@ -155,25 +155,27 @@ type step struct {
 		Regex  *string `json:"Regex"`
 		String *string `json:"String"`
 	} `json:"pattern"`
-	Behavior         string            `json:"behavior"`
-	Invert           bool              `json:"invert"`
-	IndividualDigits bool              `json:"individual_digits"`
-	AddPrefixSpace   *bool             `json:"add_prefix_space"`
-	UseRegex         *bool             `json:"use_regex"`
-	Replacement      string            `json:"replacement"`
-	PrependScheme    string            `json:"prepend_scheme"`
-	Split            *bool             `json:"split"`
-	Content          *string           `json:"content"`
-	Prepend          *string           `json:"prepend"`
-	PreTokenizers    []json.RawMessage `json:"pretokenizers"`
-	Normalizers      []json.RawMessage `json:"normalizers"`
+	Behavior         string  `json:"behavior"`
+	Invert           bool    `json:"invert"`
+	IndividualDigits bool    `json:"individual_digits"`
+	AddPrefixSpace   *bool   `json:"add_prefix_space"`
+	UseRegex         *bool   `json:"use_regex"`
+	Replacement      string  `json:"replacement"`
+	PrependScheme    string  `json:"prepend_scheme"`
+	Split            *bool   `json:"split"`
+	Content          *string `json:"content"`
+	Prepend          *string `json:"prepend"`
 	raw              json.RawMessage
 }
 
-// steps flattens a pipeline stage: a Sequence gives its members in order,
-// null gives none.
+// sequenceKeys name the list a Sequence holds in each pipeline stage.
+var sequenceKeys = map[string]string{"normalizer": "normalizers", "pre_tokenizer": "pretokenizers", "decoder": "decoders"}
+
+// steps flattens the pipeline stage named what: a Sequence (read by
+// tokjson.ParseSequence, as every reader of tokenizer.json reads one)
+// gives its members in order, nested ones flattened; null gives none.
 func steps(raw json.RawMessage, what string) ([]step, error) {
-	if len(raw) == 0 || string(raw) == "null" {
+	if tokjson.IsNull(raw) {
 		return nil, nil
 	}
 	var s step
@@ -184,17 +186,16 @@ func steps(raw json.RawMessage, what string) ([]step, error) {
 	if s.Type != "Sequence" {
 		return []step{s}, nil
 	}
-	var out []step
-	var decoders struct {
-		Decoders []json.RawMessage `json:"decoders"`
+	members, err := tokjson.ParseSequence(raw, sequenceKeys[what], func(m json.RawMessage) (*[]step, error) {
+		ss, err := steps(m, what)
+		return &ss, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer.json: %s: %w", what, err)
 	}
-	_ = json.Unmarshal(raw, &decoders) // a decoder Sequence, for byteLevel
-	for _, m := range append(append(s.PreTokenizers, s.Normalizers...), decoders.Decoders...) {
-		sub, err := steps(m, what)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sub...)
+	var out []step
+	for _, m := range members {
+		out = append(out, *m...)
 	}
 	return out, nil
 }

@@ -64,8 +64,8 @@ func options(t *testing.T) audit.Options {
 	}
 	h := evals.HeaderOptions{ModelName: "bigram"}
 	return audit.Options{
-		Fresh:   fresh.RunOptions{Data: docs, BOSMode: "yes", Window: 256, Stride: 128, Header: h},
-		Probes:  probes.RunOptions{Data: set, BOSMode: "yes", Header: h},
+		Fresh:   fresh.RunOptions{RunCommon: evals.RunCommon{BOSMode: "yes", Header: h}, Data: docs, Window: 256, Stride: 128},
+		Probes:  probes.RunOptions{RunCommon: evals.RunCommon{BOSMode: "yes", Header: h}, Data: set},
 		Dir:     t.TempDir(),
 		Compare: compare.Options{Resamples: 1000},
 		Limits:  audit.DefaultLimits,
@@ -252,7 +252,7 @@ func (b brokenPair) ScorePair(ctx context.Context, reqs []runner.Request) ([]run
 func TestNegativeDivergenceRefused(t *testing.T) {
 	t.Parallel()
 	opt := options(t)
-	opt.Fresh.Limit, opt.Probes.Limit = 12, 20
+	opt.Fresh.Selection.Limit, opt.Probes.Selection.Limit = 12, 20
 	ref := testmodel.RandomBigram(1)
 	_, err := audit.Run(context.Background(), audit.Models{Ref: ref, Art: ref, RawArt: ref,
 		Pair: brokenPair{testmodel.RowPair{Ref: ref.Rows, Art: ref.Rows}}}, opt)

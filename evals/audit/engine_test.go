@@ -1,3 +1,5 @@
+//go:build cgo
+
 package audit_test
 
 import (
@@ -29,8 +31,8 @@ func digits() []int32 {
 // small keeps engine tests short on a shared 2-core machine: 40 items of
 // each probe type (--sample keeps types in proportion), 12 documents.
 func small(opt audit.Options) audit.Options {
-	opt.Probes.SampleN, opt.Probes.SampleSeed = 280, 1
-	opt.Fresh.Limit = 12
+	opt.Probes.Selection.Sample, opt.Probes.Selection.Seed = 280, 1
+	opt.Fresh.Selection.Limit = 12
 	return opt
 }
 

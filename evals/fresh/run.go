@@ -3,41 +3,22 @@ package fresh
 import (
 	"context"
 	"fmt"
-	"io"
-	"time"
 
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 )
 
-// RunOptions is one `score fresh` run. Its fields mirror probes.RunOptions
-// where the two mean the same thing.
+// RunOptions is one `score fresh` run: the options both scorers share and
+// Fresh Text's own.
 type RunOptions struct {
-	Data    *Data
-	Out     string // run file
-	Resume  bool   // continue Out, skipping the documents it already holds
-	BOSMode string // auto|yes|no
-	Window  int
-	Stride  int
+	evals.RunCommon
+	Data   *Data
+	Window int
+	Stride int
 	// BatchTokens bounds the tokens sent to the engine per call; it does
 	// not change results.
 	BatchTokens int
-
-	SampleN       int // 0: every document
-	SampleSeed    int64
-	Shard         *runfile.Shard
-	Limit         int // 0: no limit; else the first Limit selected, in data order
-	Contamination *runfile.Contamination
-	// Until makes the run sequential: the set in a seeded random order,
-	// stopping once the comparison with a baseline decides.
-	Until *evals.Until
-
-	Header evals.HeaderOptions // model name/revision, git, runtime, clock; the rest is filled here
-
-	Progress io.Writer // progress lines; nil for none
-	Terminal bool      // draw a bar instead of lines
-	Now      func() time.Time
 }
 
 // Result is a finished run: the shared tally and the whole file's scores.
@@ -52,10 +33,6 @@ type Result struct {
 // before anything is scored; a failure leaves a file that --resume
 // continues.
 func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
-	now := time.Now
-	if opt.Now != nil {
-		now = opt.Now
-	}
 	if err := validateWindow(opt.Window, opt.Stride); err != nil {
 		return Result{}, err
 	}
@@ -68,26 +45,13 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
 	for i, d := range docs {
 		keys[i] = evals.Keyed{ID: d.ID, Group: d.Source}
 	}
-	sel, idx, err := evals.SelectUntil(keys, opt.SampleN, opt.SampleSeed, opt.Shard, opt.Limit, opt.Contamination, opt.Until)
+	test := evals.RunTest{Name: runfile.TestFresh, Dataset: opt.Data.Dataset, Keys: keys, Label: "docs", Noun: "documents",
+		Settings: func(ho *evals.HeaderOptions) { ho.Window, ho.Stride = opt.Window, opt.Stride }}
+	h, idx, err := opt.Begin(m, test)
 	if err != nil {
 		return Result{}, err
 	}
-	ho := opt.Header
-	ho.Dataset = opt.Data.Dataset
-	ho.BOSMode = opt.BOSMode
-	ho.Window, ho.Stride = opt.Window, opt.Stride
-	ho.TextPrep = evals.TextPrepOf(m)
-	ho.Sample, ho.Shard, ho.Contamination = sel.Sample, sel.Shard, sel.Contamination
-	ho.Sequential = evals.HeaderOf(opt.Until)
-	if ho.Now == nil {
-		ho.Now = now
-	}
-	// NewHeader resolves the BOS mode (an impossible one fails here);
-	// the formulation follows from it.
-	h, err := evals.NewHeader(runfile.TestFresh, info, ho)
-	if err != nil {
-		return Result{}, err
-	}
+	// The formulation follows from the BOS mode Begin resolved.
 	h.Settings.Formulation = Formulation(h.Settings.AddBOS)
 	// Text the tokenizer is known to get wrong fails here, before the run
 	// file is written or anything scored.
@@ -102,8 +66,7 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
 		}
 		pending[j] = evals.Pending{ID: d.ID, Work: len(d.Text)}
 	}
-	loop, left, err := evals.StartLoop(h, pending, evals.LoopOptions{Out: opt.Out, Resume: opt.Resume,
-		Progress: opt.Progress, Terminal: opt.Terminal, Now: now, Until: opt.Until, Label: "docs", Noun: "documents"})
+	loop, left, err := opt.Start(h, test, pending)
 	if err != nil {
 		return Result{}, err
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/udgamlabs/udgam-ci/evals"
+	"github.com/udgamlabs/udgam-ci/internal/goldentest"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 )
@@ -30,12 +31,15 @@ func steppingClock() func() time.Time {
 
 func runOptions(data *Data, out string) RunOptions {
 	return RunOptions{
-		Data: data, Out: out, BOSMode: "auto", Window: 64, Stride: 32, BatchTokens: 300,
-		Header: evals.HeaderOptions{
-			ModelName: "bigram-3",
-			Rand:      bytes.NewReader(bytes.Repeat([]byte{0xab}, 64)),
+		RunCommon: evals.RunCommon{
+			Out: out, BOSMode: "auto",
+			Header: evals.HeaderOptions{
+				ModelName: "bigram-3",
+				Rand:      bytes.NewReader(bytes.Repeat([]byte{0xab}, 64)),
+			},
+			Now: steppingClock(),
 		},
-		Now: steppingClock(),
+		Data: data, Window: 64, Stride: 32, BatchTokens: 300,
 	}
 }
 
@@ -130,7 +134,7 @@ func TestRunShardsMergeToTheWholeRun(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	data := genData(25)
-	sample := func(o RunOptions) RunOptions { o.SampleN, o.SampleSeed = 17, 9; return o }
+	sample := func(o RunOptions) RunOptions { o.Selection.Sample, o.Selection.Seed = 17, 9; return o }
 	whole, err := Run(context.Background(), newByteModel(3), sample(runOptions(data, filepath.Join(dir, "whole.jsonl"))))
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +145,7 @@ func TestRunShardsMergeToTheWholeRun(t *testing.T) {
 	var shards []*runfile.Run
 	for i := 1; i <= 3; i++ {
 		opt := sample(runOptions(data, filepath.Join(dir, "shard.jsonl"+string(rune('0'+i)))))
-		opt.Shard = &runfile.Shard{Index: i, Count: 3}
+		opt.Selection.Shard = &runfile.Shard{Index: i, Count: 3}
 		res, err := Run(context.Background(), newByteModel(3), opt)
 		if err != nil {
 			t.Fatal(err)
@@ -242,22 +246,7 @@ func (n noTokenBytes) Score(ctx context.Context, r []runner.Request) ([]runner.R
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n%s\nwant:\n%s", name, got, want)
-	}
+	goldentest.Check(t, filepath.Join("testdata", name), got, *update)
 }
 
 func TestRunSmoke(t *testing.T) {

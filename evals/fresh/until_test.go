@@ -57,7 +57,7 @@ func TestRunUntilDecided(t *testing.T) {
 			t.Fatal(err)
 		}
 		o := runOptions(data, filepath.Join(dir, tc.name+".jsonl"))
-		o.Until = &evals.Until{Header: h, Tracker: tr, MaxRecords: tc.budget}
+		o.Selection.Until = &evals.Until{Header: h, Tracker: tr, MaxRecords: tc.budget}
 		res, err := Run(context.Background(), newByteModel(tc.seed), o)
 		if err != nil {
 			t.Fatal(err)
@@ -97,7 +97,7 @@ func TestRunUntilDecidedAssumptionBroken(t *testing.T) {
 	}
 	var progress bytes.Buffer
 	o := runOptions(data, filepath.Join(dir, "head.jsonl"))
-	o.Until = &evals.Until{Header: h, Tracker: tr}
+	o.Selection.Until = &evals.Until{Header: h, Tracker: tr}
 	o.Progress = &progress
 	res, err := Run(context.Background(), &unevenModel{newByteModel(3)}, o)
 	if err != nil {

@@ -3,40 +3,21 @@ package probes
 import (
 	"context"
 	"fmt"
-	"io"
-	"time"
 
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 )
 
-// RunOptions is one `score probes` run. Its fields mirror
-// fresh.RunOptions where the two mean the same thing.
+// RunOptions is one `score probes` run: the options both scorers share and
+// the Probe Suite's own.
 type RunOptions struct {
-	Data    *Set
-	Out     string // run file
-	Resume  bool   // continue Out, skipping the items it already holds
-	BOSMode string // auto|yes|no
-	Batch   int    // items per Score call
-
-	SampleN       int // 0: every item
-	SampleSeed    int64
-	Shard         *runfile.Shard
-	Limit         int // 0: no limit; else the first Limit selected, in data order
-	Contamination *runfile.Contamination
-	// Until makes the run sequential: the set in a seeded random order,
-	// stopping once the comparison with a baseline decides.
-	Until *evals.Until
+	evals.RunCommon
+	Data  *Set
+	Batch int // items per Score call
 	// Variants are the prompt variants scored besides the published
 	// template (ParseVariants), for each selected item.
 	Variants []string
-
-	Header evals.HeaderOptions // model name/revision, git, runtime, clock; the rest is filled here
-
-	Progress io.Writer // progress lines; nil for none
-	Terminal bool      // draw a bar instead of lines
-	Now      func() time.Time
 }
 
 // Result is a finished run: the shared tally and the whole file's scores.
@@ -50,27 +31,11 @@ type Result struct {
 // run includes the earlier records). The items are checked before
 // anything is scored; a failure leaves a file that --resume continues.
 func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
-	now := time.Now
-	if opt.Now != nil {
-		now = opt.Now
-	}
 	info := m.Info()
 	items := opt.Data.Items
-	sel, idx, err := evals.SelectUntil(Keys(items), opt.SampleN, opt.SampleSeed, opt.Shard, opt.Limit, opt.Contamination, opt.Until)
-	if err != nil {
-		return Result{}, err
-	}
-	ho := opt.Header
-	ho.Dataset = opt.Data.Dataset()
-	ho.BOSMode = opt.BOSMode
-	ho.Formulation = Formulation
-	ho.TextPrep = evals.TextPrepOf(m)
-	ho.Sample, ho.Shard, ho.Contamination = sel.Sample, sel.Shard, sel.Contamination
-	ho.Sequential = evals.HeaderOf(opt.Until)
-	if ho.Now == nil {
-		ho.Now = now
-	}
-	h, err := evals.NewHeader(runfile.TestProbes, info, ho)
+	test := evals.RunTest{Name: runfile.TestProbes, Dataset: opt.Data.Dataset(), Keys: Keys(items), Label: "items", Noun: "items",
+		Settings: func(ho *evals.HeaderOptions) { ho.Formulation = Formulation }}
+	h, idx, err := opt.Begin(m, test)
 	if err != nil {
 		return Result{}, err
 	}
@@ -98,8 +63,7 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
 		}
 		pending[j] = evals.Pending{ID: it.ID, Work: textBytes(it)}
 	}
-	loop, left, err := evals.StartLoop(h, pending, evals.LoopOptions{Out: opt.Out, Resume: opt.Resume,
-		Progress: opt.Progress, Terminal: opt.Terminal, Now: now, Until: opt.Until, Label: "items", Noun: "items"})
+	loop, left, err := opt.Start(h, test, pending)
 	if err != nil {
 		return Result{}, err
 	}

@@ -24,9 +24,12 @@ func testSet(t *testing.T, per int) *Set {
 func runOpts(out string, set *Set) RunOptions {
 	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	return RunOptions{
-		Data: set, Out: out, BOSMode: evals.BOSAuto, Batch: 8,
-		Header: evals.HeaderOptions{ModelName: "bigram", Rand: strings.NewReader(strings.Repeat("r", 64))},
-		Now:    func() time.Time { return clock },
+		RunCommon: evals.RunCommon{
+			Out: out, BOSMode: evals.BOSAuto,
+			Header: evals.HeaderOptions{ModelName: "bigram", Rand: strings.NewReader(strings.Repeat("r", 64))},
+			Now:    func() time.Time { return clock },
+		},
+		Data: set, Batch: 8,
 	}
 }
 
@@ -122,7 +125,7 @@ func TestRunSampleAndShard(t *testing.T) {
 	m := testmodel.RandomBigram(3)
 
 	opt := runOpts(filepath.Join(dir, "sample.jsonl"), set)
-	opt.SampleN, opt.SampleSeed = 42, 9
+	opt.Selection.Sample, opt.Selection.Seed = 42, 9
 	if _, err := Run(context.Background(), m, opt); err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +155,7 @@ func TestRunSampleAndShard(t *testing.T) {
 	var shards []*runfile.Run
 	for i := 1; i <= 3; i++ {
 		opt := runOpts(filepath.Join(dir, "shard.jsonl"+string(rune('0'+i))), set)
-		opt.Shard = &runfile.Shard{Index: i, Count: 3}
+		opt.Selection.Shard = &runfile.Shard{Index: i, Count: 3}
 		if _, err := Run(context.Background(), m, opt); err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +163,7 @@ func TestRunSampleAndShard(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if *run.Header.Shard != *opt.Shard {
+		if *run.Header.Shard != *opt.Selection.Shard {
 			t.Errorf("shard header %+v", run.Header.Shard)
 		}
 		for _, it := range run.Items {

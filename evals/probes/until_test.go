@@ -57,7 +57,7 @@ func TestUntilBudgetResumeCompare(t *testing.T) {
 	head := testmodel.RandomBigram(4)
 	out := filepath.Join(dir, "head.jsonl")
 	o := runOpts(out, set)
-	o.Until = until(t, base, 0, 60) // no minimum effect: only a clear change would decide
+	o.Selection.Until = until(t, base, 0, 60) // no minimum effect: only a clear change would decide
 	res, err := Run(context.Background(), head, o)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +76,7 @@ func TestUntilBudgetResumeCompare(t *testing.T) {
 
 	o = runOpts(out, set)
 	o.Resume = true
-	o.Until = until(t, base, 0, 100)
+	o.Selection.Until = until(t, base, 0, 100)
 	res, err = Run(context.Background(), head, o)
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func TestUntilDecidesEquivalence(t *testing.T) {
 	m := testmodel.RandomBigram(3)
 	base := baseRun(t, dir, set, m)
 	o := runOpts(filepath.Join(dir, "head.jsonl"), set)
-	o.Until = until(t, base, 2, 0)
+	o.Selection.Until = until(t, base, 2, 0)
 	res, err := Run(context.Background(), m, o)
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +133,7 @@ func TestUntilRefusesSubsets(t *testing.T) {
 	m := testmodel.RandomBigram(3)
 	baseOut := filepath.Join(dir, "base.jsonl")
 	o := runOpts(baseOut, set)
-	o.SampleN = 20
+	o.Selection.Sample = 20
 	if _, err := Run(context.Background(), m, o); err != nil {
 		t.Fatal(err)
 	}
@@ -142,11 +142,11 @@ func TestUntilRefusesSubsets(t *testing.T) {
 		t.Fatal(err)
 	}
 	o = runOpts(filepath.Join(dir, "head.jsonl"), set)
-	o.Until = until(t, base, 1, 0)
+	o.Selection.Until = until(t, base, 1, 0)
 	if _, err := Run(context.Background(), m, o); err == nil || !strings.Contains(err.Error(), "not in the baseline") {
 		t.Errorf("a baseline of a sample: %v", err)
 	}
-	o.SampleN = 10
+	o.Selection.Sample = 10
 	if _, err := Run(context.Background(), m, o); err == nil || !strings.Contains(err.Error(), "--sample") {
 		t.Errorf("--until with --sample: %v", err)
 	}
@@ -164,8 +164,8 @@ func TestUntilShardsMerge(t *testing.T) {
 	for i := 1; i <= 2; i++ {
 		o := runOpts(filepath.Join(dir, "shard"+string(rune('0'+i))+".jsonl"), set)
 		o.Header.Rand = strings.NewReader(strings.Repeat(string(rune('a'+i)), 64))
-		o.Shard = &runfile.Shard{Index: i, Count: 2}
-		o.Until = until(t, base, 0, 40)
+		o.Selection.Shard = &runfile.Shard{Index: i, Count: 2}
+		o.Selection.Until = until(t, base, 0, 40)
 		res, err := Run(context.Background(), testmodel.RandomBigram(4), o)
 		if err != nil {
 			t.Fatal(err)

@@ -3,7 +3,9 @@ package structure
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,19 +18,20 @@ import (
 	"github.com/udgamlabs/udgam-ci/internal/numfmt"
 )
 
-// readmeDefault is one default as README.md writes it: every match of
-// pattern must say want (its first group), and there is at least one.
-type readmeDefault struct {
+// docDefault is one default as the documentation (README.md and docs/)
+// writes it: every match of pattern must say want (its first group), and
+// some page has one.
+type docDefault struct {
 	what    string
 	pattern string
 	want    string
 }
 
-// readmeDefaults are the defaults README.md names, each from its home: the
-// CLI's flags and the Action's inputs read the same constants.
-func readmeDefaults() []readmeDefault {
+// docDefaults are the defaults the documentation names, each from its home:
+// the CLI's flags and the Action's inputs read the same constants.
+func docDefaults() []docDefault {
 	pct := strconv.FormatFloat(100*compare.DefaultConfidence, 'g', -1, 64)
-	return []readmeDefault{
+	return []docDefault{
 		{"dtypes", `--dtype ([a-z0-9_|]+)\]`, strings.Join(convert.Dtypes, "|")},
 		{"BOS modes", "--add-bos ([a-z]+\\|[a-z|]+)`", strings.Join(evals.BOSModes, "|")},
 		{"window", `a ([0-9,]+)-token window that slides`, numfmt.Count(fresh.DefaultWindow)},
@@ -42,44 +45,88 @@ func readmeDefaults() []readmeDefault {
 	}
 }
 
-// checkDefaults lists where text disagrees with the defaults.
-func checkDefaults(text string, defs []readmeDefault) []string {
+// checkDefaults lists where pages (name to text) disagree with the
+// defaults, and the defaults no page mentions.
+func checkDefaults(pages map[string]string, defs []docDefault) []string {
+	names := make([]string, 0, len(pages))
+	for name := range pages {
+		names = append(names, name)
+	}
+	sort.Strings(names)
 	var out []string
 	for _, d := range defs {
-		ms := regexp.MustCompile(d.pattern).FindAllStringSubmatch(text, -1)
-		if len(ms) == 0 {
-			out = append(out, fmt.Sprintf("%s: no mention (%s)", d.what, d.pattern))
-		}
-		for _, m := range ms {
-			if m[1] != d.want {
-				out = append(out, fmt.Sprintf("%s: %q says %s, the default is %s", d.what, m[0], m[1], d.want))
+		re, seen := regexp.MustCompile(d.pattern), false
+		for _, name := range names {
+			for _, m := range re.FindAllStringSubmatch(pages[name], -1) {
+				seen = true
+				if m[1] != d.want {
+					out = append(out, fmt.Sprintf("%s: %s: %q says %s, the default is %s", name, d.what, m[0], m[1], d.want))
+				}
 			}
+		}
+		if !seen {
+			out = append(out, fmt.Sprintf("%s: no page mentions it (%s)", d.what, d.pattern))
 		}
 	}
 	return out
 }
 
-func TestReadmeDefaults(t *testing.T) {
-	t.Parallel()
-	b, err := os.ReadFile("../../README.md")
+// docPages reads README.md and docs/*.md, keyed by their path from the
+// repository's root.
+func docPages(t *testing.T) map[string]string {
+	t.Helper()
+	paths, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range checkDefaults(string(b), readmeDefaults()) {
-		t.Errorf("README.md: %s", v)
+	pages := map[string]string{}
+	for _, p := range append(paths, "../../README.md") {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages[strings.TrimPrefix(filepath.ToSlash(p), "../../")] = string(b)
+	}
+	return pages
+}
+
+func TestDocsDefaults(t *testing.T) {
+	t.Parallel()
+	for _, v := range checkDefaults(docPages(t), docDefaults()) {
+		t.Error(v)
 	}
 }
 
 func TestCheckDefaults(t *testing.T) {
 	t.Parallel()
-	defs := []readmeDefault{{"window", `a ([0-9,]+)-token window`, "2,048"}}
-	if got := checkDefaults("a 2,048-token window, then a 4,096-token window", defs); len(got) != 1 || !strings.Contains(got[0], "4,096") {
-		t.Errorf("a wrong mention: %q", got)
+	defs := []docDefault{{"window", `a ([0-9,]+)-token window`, "2,048"}}
+	page := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
 	}
-	if got := checkDefaults("no windows here", defs); len(got) != 1 || !strings.Contains(got[0], "no mention") {
-		t.Errorf("no mention: %q", got)
+	tests := []struct {
+		name  string
+		pages map[string]string
+		want  []string // substrings of each finding, in order
+	}{
+		{"a wrong mention", page("a.md", "a 2,048-token window, then a 4,096-token window"), []string{"a.md: window: \"a 4,096-token window\" says 4,096"}},
+		{"wrong on another page", page("a.md", "a 2,048-token window", "b.md", "a 1,024-token window"), []string{"b.md: window"}},
+		{"no mention", page("a.md", "no windows here", "b.md", "nor here"), []string{"no page mentions it"}},
+		{"the right mention on one page", page("a.md", "no windows here", "b.md", "a 2,048-token window"), nil},
 	}
-	if got := checkDefaults("a 2,048-token window", defs); len(got) != 0 {
-		t.Errorf("the right mention: %q", got)
+	for _, tt := range tests {
+		got := checkDefaults(tt.pages, defs)
+		if len(got) != len(tt.want) {
+			t.Errorf("%s: %q, want %d findings", tt.name, got, len(tt.want))
+			continue
+		}
+		for i, w := range tt.want {
+			if !strings.Contains(got[i], w) {
+				t.Errorf("%s: %q lacks %q", tt.name, got[i], w)
+			}
+		}
 	}
 }

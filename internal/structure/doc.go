@@ -4,9 +4,13 @@
 //   - production code imports a reference, a test model or a test helper
 //     (the packages in referencePackages and every package whose last
 //     element ends in "test");
-//   - a package imports one later in the flow checkpoint -> GGUF -> scoring
-//     -> run file -> comparison -> comment/server (ARCHITECTURE.md draws
-//     it; stages lists each package's place);
+//   - a package imports one later in the flow base -> contracts -> stopping
+//     rule -> checkpoint -> GGUF -> scoring -> run file -> comparison ->
+//     comment/server -> wiring (stages lists each package's place;
+//     ARCHITECTURE.md draws it, and TestFlowDocumented fails when the two
+//     differ);
+//   - a file built without cgo imports a package whose files all need it
+//     (TestBuildsWithoutCgo: `CGO_ENABLED=0 go vet ./...` builds);
 //   - a production package other than the commands depends on a check (checks:
 //     runner/hftok and runner/tokcheck, which `model check-tokenizer` sets
 //     beside the production text preparation, runner/textprep);

@@ -2,7 +2,9 @@ package structure
 
 import (
 	"fmt"
+	"os"
 	"path"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -189,5 +191,102 @@ func TestFlowViolations(t *testing.T) {
 		"runner/hftok": {"runner/textprep/hfprep", "internal/tokjson"}, "runner/textprep": {"runner/textprep/hfprep"}, "convert/tokenizer": {"internal/tokjson"}}
 	if got := violations(fine, fine); len(got) > 0 {
 		t.Errorf("violations of a graph along the flow: %q", got)
+	}
+}
+
+var codeSpan = regexp.MustCompile("`([^`]+)`")
+
+// stageRows reads the stage table of ARCHITECTURE.md ("| Stage | Packages
+// |"): each row's stage and the packages it names in code, `pkg` or
+// `pkg/...`.
+func stageRows(md string) (names []string, pkgs map[string][]string) {
+	_, table, _ := strings.Cut(md, "| Stage | Packages |")
+	pkgs = map[string][]string{}
+	for i, line := range strings.Split(table, "\n") {
+		if i == 0 {
+			continue // the rest of the header line
+		}
+		cells := strings.Split(line, "|")
+		if !strings.HasPrefix(line, "|") || len(cells) < 4 {
+			if i > 1 {
+				break
+			}
+			continue
+		}
+		name := strings.TrimSpace(cells[1])
+		if strings.Trim(name, "-") == "" {
+			continue
+		}
+		names = append(names, name)
+		for _, m := range codeSpan.FindAllStringSubmatch(cells[2], -1) {
+			pkgs[name] = append(pkgs[name], strings.TrimSuffix(m[1], "/..."))
+		}
+	}
+	return names, pkgs
+}
+
+// stageDocProblems lists where ARCHITECTURE.md's stage table and the flow
+// line of structure's package doc (doc) differ from stages: every stage,
+// in order, with each of its prefixes (or a package under it) in its row.
+func stageDocProblems(md, doc string) []string {
+	var out []string
+	names, pkgs := stageRows(md)
+	var want []string
+	for _, s := range stages {
+		want = append(want, s.name)
+		for _, p := range s.prefixes {
+			if !slices.ContainsFunc(pkgs[s.name], func(q string) bool { return q == p || strings.HasPrefix(q, p+"/") }) {
+				out = append(out, fmt.Sprintf("ARCHITECTURE.md: the %s row does not name `%s`", s.name, p))
+			}
+		}
+	}
+	if !slices.Equal(names, want) {
+		out = append(out, fmt.Sprintf("ARCHITECTURE.md: stages %q, want %q", names, want))
+	}
+	if flow := strings.Join(want, " -> "); !strings.Contains(strings.Join(strings.Fields(strings.ReplaceAll(doc, "//", "")), " "), flow) {
+		out = append(out, "doc.go: the flow line is not "+flow)
+	}
+	return out
+}
+
+// ARCHITECTURE.md and this package's doc draw the flow TestFlow enforces:
+// a stage added to stages and missing there fails here.
+func TestFlowDocumented(t *testing.T) {
+	t.Parallel()
+	md, err := os.ReadFile("../../ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range stageDocProblems(string(md), string(doc)) {
+		t.Error(v)
+	}
+}
+
+func TestStageDocProblems(t *testing.T) {
+	t.Parallel()
+	var rows, flow []string
+	for _, s := range stages {
+		rows = append(rows, fmt.Sprintf("| %s | `%s/...` |", s.name, strings.Join(s.prefixes, "`, `")))
+		flow = append(flow, s.name)
+	}
+	table := "| Stage | Packages |\n|---|---|\n" + strings.Join(rows, "\n") + "\n\nafter\n"
+	doc := "// the flow " + strings.Join(flow, "\n// -> ") + " (ARCHITECTURE.md)"
+	if got := stageDocProblems(table, doc); len(got) != 0 {
+		t.Errorf("in step: %q", got)
+	}
+	missing := strings.Replace(table, rows[2]+"\n", "", 1)
+	if got := stageDocProblems(missing, doc); len(got) != 2 {
+		t.Errorf("a stage missing from the table: %q, want its prefix and the order named", got)
+	}
+	short := strings.Replace(table, ", `evals/audit/...`", "", 1)
+	if got := stageDocProblems(short, doc); len(got) != 1 || !strings.Contains(got[0], "evals/audit") {
+		t.Errorf("a prefix missing: %q", got)
+	}
+	if got := stageDocProblems(table, strings.Replace(doc, "stopping rule\n// -> ", "", 1)); len(got) != 1 {
+		t.Errorf("a stage missing from the doc: %q", got)
 	}
 }

@@ -50,7 +50,7 @@ ARCHS = [
          dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16)),
     # Qwen's own tokenizer: transformers 5 tokenizes a qwen2 checkpoint
     # with Qwen2Tokenizer, which builds Qwen's pre-tokenizer whatever
-    # tokenizer.json says (README, "Findings").
+    # tokenizer.json says (docs/reference-stack.md, "Findings").
     Arch("qwen2", _td("qwen2-384m.json"),
          dict(hidden_size=56, intermediate_size=112, num_hidden_layers=2, num_attention_heads=7, num_key_value_heads=1, max_window_layers=2),
          tokenizer="qwen3"),

@@ -3,8 +3,7 @@ tiny checkpoint, the Probe Suite written as a local lm-eval task
 (multiple choice, the prompt as context, the choices after a " "
 delimiter), compared per item with udgam-ci's run and the reference.
 
-Where lm-eval's defaults differ from the seed's definition (README,
-"Checked against the reference stack"):
+Where lm-eval's defaults differ from the seed's definition (docs/reference-stack.md):
 - BOS: lm-eval encodes the context with the tokenizer's own special-token
   rule (its post-processor): a Llama-style tokenizer gets BOS, a GPT-2
   style one does not, although it has a bos_token. The seed puts BOS first

@@ -27,7 +27,7 @@ func scoreBoth(t *testing.T, m runner.Model, name string) (string, string) {
 	}
 	head := evals.HeaderOptions{ModelName: "demo-bigram", ModelRevision: name}
 	freshOut := filepath.Join(dir, "fresh-"+name+".jsonl")
-	if _, err := fresh.Run(ctx, m, fresh.RunOptions{Data: smoke, Out: freshOut, Window: 2048, Stride: 1024, Header: head}); err != nil {
+	if _, err := fresh.Run(ctx, m, fresh.RunOptions{RunCommon: evals.RunCommon{Out: freshOut, Header: head}, Data: smoke, Window: fresh.DefaultWindow, Stride: fresh.DefaultStride}); err != nil {
 		t.Fatal(err)
 	}
 	core, err := probes.Core()
@@ -35,7 +35,7 @@ func scoreBoth(t *testing.T, m runner.Model, name string) (string, string) {
 		t.Fatal(err)
 	}
 	probesOut := filepath.Join(dir, "probes-"+name+".jsonl")
-	if _, err := probes.Run(ctx, m, probes.RunOptions{Data: core, Out: probesOut, Header: head}); err != nil {
+	if _, err := probes.Run(ctx, m, probes.RunOptions{RunCommon: evals.RunCommon{Out: probesOut, Header: head}, Data: core}); err != nil {
 		t.Fatal(err)
 	}
 	return freshOut, probesOut

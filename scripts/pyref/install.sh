@@ -9,9 +9,8 @@
 # product imports it.
 #
 # PyPI's torch wheel for Linux pulls NVIDIA's CUDA libraries (about 4 GB on
-# disk); the first install took 7-8 minutes here (README, "Checked against
-# the reference stack"). UDGAM_CI_PYTHON picks the interpreter (python3 by
-# default, 3.10 or newer).
+# disk); the first install took 7-8 minutes here (docs/reference-stack.md).
+# UDGAM_CI_PYTHON picks the interpreter (python3 by default, 3.10 or newer).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 py="${UDGAM_CI_PYTHON:-python3}"

@@ -1,7 +1,6 @@
 package build
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"net/http"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/udgamlabs/udgam-ci/internal/goldentest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -290,17 +291,7 @@ func TestBuildGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(out)
-	golden := filepath.Join("testdata", "golden.jsonl")
-	if *update {
-		os.WriteFile(golden, got, 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (go test -update to accept):\n%s", golden, got)
-	}
+	goldentest.Check(t, filepath.Join("testdata", "golden.jsonl"), got, *update)
 	if want := "kept 3 arxiv\nkept 3 wikipedia\n"; !strings.HasPrefix(rep.String(), want) {
 		t.Errorf("report:\n%s", rep)
 	}

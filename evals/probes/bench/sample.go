@@ -24,7 +24,7 @@ func CoreSample(getenv func(string) string) ([]probes.Item, error) {
 	if n >= len(set.Items) {
 		return set.Items, nil
 	}
-	_, idx, err := evals.Select(probes.Keys(set.Items), n, 1, nil, 0, nil)
+	_, idx, err := evals.Select(probes.Keys(set.Items), evals.Selection{Sample: n, Seed: 1})
 	if err != nil {
 		return nil, err
 	}

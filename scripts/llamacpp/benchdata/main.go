@@ -1,3 +1,5 @@
+//go:build cgo
+
 // Command benchdata writes what run.sh measures on: the SmolLM2-135M-shaped
 // random model the Go benchmarks use (its path on stdout) and the Fresh Text
 // benchmark's mixed documents, every -every'th of them, as JSONL for

@@ -1,3 +1,5 @@
+//go:build cgo
+
 // Command flops counts the useful floating-point operations (runner.FLOPs,
 // as the engine's planner feeds them) of exactly the requests `udgam-ci score fresh` or `score probes` sends the
 // engine for a data file: it runs the scorer itself (fresh.Score,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/udgamlabs/udgam-ci/evals"
@@ -12,21 +13,18 @@ import (
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
-// runFlags are the flags every scorer shares: what the run header records
-// about the model and the training repository, and how the data are split
-// among runs.
-type runFlags struct {
-	ModelName     string
-	ModelRevision string
+// scoreFlags are the flags every scoring command shares (score fresh,
+// score probes, audit artifact). Run holds those that are the scorers'
+// own options (evals.RunCommon), bound to their flags directly, so a new
+// scoring option is a field there, its flag in add, and where evals uses
+// it; common fills in the rest (the git metadata, the runtime, the
+// contamination report and --until) when the command runs.
+type scoreFlags struct {
+	Run           evals.RunCommon
 	Git           gitFlags
-	Resume        bool
-	Sample        int
-	Seed          int64
-	Shard         string
 	JSON          bool
 	GPU           string
 	Threads       int
-	Limit         int
 	Contamination string  // a contamination scan report, recorded in the header
 	Exclude       string  // the same, and what it found is left out
 	ExcludeAbove  float64 // found means: more than this fraction of n-grams
@@ -59,7 +57,7 @@ type gitFlags struct {
 }
 
 // git is the run's git metadata: the flags, then the environment.
-func (r *runFlags) git(e *env) runfile.Git {
+func (r *scoreFlags) git(e *env) runfile.Git {
 	g := ghenv.Commit{Repo: r.Git.Repo, SHA: r.Git.SHA, Ref: r.Git.Ref}
 	if r.Git.PR > 0 {
 		pr := r.Git.PR
@@ -70,20 +68,32 @@ func (r *runFlags) git(e *env) runfile.Git {
 
 // add registers the shared flags; unit names what is scored ("documents",
 // "items") and group what --sample keeps in proportion.
-func (r *runFlags) add(fs *flag.FlagSet, unit, group string) {
-	fs.BoolVar(&r.Resume, "resume", false, "continue --out, skipping the "+unit+" it already holds")
+func (r *scoreFlags) add(fs *flag.FlagSet, unit, group string) {
+	sel := &r.Run.Selection
+	fs.BoolVar(&r.Run.Resume, "resume", false, "continue --out, skipping the "+unit+" it already holds")
 	fs.IntVar(&r.Threads, "threads", 0, "CPU threads, at most the machine's cores (default: all cores)")
-	fs.IntVar(&r.Limit, "limit", 0, "score only the first N selected "+unit+" (0: all)")
-	fs.IntVar(&r.Sample, "sample", 0, "score a seeded subset of N "+unit+", stratified by "+group)
-	fs.Int64Var(&r.Seed, "seed", 1, "seed of --sample")
-	fs.StringVar(&r.Shard, "shard", "", "score part i of n (i/n), for parallel runners; join with udgam-ci merge")
+	fs.IntVar(&sel.Limit, "limit", 0, "score only the first N selected "+unit+" (0: all)")
+	fs.IntVar(&sel.Sample, "sample", 0, "score a seeded subset of N "+unit+", stratified by "+group)
+	fs.Int64Var(&sel.Seed, "seed", 1, "seed of --sample")
+	fs.Func("match", "score only the "+unit+" whose id matches this regular expression (RE2), before --sample", func(s string) error {
+		re, err := regexp.Compile(s)
+		if err != nil {
+			return fmt.Errorf("want a regular expression: %w", err)
+		}
+		sel.Match = re
+		return nil
+	})
+	fs.Func("shard", "score part i of n (i/n), for parallel runners; join with udgam-ci merge", func(s string) (err error) {
+		sel.Shard, err = evals.ParseShard(s)
+		return err
+	})
 	fs.BoolVar(&r.JSON, "json", false, "print the summary as one JSON object")
 	fs.StringVar(&r.Contamination, "contamination", "", "record in the run header what a contamination scan report (contamination scan --out) found among the "+unit+" (all are scored)")
 	fs.StringVar(&r.Exclude, "exclude", "", "the same, and leave out the "+unit+" the scan found in the training data")
 	fs.Float64Var(&r.ExcludeAbove, "exclude-above", 0, "with --exclude or --contamination: count as found only "+unit+" with more than this fraction of their n-grams in the training data")
 	fs.StringVar(&r.GPU, "gpu", "auto", "auto: offload every layer to a GPU backend when one is present (Metal, CUDA); cpu: never")
-	fs.StringVar(&r.ModelName, "model-name", "", "model name for the run header (default: the GGUF's name)")
-	fs.StringVar(&r.ModelRevision, "model-revision", "", "model revision (commit) for the run header")
+	fs.StringVar(&r.Run.Header.ModelName, "model-name", "", "model name for the run header (default: the GGUF's name)")
+	fs.StringVar(&r.Run.Header.ModelRevision, "model-revision", "", "model revision (commit) for the run header")
 	r.untilFlags.add(fs, unit)
 	fs.StringVar(&r.Git.Repo, "git-repo", "", "OWNER/NAME of the training repository (default: GITHUB_REPOSITORY)")
 	fs.StringVar(&r.Git.SHA, "git-sha", "", "commit of the training repository (default: GITHUB_SHA)")
@@ -91,21 +101,27 @@ func (r *runFlags) add(fs *flag.FlagSet, unit, group string) {
 	fs.IntVar(&r.Git.PR, "pr", 0, "pull request number (default: from GITHUB_REF)")
 }
 
-// shard parses --shard; nil when not given.
-func (r *runFlags) shard() (*runfile.Shard, error) {
-	if r.Shard == "" {
-		return nil, nil
+// common is the scorers' shared options for a run of test over dataset:
+// the flags' own (Run), the contamination report, the sequential part, the
+// git metadata and runtime for the header, progress on e's stderr.
+func (r *scoreFlags) common(e *env, test string, dataset runfile.Dataset) (evals.RunCommon, error) {
+	c := r.Run
+	var err error
+	if c.Selection.Contamination, err = r.contamination(test, dataset); err != nil {
+		return c, err
 	}
-	s, err := evals.ParseShard(r.Shard)
-	if err != nil {
-		return nil, usageError{err}
+	if c.Selection.Until, err = r.until(test); err != nil {
+		return c, err
 	}
-	return s, nil
+	c.Header.Git = r.git(e)
+	c.Header.Runtime = r.runtime(e, r.Threads)
+	c.Progress, c.Terminal, c.Now = e.Stderr, evals.IsTerminal(e.Stderr), e.Now
+	return c, nil
 }
 
 // contamination reads --contamination or --exclude for a run of test over
 // dataset; nil when neither is given.
-func (r *runFlags) contamination(test string, dataset runfile.Dataset) (*runfile.Contamination, error) {
+func (r *scoreFlags) contamination(test string, dataset runfile.Dataset) (*runfile.Contamination, error) {
 	path := r.Contamination
 	switch {
 	case r.Contamination != "" && r.Exclude != "":
@@ -129,7 +145,7 @@ func (r *runFlags) contamination(test string, dataset runfile.Dataset) (*runfile
 }
 
 // cpuOnly parses --gpu.
-func (r *runFlags) cpuOnly() (bool, error) {
+func (r *scoreFlags) cpuOnly() (bool, error) {
 	switch r.GPU {
 	case "", "auto":
 		return false, nil
@@ -139,27 +155,24 @@ func (r *runFlags) cpuOnly() (bool, error) {
 	return false, usageError{fmt.Errorf("--gpu %q: want auto or cpu", r.GPU)}
 }
 
-// header is the part of the run header the flags and the environment give.
-// runtime.gpu is --gpu, followed by the devices the layers go to when a GPU
-// backend gives any ("auto: CUDA0: NVIDIA H100 80GB HBM3").
-func (r *runFlags) header(e *env, threads int) evals.HeaderOptions {
+// runtime is what the run header records of the machine. runtime.gpu is
+// --gpu, followed by the devices the layers go to when a GPU backend gives
+// any ("auto: CUDA0: NVIDIA H100 80GB HBM3").
+func (r *scoreFlags) runtime(e *env, threads int) runfile.Runtime {
 	gpu := r.GPU
 	if gpu != "cpu" {
 		if devs := engineGPUs(); len(devs) > 0 {
 			gpu += ": " + strings.Join(devs, ", ")
 		}
 	}
-	return evals.HeaderOptions{
-		ModelName: r.ModelName, ModelRevision: r.ModelRevision, Git: r.git(e),
-		Runtime: runfile.Runtime{Threads: threads, GPU: gpu, CPU: e.CPUVariant},
-	}
+	return runfile.Runtime{Threads: threads, GPU: gpu, CPU: e.CPUVariant}
 }
 
 // check refuses what both score commands refuse: stray arguments,
 // a missing --model or --out, and numbers out of range. More threads than
 // cores only slow a run down (ggml's threads spin), so they are clamped
 // with a notice.
-func (r *runFlags) check(e *env, pos []string, model, out string) error {
+func (r *scoreFlags) check(e *env, pos []string, model, out string) error {
 	switch {
 	case len(pos) > 0:
 		return usageError{fmt.Errorf("unexpected argument %q", pos[0])}
@@ -171,10 +184,10 @@ func (r *runFlags) check(e *env, pos []string, model, out string) error {
 	if err := atLeast("threads", r.Threads, 0); err != nil {
 		return err
 	}
-	if err := atLeast("limit", r.Limit, 0); err != nil {
+	if err := atLeast("limit", r.Run.Selection.Limit, 0); err != nil {
 		return err
 	}
-	if err := atLeast("sample", r.Sample, 0); err != nil {
+	if err := atLeast("sample", r.Run.Selection.Sample, 0); err != nil {
 		return err
 	}
 	if cores := e.CPUs; r.Threads > cores {
@@ -187,7 +200,7 @@ func (r *runFlags) check(e *env, pos []string, model, out string) error {
 // noteNoRepo tells a run that names no repository, as its scoring starts
 // (not after an hour of it, and not before an error in its flags, data or
 // model), that push will refuse it.
-func (r *runFlags) noteNoRepo(e *env) {
+func (r *scoreFlags) noteNoRepo(e *env) {
 	if r.git(e).Repo == "" {
 		fmt.Fprintln(e.Stderr, "note: no --git-repo (and no GITHUB_REPOSITORY): the run file will be complete, but `udgam-ci push` needs the repository; add --git-repo OWNER/NAME to push it later")
 	}
