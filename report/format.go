@@ -36,10 +36,15 @@ func FormatDelta(metric string, v float64) string {
 // FormatOutput writes a number as the Action's step outputs carry it, for
 // scripts to read: no sign, no unit, bpb to 4 decimals, accuracy to 2.
 func FormatOutput(metric string, v float64) string {
+	prec := 2
 	if metric == compare.MetricBPB {
-		return strconv.FormatFloat(v, 'f', 4, 64)
+		prec = 4
 	}
-	return strconv.FormatFloat(v, 'f', 2, 64)
+	s := strconv.FormatFloat(v, 'f', prec, 64)
+	if strings.Trim(s, "-0.") == "" { // a change that rounds to zero has no sign
+		s = strings.TrimPrefix(s, "-")
+	}
+	return s
 }
 
 // fmtSigned writes a change with its sign, and zero without one.

@@ -20,7 +20,7 @@ func TestIntervalLabelsFollowTheLevel(t *testing.T) {
 	dir := t.TempDir()
 	hs, tokens := reportServer(t, "udgamlabs/smol-train")
 	full := servertest.Spec{ID: "main-full", Test: runfile.TestFresh, Records: 300, Seed: 1}
-	seq, err := servertest.Sequential(full.Run(), servertest.Spec{ID: "pr-seq", Test: runfile.TestFresh, Records: 300, Seed: 2, Ref: "feature", Score: 0.9}, 80, 5, 0.5)
+	seq, err := servertest.Sequential(full.Run(), servertest.Spec{ID: "pr-seq", Test: runfile.TestFresh, Records: 300, Seed: 2, Ref: "feature", Score: 0.9}, 300, 5, 0.5)
 	if err != nil {
 		t.Fatal(err)
 	}
