@@ -77,8 +77,8 @@ func TestSequentialRunsAreReplayed(t *testing.T) {
 	if code, _, body := ts.upload(runBody(t, &hidden), ""); code != http.StatusCreated {
 		t.Fatalf("50 of 400 without its rule: %d %s", code, body)
 	}
-	if _, index := ts.get("/"); !strings.Contains(between(index, "/runs/main-hidden", "</td>"), "50 of 400") {
-		t.Errorf("index page's latest run, partial: %s", between(index, `id="models"`, "</table>"))
+	if _, index := ts.get("/"); !strings.Contains(servertest.Between(index, "/runs/main-hidden", "</td>"), "50 of 400") {
+		t.Errorf("index page's latest run, partial: %s", servertest.Between(index, `id="models"`, "</table>"))
 	}
 	for _, id := range []string{"main-seq", "main-hidden"} {
 		code, _, body := ts.upload(servertest.Spec{ID: "asks-" + id, Test: runfile.TestFresh, Records: 400, Seed: 4, Ref: "pr", Started: day(4)}.Body(), "?baseline="+id)
@@ -98,34 +98,21 @@ func TestSequentialRunsAreReplayed(t *testing.T) {
 	}
 	_, page := ts.get("/runs/main-seq")
 	if !strings.Contains(page, "stopped (") || !strings.Contains(page, "after 50 of 400, as this server replayed it") {
-		t.Errorf("run page's sequential line: %s", between(page, `id="sequential"`, "</dd>"))
+		t.Errorf("run page's sequential line: %s", servertest.Between(page, `id="sequential"`, "</dd>"))
 	}
 	_, hist := ts.get("/repos/" + testRepo + "/models/" + full.Run().Header.Model.Name)
-	hist = between(hist, `id="runs-fresh"`, "</table>")
-	row := between(hist, "/runs/main-seq", "</tr>")
+	hist = servertest.Between(hist, `id="runs-fresh"`, "</table>")
+	row := servertest.Between(hist, "/runs/main-seq", "</tr>")
 	if !strings.Contains(row, "50 of 400, sequential") || !strings.Contains(row, "paired") {
 		t.Errorf("history row of the sequential run: %s", row)
 	}
-	if row := between(hist, "/runs/main-hidden", "</tr>"); !strings.Contains(row, "50 of 400") || strings.Contains(row, "Δ") && !strings.Contains(row, "paired") {
+	if row := servertest.Between(hist, "/runs/main-hidden", "</tr>"); !strings.Contains(row, "50 of 400") || strings.Contains(row, "Δ") && !strings.Contains(row, "paired") {
 		t.Errorf("history row of the run without its rule: %s", row)
 	}
 	// main-next's change is from the last whole main run, not a partial one.
-	if row := between(hist, "/runs/main-next", "</tr>"); !strings.Contains(row, "base=main-full&amp;head=main-next") {
+	if row := servertest.Between(hist, "/runs/main-next", "</tr>"); !strings.Contains(row, "base=main-full&amp;head=main-next") {
 		t.Errorf("history row after partial runs: %s", row)
 	}
-}
-
-// between is s from the first from to the next to after it.
-func between(s, from, to string) string {
-	i := strings.Index(s, from)
-	if i < 0 {
-		return ""
-	}
-	s = s[i:]
-	if j := strings.Index(s, to); j >= 0 {
-		return s[:j]
-	}
-	return s
 }
 
 // TestVariantRecordsAreChecked: a probes run's prompt-variant records are
@@ -283,7 +270,7 @@ func TestAuditsAreRecomputed(t *testing.T) {
 	_, page := ts.get("/audits/" + up.ID)
 	if !strings.Contains(page, "❌ FAIL:") || !strings.Contains(page, "The uploader&#39;s claim, not this server&#39;s verdict: under their own limits (bits per byte &#43;5, accuracy −100 points) they judged it PASS.") ||
 		!strings.Contains(page, `data-key="kl-claim"`) {
-		t.Errorf("audit page of a lenient upload:\n%s", between(page, `<section class="card audit"`, "</section>"))
+		t.Errorf("audit page of a lenient upload:\n%s", servertest.Between(page, `<section class="card audit"`, "</section>"))
 	}
 
 	// A stored run of the same model file and settings that scored the
@@ -369,7 +356,7 @@ func TestChromiumAuditAndVariantsAtPhoneWidth(t *testing.T) {
 	}
 	cmp := "/compare?base=var-base&head=var-head"
 	_, page := ts.get(cmp)
-	if gap := between(page, `data-key="variant-gap">`, "</span>"); !strings.HasSuffix(gap, " points") {
+	if gap := servertest.Between(page, `data-key="variant-gap">`, "</span>"); !strings.HasSuffix(gap, " points") {
 		t.Errorf("the variants' gap %q, want points", gap)
 	}
 	if !strings.Contains(page, `<table id="variants" class="cards">`) {
@@ -397,6 +384,6 @@ func TestAuditLimitsAreTheServers(t *testing.T) {
 	}
 	_, page := ts.get("/audits/" + up.ID)
 	if up.Verdict != "pass" || !strings.Contains(page, "✅ pass:") || !strings.Contains(page, "(bits per byte &#43;0.01, accuracy −2 points) they judged it FAIL.") {
-		t.Errorf("an upload judged FAIL under the defaults, on a server of lenient limits: %s\n%s", up.Verdict, between(page, `<section class="card audit"`, "</section>"))
+		t.Errorf("an upload judged FAIL under the defaults, on a server of lenient limits: %s\n%s", up.Verdict, servertest.Between(page, `<section class="card audit"`, "</section>"))
 	}
 }

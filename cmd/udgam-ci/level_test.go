@@ -62,22 +62,9 @@ func TestIntervalLabelsFollowTheLevel(t *testing.T) {
 		return string(b)
 	}
 	if page := get("/compare?base=main-full&head=pr-seq"); !strings.Contains(page, "50% interval of Δ") || strings.Contains(page, "95% interval of Δ") {
-		t.Errorf("compare page: the headline's interval is labelled %q", between(page, `<table`, "</thead>"))
+		t.Errorf("compare page: the headline's interval is labelled %q", servertest.Between(page, `<table`, "</thead>"))
 	}
 	if page := get("/runs/pr-seq"); !strings.Contains(page, "anytime-valid 50% interval") {
-		t.Errorf("run page's sequential line: %q", between(page, `id="sequential"`, "</dd>"))
+		t.Errorf("run page's sequential line: %q", servertest.Between(page, `id="sequential"`, "</dd>"))
 	}
-}
-
-// between is s from the first from to the next to after it.
-func between(s, from, to string) string {
-	i := strings.Index(s, from)
-	if i < 0 {
-		return ""
-	}
-	s = s[i:]
-	if j := strings.Index(s, to); j >= 0 {
-		return s[:j]
-	}
-	return s
 }
