@@ -55,22 +55,28 @@
 #    does). ggml's plan reserves the panels in its work buffer.
 #  - Attention with flash attention on (runner/llama's default where the
 #    kernel is compiled in) goes to scripts/engine/attn.c on x86 with
-#    AVX-512 when its inputs are float32 queries, float32 or float16 keys
-#    and values, and no ALiBi, soft-capping or sinks (others stay with
-#    ggml). ggml's CPU kernel takes one query and one key at a time and,
-#    with a float16 V, sums in float16; without flash attention ggml writes
-#    every score of the window, masked ones included, to memory (38 MB a
-#    layer at 2,048 tokens) before its softmax. attn.c tiles queries and
-#    keys, skips the tiles the mask hides entirely and keeps scores, the
-#    scores and probabilities in float32 (BENCHMARKS.md, issue 31). It
-#    takes each query's maximum over all its keys before any sum, and sums
-#    the probabilities and P.V in double, rounded to float32 once, so a
-#    query's bits do not depend on where its sequence's cells lie in the
-#    shared cache, nor in what order (an online softmax rescaled at fixed
-#    64-key blocks in float32 did; quantized weights' 8-bit activations
-#    turned that into 2% of a document's bits, issue 40). ggml's own
-#    kernel (AVX2) goes key after key in cell order, skipping hidden keys:
-#    invariant to offsets, not to an order the cache's freed cells change.
+#    AVX2, FMA and F16C (the x86-64-v3 and v4 variants, native builds on
+#    Haswell, Zen and later) when its inputs are float32 queries, float32
+#    or float16 keys and values, and no ALiBi, soft-capping or sinks
+#    (others stay with ggml). ggml's CPU kernel takes one query and one
+#    key at a time and, with a float16 V, sums in float16; without flash
+#    attention ggml writes every score of the window, masked ones
+#    included, to memory (38 MB a layer at 2,048 tokens) before its
+#    softmax. attn.c tiles queries and keys, skips the tiles the mask
+#    hides entirely and keeps the scores and probabilities in float32
+#    (BENCHMARKS.md, issue 31). It takes each query's maximum over all its
+#    keys before any sum, and sums the probabilities and P.V in double,
+#    rounded to float32 once, so a query's bits do not depend on where its
+#    sequence's cells lie in the shared cache, nor in what order (an
+#    online softmax rescaled at fixed 64-key blocks in float32 did;
+#    quantized weights' 8-bit activations turned that into 2% of a
+#    document's bits, issue 40). With AVX-512 it holds 16 queries a
+#    vector, with AVX2 8, its micro-tiles sized to 32 or 16 registers and
+#    scalef done as two exact powers of two on AVX2: the same operations
+#    in the same order, so the same bits (BENCHMARKS.md, issue 38). ggml's
+#    own kernel (builds without AVX2) goes key after key in cell order,
+#    skipping hidden keys: invariant to offsets, not to an order the
+#    cache's freed cells change.
 #    llama.cpp's graph casts a float32 cache to float16 before flash
 #    attention (ggml's GPU kernels want it); the copy keeps it float32.
 #

@@ -125,7 +125,7 @@ func probeAttention() error {
 		}
 		mean /= float64(s.nkv)
 		if e := math.Abs(float64(out[d]) - mean); e > 1e-5*mean {
-			return fmt.Errorf("ggml's flash attention misses a float16 mean by %.2g: not the tiled kernel of scripts/engine/attn.c (build with make, on x86 with AVX-512)", e/mean)
+			return fmt.Errorf("ggml's flash attention misses a float16 mean by %.2g: not the tiled kernel of scripts/engine/attn.c (build with make, on x86 with AVX2, FMA and F16C)", e/mean)
 		}
 	}
 	return nil

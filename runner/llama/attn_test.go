@@ -12,7 +12,8 @@ import (
 // takes the operation) equals the float64 attention of the same inputs
 // within float32 rounding: causal masks over packed sequences, so tiles
 // are hidden whole, in part or not at all; lengths that are no multiple
-// of the kernel's 64-query and 64-key tiles; grouped-query heads; float16
+// of the kernel's 64-query and 64-key tiles, nor of its micro-tiles (4 or
+// 6 keys, 8 or 16 queries a vector); grouped-query heads; float16
 // keys and values; two streams (separate caches); no mask; and soft-capped
 // scores, which stay with ggml's own kernel.
 func TestFlashAttentionExact(t *testing.T) {
@@ -31,6 +32,7 @@ func TestFlashAttentionExact(t *testing.T) {
 		{"causal, packed sequences", attnShape{seqs: 1, nq: 300, nkv: 300, heads: 3, kvh: 1, dk: 64, dv: 64}, 90, true, 3},
 		{"float16 keys and values, odd head size", attnShape{seqs: 1, nq: 70, nkv: 133, heads: 4, kvh: 4, dk: 40, dv: 72, kF16: true, vF16: true}, 0, true, 2},
 		{"two streams", attnShape{seqs: 2, nq: 65, nkv: 100, heads: 2, kvh: 1, dk: 64, dv: 64}, 0, true, 2},
+		{"a 3-key tail, 40 queries", attnShape{seqs: 1, nq: 40, nkv: 195, heads: 2, kvh: 1, dk: 48, dv: 48}, 0, true, 2},
 		{"one query", attnShape{seqs: 1, nq: 1, nkv: 37, heads: 9, kvh: 3, dk: 64, dv: 64}, 0, true, 1},
 		{"no mask", attnShape{seqs: 1, nq: 33, nkv: 130, heads: 2, kvh: 2, dk: 32, dv: 32}, 0, false, 2},
 		{"soft-capped (ggml's kernel)", attnShape{seqs: 1, nq: 20, nkv: 50, heads: 2, kvh: 1, dk: 64, dv: 64, softcap: 5}, 0, true, 2},
@@ -132,6 +134,19 @@ func TestFlashAttentionExact(t *testing.T) {
 	}
 }
 
+// Every x86 build with AVX2, FMA and F16C carries the tiled kernel, the
+// 8-lane one where it has no AVX-512 (the x86-64-v3 variant, Zen 3's
+// native build): there the unfused path is what made long windows slow.
+func TestTiledAttentionInVectorBuilds(t *testing.T) {
+	t.Parallel()
+	if !vectorBuild() {
+		t.Skip("not an x86 build with AVX2, FMA and F16C")
+	}
+	if err := TiledAttention(); err != nil {
+		t.Fatalf("an x86 build with AVX2, FMA and F16C has no tiled attention: %v", err)
+	}
+}
+
 // Attention is read by name; by default it is fused on the CPU exactly
 // where the tiled kernel is in this binary, and either way can be asked for.
 func TestParseAttention(t *testing.T) {
@@ -152,15 +167,10 @@ func TestParseAttention(t *testing.T) {
 			t.Errorf("ParseAttention(%q) = %v, %v; want %v (ok %v)", tc.name, got, err, tc.want, tc.ok)
 		}
 	}
-	if got, want := (Options{CPUOnly: true}).flash(false), TiledAttention() == nil; got != want {
+	if got, want := (Options{CPUOnly: true}).flash(), TiledAttention() == nil; got != want {
 		t.Errorf("AttentionAuto on the CPU fuses: %v, want %v (TiledAttention: %v)", got, want, TiledAttention())
 	}
-	if !(Options{CPUOnly: true}).flash(true) {
-		t.Error("AttentionAuto on the CPU must fuse a quantized model's attention, with or without the tiled kernel")
-	}
-	for _, q := range []bool{false, true} {
-		if !(Options{Attention: AttentionFlash}).flash(q) || (Options{Attention: AttentionUnfused, CPUOnly: true}).flash(q) {
-			t.Error("AttentionFlash must fuse and AttentionUnfused must not")
-		}
+	if !(Options{Attention: AttentionFlash}).flash() || (Options{Attention: AttentionUnfused, CPUOnly: true}).flash() {
+		t.Error("AttentionFlash must fuse and AttentionUnfused must not")
 	}
 }

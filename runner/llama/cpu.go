@@ -79,6 +79,14 @@ func CPUFeatures() (missing, unused []string) {
 // compiledFor names the instruction sets ggml-cpu was compiled for.
 func compiledFor() []string { return strings.Fields(C.GoString(C.udgam_cpu_compiled())) }
 
+// vectorBuild says whether the engine is compiled for x86 with AVX2, FMA
+// and F16C (the x86-64-v3 and v4 variants, native builds on Haswell, Zen
+// and later): scripts/engine/gemm.c and attn.c have kernels for those.
+func vectorBuild() bool {
+	built := compiledFor()
+	return slices.Contains(built, "AVX2") && slices.Contains(built, "FMA") && slices.Contains(built, "F16C")
+}
+
 // checkCPU refuses to start the engine on a CPU without the instructions
 // it was compiled for; features is CPUFeatures outside tests.
 func checkCPU(features func() (missing, unused []string)) error {

@@ -2,7 +2,11 @@
 // attention shape (9 query heads of 64 over 3 key heads, float32 cache)
 // for the last 512 queries of a 2,048-token causal window, and checks it
 // against a float64 computation; attnbench.sh builds it with the engine's
-// flags. Times are the best of 25 runs in this thread's CPU time.
+// flags. Times are the best of 25 runs in this thread's CPU time. It
+// prints hashes of the output's bits and of the exponential's over a sweep
+// of arguments down to where it flushes to 0: the AVX-512 kernel and the
+// AVX2 one (PORTABLE=1) do the same operations in the same order, so both
+// hashes match between the two builds.
 #define UDGAM_ATTN_STANDALONE
 #include "attn.c"
 
@@ -41,7 +45,7 @@ int main(int argc, char **argv) {
 		.rk2 = heads / kvh, .rk3 = 1, .rv2 = heads / kvh, .rv3 = 1, .mh = 1, .ms = 1, .scale = 0.125f,
 	};
 	struct buf b;
-	if (!buf_init(&b, d, d)) return 1;
+	if (!buf_init(&b, d, d, n_kv)) return 1;
 	const int64_t n = attn_tasks(&a);
 	double best = 1e9;
 	for (int rep = 0; rep < 25; rep++) {
@@ -81,7 +85,19 @@ int main(int argc, char **argv) {
 				if (fabs(o) > maxref) maxref = fabs(o);
 			}
 		}
-	printf("n_kv %lld n_q %lld: %.2f ms, %.1f GFLOP/s (causal FLOPs), max |err| %.3g (max |out| %.3g)\n",
-	       (long long)n_kv, (long long)n_q, best * 1e3, flops / best / 1e9, maxerr, maxref);
+	// FNV-1a over the output's bytes, and over vexp's at every float32 step
+	// of 2^-16 from -128 to 0 (denormal results and the flush included).
+	uint64_t hash = 14695981039346656037ull, ehash = hash;
+	for (size_t i = 0; i < sizeof(float) * n_q * heads * d; i++) hash = (hash ^ ((const unsigned char *)out)[i]) * 1099511628211ull;
+	float xs[VL], es[VL];
+	for (int64_t i = 0; i < 128 << 16; i += VL) {
+		for (int l = 0; l < VL; l++) xs[l] = -(float)(i + l) / 65536;
+		vstoreu(es, vexp(vloadu(xs)));
+		for (size_t c = 0; c < sizeof(es); c++) ehash = (ehash ^ ((const unsigned char *)es)[c]) * 1099511628211ull;
+	}
+	printf("n_kv %lld n_q %lld, %d lanes: %.2f ms, %.1f GFLOP/s (causal FLOPs), max |err| %.3g (max |out| %.3g), "
+	       "output hash %016llx, exp hash %016llx\n",
+	       (long long)n_kv, (long long)n_q, VL, best * 1e3, flops / best / 1e9, maxerr, maxref, (unsigned long long)hash,
+	       (unsigned long long)ehash);
 	return 0;
 }

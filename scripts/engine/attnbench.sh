@@ -4,6 +4,7 @@
 # on a quiet machine; arguments: keys and queries (default 2048 512).
 #
 #	bash scripts/engine/attnbench.sh
+#	PORTABLE=1 bash scripts/engine/attnbench.sh   # the AVX2 kernel (x86-64-v3)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
