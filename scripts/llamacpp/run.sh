@@ -16,6 +16,12 @@
 #	make bench-llamacpp                      # or: bash scripts/llamacpp/run.sh
 #	ROUNDS=1 EVERY=60 make bench-llamacpp    # a quicker look
 #	UDGAM_BENCH_ITEMS=2000 make bench-llamacpp  # every core item (make's default is 105)
+#	PORTABLE=1 make bench-llamacpp           # both sides at x86-64-v3 (AVX2), as on Zen 3
+#	FRESH_ONLY=1 ROUNDS=0 make bench-llamacpp  # Fresh Text alone
+#
+# PORTABLE=1 builds udgam-ci's x86-64-v3 variant (the Makefile's) and
+# llama.cpp without GGML_NATIVE, with its AVX2, FMA, F16C and BMI2 options:
+# on an AVX-512 machine both then run the code a Zen 3 runner runs.
 #
 # Needs cmake and a C++ compiler. About 20 minutes on 2 cores with the
 # defaults (6 of them compiling llama.cpp, which a rerun skips; the Probe
@@ -30,6 +36,12 @@ THREADS=${THREADS:-2}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 work=${LLAMACPP_WORK:-${TMPDIR:-/tmp}/udgam-llamacpp}
+cmake_flags=()
+if [ "${PORTABLE:-}" = 1 ]; then
+	[ "$(uname -m)" = x86_64 ] || { echo "run.sh: PORTABLE=1 is x86-64-v3, and this machine is $(uname -m)" >&2; exit 1; }
+	work=$work-x86-64-v3
+	cmake_flags=(-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON)
+fi
 
 command -v cmake >/dev/null || { echo "run.sh needs cmake (apt-get install cmake)" >&2; exit 1; }
 cd "$root"
@@ -38,7 +50,7 @@ eval "$(make -s env)"
 # anchor is llama.cpp's own default build.
 ollama=$(GOWORK=off $GO list -m -f '{{.Dir}}' github.com/ollama/ollama)
 
-echo "building llama.cpp (CMake, Release, native) in $work" >&2
+echo "building llama.cpp (CMake, Release, ${cmake_flags[*]:-native}) in $work" >&2
 mkdir -p "$work/src" "$work/data"
 # The sources keep the module's file times (cp -p), so that a rerun
 # compiles only what changed; a build from another module starts afresh.
@@ -50,7 +62,7 @@ chmod -R u+w "$work/src"
 echo "$ollama" >"$work/module"
 cp "$here/ggml.cmake" "$work/src/ggml/CMakeLists.txt"
 cp "$here/CMakeLists.txt" "$here/logprob.h" "$here/bench.cpp" "$here/ppl.cpp" "$here/mc.cpp" "$work/src/"
-cmake -S "$work/src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release >"$work/cmake.log" 2>&1 ||
+cmake -S "$work/src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release "${cmake_flags[@]}" >"$work/cmake.log" 2>&1 ||
 	{ cat "$work/cmake.log" >&2; exit 1; }
 cmake --build "$work/build" --target bench ppl mc -j "$(nproc)" >"$work/build.log" 2>&1 ||
 	{ tail -30 "$work/build.log" >&2; exit 1; }
@@ -103,6 +115,15 @@ rss() {
 	done
 	echo "$hwm" >"$file"
 	wait "$pid"
+}
+# Memory: each udgam-ci scoring's peak resident set (the mmapped weights it
+# touched included) against the budget of issue 17, weights (the GGUF's
+# size) + the float32 KV cache of the cells the command opens + 300 MB.
+memory_table() {
+	echo
+	echo "| udgam-ci memory (MB, 10^6 bytes) | peak RSS | weights | KV cache | weights + KV + 300 | within budget |"
+	echo "|---|---|---|---|---|---|"
+	printf '%s\n' "${memory[@]}"
 }
 # The memory budget, weights + KV cache + 300 MB, for the tables at the end.
 memory=()
@@ -169,6 +190,11 @@ echo
 echo "| Fresh Text, udgam-ci | useful GFLOP/s | FMA peak GFLOP/s (just after) | fraction of the peak |"
 echo "|---|---|---|---|"
 echo "| score fresh, window 2048, stride 1024 | $fresh_gflops | $fresh_peak | $fresh_frac |"
+
+if [ "${FRESH_ONLY:-}" = 1 ]; then
+	memory_table
+	exit 0
+fi
 
 # Probe Suite: time per scored item. Both programs score the same core items
 # (bench.CoreSample: UDGAM_BENCH_ITEMS of them, the Go benchmark's stratified
@@ -266,10 +292,4 @@ for i in "${!sizes[@]}"; do
 	echo "| ${sizes[$i]} | ${rates[$i]} | $(ratio "${rates[$i]}" "$best") |"
 done
 
-# Memory: each udgam-ci scoring's peak resident set (the mmapped weights it
-# touched included) against the budget of issue 17, weights (the GGUF's
-# size) + the float32 KV cache of the cells the command opens + 300 MB.
-echo
-echo "| udgam-ci memory (MB, 10^6 bytes) | peak RSS | weights | KV cache | weights + KV + 300 | within budget |"
-echo "|---|---|---|---|---|---|"
-printf '%s\n' "${memory[@]}"
+memory_table
