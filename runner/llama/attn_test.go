@@ -13,7 +13,8 @@ import (
 // within float32 rounding: causal masks over packed sequences, so tiles
 // are hidden whole, in part or not at all; lengths that are no multiple
 // of the kernel's 64-query and 64-key tiles, nor of its micro-tiles (4 or
-// 6 keys, 8 or 16 queries a vector); grouped-query heads; float16
+// 6 keys of scores, 3 or 4 vectors of P.V, 8 or 16 queries a float32
+// vector); grouped-query heads; float16
 // keys and values; two streams (separate caches); no mask; and soft-capped
 // scores, which stay with ggml's own kernel.
 func TestFlashAttentionExact(t *testing.T) {
@@ -167,10 +168,15 @@ func TestParseAttention(t *testing.T) {
 			t.Errorf("ParseAttention(%q) = %v, %v; want %v (ok %v)", tc.name, got, err, tc.want, tc.ok)
 		}
 	}
-	if got, want := (Options{CPUOnly: true}).flash(), TiledAttention() == nil; got != want {
+	if got, want := (Options{CPUOnly: true}).flash(false), TiledAttention() == nil; got != want {
 		t.Errorf("AttentionAuto on the CPU fuses: %v, want %v (TiledAttention: %v)", got, want, TiledAttention())
 	}
-	if !(Options{Attention: AttentionFlash}).flash() || (Options{Attention: AttentionUnfused, CPUOnly: true}).flash() {
-		t.Error("AttentionFlash must fuse and AttentionUnfused must not")
+	if !(Options{CPUOnly: true}).flash(true) {
+		t.Error("AttentionAuto on the CPU must fuse a quantized model's attention, with or without the tiled kernel")
+	}
+	for _, q := range []bool{false, true} {
+		if !(Options{Attention: AttentionFlash}).flash(q) || (Options{Attention: AttentionUnfused, CPUOnly: true}).flash(q) {
+			t.Error("AttentionFlash must fuse and AttentionUnfused must not")
+		}
 	}
 }
