@@ -61,7 +61,7 @@ func Exact(t *testing.T, c Case) (worst float64, gguf string) {
 	seqs := max(c.Seqs, 1)
 	reqs := llamatest.RandomSequences(1, seqs, SeqLen, ref.Vocab, int32(ref.Vocab-1))
 	want := llamatest.Score(t, ref, reqs)
-	opts := llama.Options{Threads: 1, Context: seqs * SeqLen, Batch: 512, Parallel: seqs}
+	opts := llama.Options{Threads: 1, Context: seqs * SeqLen, Batch: llama.DefaultBatch, Parallel: seqs}
 	if c.Load != nil {
 		opts = *c.Load
 	}

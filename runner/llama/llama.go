@@ -1,7 +1,3 @@
-// Package llama is udgam-ci's binding to llama.cpp's C API, compiled from
-// the ollama module's vendored sources. All cgo lives here; the planning of
-// batches and every check of the input happen in plain Go (package runner)
-// before anything reaches C.
 package llama
 
 /*
@@ -19,8 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"unsafe"
@@ -31,70 +25,6 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/runner"
 )
-
-// Options configure a loaded model.
-type Options struct {
-	Threads   int // CPU threads; 0 means all cores
-	Context   int // KV cache cells shared by all sequences; 0 means 4096
-	Batch     int // tokens per decode; 0 means 512
-	Parallel  int // sequences decoded together; 0 means 32
-	PackCells int // cache cells packed sequences may share; 0 means 256 (see runner.Limits, BENCHMARKS.md)
-	// SeparateCaches gives each sequence a cache of its own of Context
-	// cells, so packed sequences never attend over each other's cells; a
-	// shared prompt is then copied into each branch.
-	SeparateCaches bool
-	CPUOnly        bool // keep every layer on the CPU even when a GPU backend is loaded
-	// Attention chooses attention's kernel; the default fuses it where
-	// this binary carries the tiled kernel (TiledAttention).
-	Attention Attention
-	KVF16     bool // float16 KV cache (llama.cpp's default) instead of float32
-	// EachStart feeds every request's tokens even where others packed with
-	// it begin alike (runner.Limits.ShareStarts off): the baseline the
-	// probe benchmark measures sharing against.
-	EachStart bool
-	// Verbose passes llama.cpp's log through to stderr: the lines logged
-	// during this model's own calls, never another model's (log.go).
-	Verbose bool
-
-	// logTo replaces stderr as where Verbose writes (tests only, through
-	// export_test.go), so a test can read one model's log.
-	logTo *os.File
-	// checks replaces the engine's self-checks (tests only, through
-	// export_test.go); nil uses ExactGELU, ExactRope and CPUFeatures.
-	checks *engineChecks
-}
-
-// Attention is how a model's attention is computed.
-type Attention int
-
-const (
-	// AttentionAuto is AttentionFlash where TiledAttention holds and the
-	// layers stay on the CPU, else AttentionUnfused.
-	AttentionAuto Attention = iota
-	// AttentionFlash fuses attention into one ggml operation (llama.cpp's
-	// flash attention): scripts/engine/attn.c's tiled kernel where it is
-	// compiled in and takes the model's attention (float32 throughout,
-	// masked tiles skipped: about 1.4x faster at a 2,048-token window,
-	// BENCHMARKS.md, issue 31), otherwise ggml's own, slower on CPUs.
-	AttentionFlash
-	// AttentionUnfused writes every score and softmaxes them (ggml's
-	// attention without flash attention).
-	AttentionUnfused
-)
-
-// ParseAttention reads an Attention by name: "auto" (or ""), "flash" or
-// "unfused".
-func ParseAttention(name string) (Attention, error) {
-	switch name {
-	case "", "auto":
-		return AttentionAuto, nil
-	case "flash":
-		return AttentionFlash, nil
-	case "unfused":
-		return AttentionUnfused, nil
-	}
-	return 0, fmt.Errorf("attention %q: want auto, flash or unfused", name)
-}
 
 // flash says whether o's attention is fused for a model whose weights are
 // quantized or not. The tiled kernel is the CPU's: where layers go to a
@@ -135,25 +65,6 @@ func (o Options) engineChecks() engineChecks {
 		}
 	}
 	return c
-}
-
-func (o Options) withDefaults() Options {
-	if o.Threads <= 0 {
-		o.Threads = runtime.NumCPU()
-	}
-	if o.Context <= 0 {
-		o.Context = 4096
-	}
-	if o.Batch <= 0 {
-		o.Batch = 512
-	}
-	if o.Parallel <= 0 {
-		o.Parallel = 32
-	}
-	if o.PackCells <= 0 {
-		o.PackCells = 256
-	}
-	return o
 }
 
 var initOnce sync.Once
@@ -207,8 +118,8 @@ func Load(path string, opts Options) (*Model, error) {
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	if opts.Parallel > 256 {
-		return nil, fmt.Errorf("model %s: %d parallel sequences, at most 256", path, opts.Parallel)
+	if opts.Parallel > MaxParallel {
+		return nil, fmt.Errorf("model %s: %d parallel sequences, at most %d", path, opts.Parallel, MaxParallel)
 	}
 	checks := opts.engineChecks()
 	if err := checkCPU(checks.cpu); err != nil {

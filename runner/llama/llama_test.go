@@ -245,3 +245,25 @@ func TestSharesStartsOnlyInOneCache(t *testing.T) {
 		m.Close()
 	}
 }
+
+// Options left 0 take the named defaults, and Parallel is held to
+// MaxParallel: llama.cpp's own limit, which it would otherwise abort on.
+func TestOptionsDefaults(t *testing.T) {
+	t.Parallel()
+	bp, _ := fixtures(t)
+	m := llamatest.Load(t, bp, llama.Options{Threads: 1})
+	want := runner.Limits{BatchTokens: llama.DefaultBatch, MaxSeqs: llama.DefaultParallel, Cells: llama.DefaultContext,
+		PackCells: llama.DefaultPackCells, ShareStarts: true}
+	if got := m.Limits(); got != want {
+		t.Errorf("limits with the default options: %+v, want %+v", got, want)
+	}
+	m.Close()
+	m = llamatest.Load(t, bp, llama.Options{Threads: 1, Context: 256, Parallel: llama.MaxParallel})
+	if got := m.Limits().MaxSeqs; got != llama.MaxParallel {
+		t.Errorf("Parallel %d: %d sequences", llama.MaxParallel, got)
+	}
+	m.Close()
+	if _, err := llama.Load(bp, llama.Options{Threads: 1, Context: 256, Parallel: llama.MaxParallel + 1}); err == nil || !strings.Contains(err.Error(), "at most") {
+		t.Errorf("Parallel %d: %v, want a refusal", llama.MaxParallel+1, err)
+	}
+}
