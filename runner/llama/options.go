@@ -93,20 +93,19 @@ func ParseAttention(name string) (Attention, error) {
 // withDefaults is o with every field left 0 set to its default: the one
 // place the defaults are applied.
 func (o Options) withDefaults() Options {
-	if o.Threads <= 0 {
-		o.Threads = runtime.NumCPU()
-	}
-	if o.Context <= 0 {
-		o.Context = DefaultContext
-	}
-	if o.Batch <= 0 {
-		o.Batch = DefaultBatch
-	}
-	if o.Parallel <= 0 {
-		o.Parallel = DefaultParallel
-	}
-	if o.PackCells <= 0 {
-		o.PackCells = DefaultPackCells
+	for _, f := range []struct {
+		v   *int
+		def int
+	}{
+		{&o.Threads, runtime.NumCPU()},
+		{&o.Context, DefaultContext},
+		{&o.Batch, DefaultBatch},
+		{&o.Parallel, DefaultParallel},
+		{&o.PackCells, DefaultPackCells},
+	} {
+		if *f.v <= 0 {
+			*f.v = f.def
+		}
 	}
 	return o
 }
