@@ -15,9 +15,8 @@
 #   0007 flash attention to udgam-attn.c (scripts/engine/attn.c)
 #   0008 flash attention keeps a float32 KV cache in float32
 # Each must apply whole, with no fuzz and not already applied, to the module
-# as downloaded, or the build fails. To change one: apply the patches to a
-# git repository holding the files they touch, edit, and write each
-# commit's diff under the old header (docs/engine.md).
+# as downloaded, or the build fails (scripts/engine/patches/README.md says
+# how to change one).
 #
 # go build -overlay cannot replace files in the module cache, so the copy
 # (the module as downloaded plus the patches and the two C files; no
@@ -35,10 +34,10 @@ patches=("$root"/scripts/engine/patches/[0-9][0-9][0-9][0-9]-*.patch)
 [ -f "${patches[0]}" ] || fail "no patches in $root/scripts/engine/patches"
 cpu=ml/backend/ggml/ggml/src/ggml-cpu
 
-# apply DIR applies every patch, in order, to DIR, a copy of the module.
-# --forward refuses a patch already applied, --fuzz=0 one whose context
-# moved; a hunk that fails fails the patch (there is no partial result to
-# keep: DIR is a scratch copy).
+# apply DIR applies every patch, in order, to DIR, a scratch copy of the
+# module: --forward refuses a patch already applied, --fuzz=0 one whose
+# context lines differ (the same lines elsewhere in the file are taken),
+# and any hunk refused fails the build.
 apply() {
 	local p out
 	command -v patch >/dev/null || fail "needs patch(1) (Debian: apt-get install patch)"
