@@ -76,10 +76,10 @@ export CGO_CPPFLAGS := -I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/m
 export CGO_CFLAGS   := $(OPT_FLAGS) $(ARCH_FLAGS) $(AMX_OFF)
 export CGO_CXXFLAGS := $(OPT_FLAGS) $(ARCH_FLAGS) $(AMX_OFF)
 
-# llama.cpp is built from a copy of the ollama module with udgam-ci's edits
-# (scripts/engine.sh makes it once per machine and names it in a workspace
-# file under build/; its header lists the edits and why: exact GELU and
-# rope angles, attention's products on llamafile's tinyBLAS).
+# llama.cpp is built from a copy of the ollama module with udgam-ci's edits,
+# the patches in scripts/engine/patches (scripts/engine.sh makes it once per
+# machine and names it in a workspace file under build/; its header lists
+# the patches, and each patch's header says why).
 export GOWORK := $(shell bash scripts/engine.sh '$(OLLAMA_DIR)' '$(CURDIR)/build/engine/go.work')
 ifeq ($(GOWORK),)
   $(error scripts/engine.sh could not write the Go workspace (see above))
@@ -87,7 +87,7 @@ endif
 
 TEST_TIMEOUT ?= 20m
 
-.PHONY: matrix matrix-one arm64-test cuda cuda-check gpu-bundle gpu-bundle-files env all build test unit sim hfref crosscheck crosscheck-tokenizers realmodels e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
+.PHONY: check-patches matrix matrix-one arm64-test cuda cuda-check gpu-bundle gpu-bundle-files env all build test unit sim hfref crosscheck crosscheck-tokenizers realmodels e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
 
 all: build
 
@@ -185,6 +185,13 @@ endif
 tidy:
 	GOWORK=off $(GO) mod tidy
 
+# check-patches applies scripts/engine/patches to the files they edit, as
+# downloaded, in a scratch folder, and then again, where each must be
+# refused (a second or so). A patch that no longer applies fails it, as it
+# fails the build when the engine copy is made.
+check-patches:
+	bash scripts/engine.sh --check '$(OLLAMA_DIR)'
+
 vet:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
@@ -201,7 +208,7 @@ unit: hfref
 # test runs every target of TEST_TARGETS even when one fails (a vet or
 # unit failure must not hide what e2e would say), then names the failed ones
 # and exits non-zero. make -k would also go on, but says nothing at the end.
-TEST_TARGETS := vet unit e2e
+TEST_TARGETS := check-patches vet unit e2e
 test:
 	@failed=""; for t in $(TEST_TARGETS); do \
 		$(MAKE) --no-print-directory $$t || failed="$$failed $$t"; \

@@ -30,7 +30,6 @@ import (
 	"github.com/udgamlabs/udgam-ci/server"
 	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
-	"github.com/udgamlabs/udgam-ci/server/store"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -581,41 +580,23 @@ func TestActionWithReportServer(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	secret, _, err := st.CreateToken(ctx, repo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Config{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
+	live := servertest.Start(t, server.Config{}, repo, "evil/repo")
 	w.newServer = func(url, token string) action.Server { return action.NewServer(url, token, nil) }
 
 	w.scorer.scores[baseSHA] = map[string]float64{"fresh": 0.95, "probes": 45}
 	push := fmt.Sprintf(`{"ref":"refs/heads/main","after":"%s","repository":{"full_name":%q,"default_branch":"main"}}`, strings.Repeat("8", 40), repo)
 	o := w.run("push", push, map[string]string{"model": model, "revision": baseSHA, "baseline": "server",
-		"server-url": hs.URL, "server-token": secret})
+		"server-url": live.URL, "server-token": live.Tokens[0]})
 	if o.err != nil || o.res.ExitCode != 0 {
 		t.Fatalf("push: %v exit %d\n%s", o.err, o.res.ExitCode, o.log)
 	}
-	if !strings.HasPrefix(o.outputs["run-url"], hs.URL+"/runs/") {
+	if !strings.HasPrefix(o.outputs["run-url"], live.URL+"/runs/") {
 		t.Errorf("run-url %q", o.outputs["run-url"])
 	}
 
 	// Another repository's token uploads runs named like acme's model, on
 	// main and newer: they are evil/repo's own model, never acme's baseline.
-	evil, _, err := st.CreateToken(ctx, "evil/repo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ec := &client.Client{BaseURL: hs.URL, Token: evil}
+	ec := &client.Client{BaseURL: live.URL, Token: live.Tokens[1]}
 	for _, test := range []string{"fresh", "probes"} {
 		sp := servertest.Spec{ID: "evil-" + test, Test: test, Model: model, Repo: "evil/repo", Records: 140,
 			Started: time.Now().Add(time.Hour), Engine: "evil engine"}
@@ -626,7 +607,7 @@ func TestActionWithReportServer(t *testing.T) {
 
 	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.95, "probes": 30}
 	o = w.run("pull_request", prPayload(6), map[string]string{"model": model, "revision": headSHA, "baseline": "server",
-		"server-url": hs.URL, "server-token": secret})
+		"server-url": live.URL, "server-token": live.Tokens[0]})
 	if o.err != nil {
 		t.Fatalf("pr: %v\n%s", o.err, o.log)
 	}
@@ -639,7 +620,7 @@ func TestActionWithReportServer(t *testing.T) {
 		}
 	}
 	cs := ourComments(w.gh, 6)
-	if len(cs) != 1 || !strings.Contains(cs[0].Body, hs.URL+"/runs/") {
+	if len(cs) != 1 || !strings.Contains(cs[0].Body, live.URL+"/runs/") {
 		t.Errorf("comment does not link the uploaded runs: %+v", cs)
 	}
 }

@@ -2,8 +2,6 @@ package action_test
 
 import (
 	"context"
-	"log/slog"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,7 +11,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/evals/audit/audittest"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server"
-	"github.com/udgamlabs/udgam-ci/server/store"
+	"github.com/udgamlabs/udgam-ci/server/servertest"
 )
 
 // The Action uploads an audit with the four run files in its audit
@@ -22,22 +20,8 @@ import (
 func TestServerUploadsAuditWithItsRuns(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	git := runfile.Git{Repo: "acme/train", SHA: strings.Repeat("a", 40), Ref: "main"}
-	token, _, err := st.CreateToken(ctx, git.Repo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Config{Store: st, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	defer hs.Close()
+	live := servertest.Start(t, server.Config{}, git.Repo)
 
 	rep, files := audittest.Judged(t, audittest.Spec{Model: runfile.Model{Name: "acme/m", Revision: strings.Repeat("b", 40)}, Git: git,
 		Items: 120, Seed: 3, KL: audit.KL{Tokens: 10, Mean: 0.01, P99: 0.1, Max: 0.2, SameTop: 0.9}})
@@ -47,7 +31,7 @@ func TestServerUploadsAuditWithItsRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := action.NewServer(hs.URL, token, nil)
+	s := action.NewServer(live.URL, live.Tokens[0], nil)
 	up, err := s.UploadAudit(ctx, rep, dir)
 	if err != nil || !strings.Contains(up.URL, "/audits/audit-") {
 		t.Fatalf("upload with its run files: %+v, %v", up, err)

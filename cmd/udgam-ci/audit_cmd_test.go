@@ -18,6 +18,8 @@ import (
 	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/report"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
+	"github.com/udgamlabs/udgam-ci/server"
+	"github.com/udgamlabs/udgam-ci/server/servertest"
 )
 
 // audit artifact on a tiny GGUF: against itself it passes with nothing
@@ -77,9 +79,9 @@ func TestAuditArtifactCommand(t *testing.T) {
 	if err := os.WriteFile(reportFile, stdout.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	hs, tokens := reportServer(t, "acme/train")
+	live := servertest.Start(t, server.Config{CompareResamples: 200}, "acme/train")
 	e, stdout, stderr = freshTestEnv()
-	if code := run(e, []string{"audit", "push", "--server", hs.URL, "--token", tokens[0], "--json", "--runs", out, reportFile}); code != 0 {
+	if code := run(e, []string{"audit", "push", "--server", live.URL, "--token", live.Tokens[0], "--json", "--runs", out, reportFile}); code != 0 {
 		t.Fatalf("audit push: exit %d: %s", code, stderr.String())
 	}
 	var up struct{ URL string }

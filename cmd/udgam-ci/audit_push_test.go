@@ -11,7 +11,9 @@ import (
 	"github.com/udgamlabs/udgam-ci/evals/audit"
 	"github.com/udgamlabs/udgam-ci/evals/audit/audittest"
 	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/server"
 	"github.com/udgamlabs/udgam-ci/server/client"
+	"github.com/udgamlabs/udgam-ci/server/servertest"
 )
 
 // audit push checks each report, uploads it to a real server and prints
@@ -20,7 +22,7 @@ import (
 func TestAuditPush(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	hs, tokens := reportServer(t, "acme/train")
+	live := servertest.Start(t, server.Config{CompareResamples: 200}, "acme/train")
 	git := runfile.Git{Repo: "acme/train", SHA: strings.Repeat("a", 40), Ref: "main"}
 	rep, files := audittest.Judged(t, audittest.Spec{Model: runfile.Model{Name: "acme/m", Revision: strings.Repeat("b", 40)}, Git: git,
 		Items: 200, PRef: 0.6, PArt: 0.6, Seed: 2, Quantized: "q8_0", KL: audit.KL{Tokens: 10, Mean: 0.001, P99: 0.01, Max: 0.02, SameTop: 1}})
@@ -41,7 +43,7 @@ func TestAuditPush(t *testing.T) {
 	bg := context.Background()
 
 	e, _, errb := serverTestEnv(bg, nil)
-	if code := run(e, []string{"audit", "push", "--server", hs.URL, "--token", tokens[0], good, bad}); code != 1 || !strings.Contains(errb.String(), "edited.json") || !strings.Contains(errb.String(), "verdict") {
+	if code := run(e, []string{"audit", "push", "--server", live.URL, "--token", live.Tokens[0], good, bad}); code != 1 || !strings.Contains(errb.String(), "edited.json") || !strings.Contains(errb.String(), "verdict") {
 		t.Fatalf("an edited report: exit %d: %s", code, errb.String())
 	}
 	// Issue 39: a report travels with its run files, and numbers that are
@@ -49,7 +51,7 @@ func TestAuditPush(t *testing.T) {
 	alone := filepath.Join(t.TempDir(), "audit.json")
 	os.WriteFile(alone, b, 0o644)
 	e, _, errb = serverTestEnv(bg, nil)
-	if code := run(e, []string{"audit", "push", "--server", hs.URL, "--token", tokens[0], alone}); code != 1 || !strings.Contains(errb.String(), "--runs") {
+	if code := run(e, []string{"audit", "push", "--server", live.URL, "--token", live.Tokens[0], alone}); code != 1 || !strings.Contains(errb.String(), "--runs") {
 		t.Fatalf("a report without its run files: exit %d: %s", code, errb.String())
 	}
 	made := filepath.Join(dir, "made-up.json")
@@ -59,22 +61,22 @@ func TestAuditPush(t *testing.T) {
 	mb, _ := json.Marshal(m)
 	os.WriteFile(made, mb, 0o644)
 	e, _, errb = serverTestEnv(bg, nil)
-	if code := run(e, []string{"audit", "push", "--server", hs.URL, "--token", tokens[0], made}); code != 1 || !strings.Contains(errb.String(), "not what the audit's run files give") {
+	if code := run(e, []string{"audit", "push", "--server", live.URL, "--token", live.Tokens[0], made}); code != 1 || !strings.Contains(errb.String(), "not what the audit's run files give") {
 		t.Fatalf("a reference bpb of 0.5 its runs do not give: exit %d: %s", code, errb.String())
 	}
 	e, _, errb = serverTestEnv(bg, nil)
-	if code := run(e, []string{"audit", "push", "--server", hs.URL, "--token", "udg_wrong", good}); code != 1 || !strings.Contains(errb.String(), "401") {
+	if code := run(e, []string{"audit", "push", "--server", live.URL, "--token", "udg_wrong", good}); code != 1 || !strings.Contains(errb.String(), "401") {
 		t.Fatalf("a wrong token: exit %d: %s", code, errb.String())
 	}
-	e, out, errb := serverTestEnv(bg, map[string]string{"UDGAM_SERVER_TOKEN": tokens[0]})
-	if code := run(e, []string{"audit", "push", "--server", hs.URL, "--json", good}); code != 0 {
+	e, out, errb := serverTestEnv(bg, map[string]string{"UDGAM_SERVER_TOKEN": live.Tokens[0]})
+	if code := run(e, []string{"audit", "push", "--server", live.URL, "--json", good}); code != 0 {
 		t.Fatalf("audit push: exit %d: %s", code, errb.String())
 	}
 	var res client.AuditUploadResult
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil || !res.Created || res.Verdict != "pass" || res.Model != "acme/m" || res.SHA != git.SHA {
 		t.Fatalf("audit push --json: %v %+v", err, res)
 	}
-	got, err := (&client.Client{BaseURL: hs.URL}).Audit(bg, res.ID)
+	got, err := (&client.Client{BaseURL: live.URL}).Audit(bg, res.ID)
 	if err != nil || got.Revision != strings.Repeat("b", 40) {
 		t.Fatalf("served audit %+v, %v", got, err)
 	}

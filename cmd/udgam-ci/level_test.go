@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/server"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestIntervalLabelsFollowTheLevel(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	hs, tokens := reportServer(t, "udgamlabs/smol-train")
+	live := servertest.Start(t, server.Config{CompareResamples: 200}, "udgamlabs/smol-train")
 	full := servertest.Spec{ID: "main-full", Test: runfile.TestFresh, Records: 300, Seed: 1}
 	seq, err := servertest.Sequential(full.Run(), servertest.Spec{ID: "pr-seq", Test: runfile.TestFresh, Records: 300, Seed: 2, Ref: "feature", Score: 0.9}, 300, 5, 0.5)
 	if err != nil {
@@ -49,11 +50,11 @@ func TestIntervalLabelsFollowTheLevel(t *testing.T) {
 			t.Errorf("compare %v: the headline's interval label %q in:\n%s", format, head, out)
 		}
 	}
-	if code, _, stderr := runBinary(t, dir, nil, append([]string{"push", "--server", hs.URL, "--token", tokens[0]}, files...)...); code != 0 {
+	if code, _, stderr := runBinary(t, dir, nil, append([]string{"push", "--server", live.URL, "--token", live.Tokens[0]}, files...)...); code != 0 {
 		t.Fatalf("push: exit %d: %s", code, stderr)
 	}
 	get := func(path string) string {
-		resp, err := http.Get(hs.URL + path)
+		resp, err := http.Get(live.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}

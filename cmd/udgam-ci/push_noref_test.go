@@ -11,6 +11,8 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/server"
+	"github.com/udgamlabs/udgam-ci/server/servertest"
 )
 
 // TestScoredOutsideCIPushes: the README's path to score a model on one's
@@ -40,12 +42,12 @@ func TestScoredOutsideCIPushes(t *testing.T) {
 	if r.Header.Git.Repo != "acme/train" || r.Header.Git.Ref != "" {
 		t.Fatalf("git %+v: want acme/train and no ref (nothing to take one from)", r.Header.Git)
 	}
-	hs, tokens := reportServer(t, "acme/train")
+	live := servertest.Start(t, server.Config{CompareResamples: 200}, "acme/train")
 	e, stdout, errb := serverTestEnv(context.Background(), nil)
-	if code := run(e, []string{"push", out, "--server", hs.URL, "--token", tokens[0]}); code != 0 {
+	if code := run(e, []string{"push", out, "--server", live.URL, "--token", live.Tokens[0]}); code != 0 {
 		t.Fatalf("push: exit %d: %s%s", code, stdout, errb)
 	}
-	resp, err := http.Get(hs.URL + "/runs/" + r.Header.ID)
+	resp, err := http.Get(live.URL + "/runs/" + r.Header.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/server"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestPushRefusesPartialBaseline(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	hs, tokens := reportServer(t, "udgamlabs/smol-train")
+	live := servertest.Start(t, server.Config{CompareResamples: 200}, "udgamlabs/smol-train")
 	full := servertest.Spec{ID: "main-full", Seed: 1}
 	seq, err := servertest.Sequential(full.Run(), servertest.Spec{ID: "main-seq", Seed: 2}, 60, 3, 0.95)
 	if err != nil {
@@ -33,7 +34,7 @@ func TestPushRefusesPartialBaseline(t *testing.T) {
 		}
 		return path
 	}
-	push := []string{"push", "--server", hs.URL, "--token", tokens[0]}
+	push := []string{"push", "--server", live.URL, "--token", live.Tokens[0]}
 	if code, _, stderr := runBinary(t, dir, nil, append(push, write(full.Run()), write(seq))...); code != 0 {
 		t.Fatalf("push of a baseline and its sequential run: exit %d: %s", code, stderr)
 	}

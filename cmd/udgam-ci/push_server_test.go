@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +15,6 @@ import (
 	"github.com/udgamlabs/udgam-ci/server"
 	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
-	"github.com/udgamlabs/udgam-ci/server/store"
 )
 
 // TestBigHTMLHeaderRoundTrips: a 3 MiB header of '<' is written, pushed,
@@ -28,8 +25,8 @@ func TestBigHTMLHeaderRoundTrips(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	bg := context.Background()
-	hs, tokens := reportServer(t, "udgamlabs/smol-train")
-	token := tokens[0]
+	live := servertest.Start(t, server.Config{CompareResamples: 200}, "udgamlabs/smol-train")
+	token := live.Tokens[0]
 
 	big := strings.Repeat("<", 3<<20)
 	var files []string
@@ -46,13 +43,13 @@ func TestBigHTMLHeaderRoundTrips(t *testing.T) {
 		files = append(files, path)
 	}
 	e, _, errb := serverTestEnv(bg, nil)
-	if code := run(e, append([]string{"push", "--server", hs.URL, "--token", token}, files...)); code != 0 {
+	if code := run(e, append([]string{"push", "--server", live.URL, "--token", token}, files...)); code != 0 {
 		t.Fatalf("push: exit %d: %s", code, errb.String())
 	}
 	// Served back whole, then compared from the served files.
 	var served []string
 	for _, id := range []string{"html-base", "html-head"} {
-		resp, err := http.Get(hs.URL + "/api/v1/runs/" + id + "/records")
+		resp, err := http.Get(live.URL + "/api/v1/runs/" + id + "/records")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +74,7 @@ func TestBigHTMLHeaderRoundTrips(t *testing.T) {
 		t.Fatalf("compare --json: %v %+v", err, cmp)
 	}
 	for _, path := range []string{"/api/v1/compare?base=html-base&head=html-head", "/compare?base=html-base&head=html-head"} {
-		resp, err := http.Get(hs.URL + path)
+		resp, err := http.Get(live.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,33 +85,6 @@ func TestBigHTMLHeaderRoundTrips(t *testing.T) {
 	}
 }
 
-// reportServer is a real report server over a real SQLite file, with one
-// upload token for each repository.
-func reportServer(t *testing.T, repos ...string) (*httptest.Server, []string) {
-	t.Helper()
-	bg := context.Background()
-	st, err := store.Open(bg, filepath.Join(t.TempDir(), "runs.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	var tokens []string
-	for _, r := range repos {
-		tok, _, err := st.CreateToken(bg, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tokens = append(tokens, tok)
-	}
-	srv, err := server.New(server.Config{Store: st, Logger: slog.New(slog.DiscardHandler), CompareResamples: 200})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
-	return hs, tokens
-}
-
 // TestPushIsScopedToRepository: runs pushed by another repository's token
 // under acme's model name, on main and newer, are never what acme's push
 // is checked against (issue 13, case 2).
@@ -122,7 +92,7 @@ func TestPushIsScopedToRepository(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	bg := context.Background()
-	hs, tokens := reportServer(t, "acme/train", "evil/repo")
+	live := servertest.Start(t, server.Config{CompareResamples: 200}, "acme/train", "evil/repo")
 	push := func(token string, sp servertest.Spec) string {
 		t.Helper()
 		path := filepath.Join(dir, sp.ID+".jsonl")
@@ -130,15 +100,15 @@ func TestPushIsScopedToRepository(t *testing.T) {
 			t.Fatal(err)
 		}
 		e, out, errb := serverTestEnv(bg, nil)
-		if code := run(e, []string{"push", path, "--server", hs.URL, "--token", token, "--json"}); code != 0 {
+		if code := run(e, []string{"push", path, "--server", live.URL, "--token", token, "--json"}); code != 0 {
 			t.Fatalf("push %s: exit %d: %s", sp.ID, code, errb.String())
 		}
 		return out.String()
 	}
 	const m = "acme/m1"
-	push(tokens[0], servertest.Spec{ID: "acme-main", Repo: "acme/train", Model: m, Seed: 1, Records: 30})
-	push(tokens[1], servertest.Spec{ID: "evil-main", Repo: "evil/repo", Model: m, Seed: 2, Records: 30, Engine: "evil engine"})
-	out := push(tokens[0], servertest.Spec{ID: "acme-pr", Repo: "acme/train", Model: m, Seed: 3, Records: 30, Ref: "feat", PR: 2})
+	push(live.Tokens[0], servertest.Spec{ID: "acme-main", Repo: "acme/train", Model: m, Seed: 1, Records: 30})
+	push(live.Tokens[1], servertest.Spec{ID: "evil-main", Repo: "evil/repo", Model: m, Seed: 2, Records: 30, Engine: "evil engine"})
+	out := push(live.Tokens[0], servertest.Spec{ID: "acme-pr", Repo: "acme/train", Model: m, Seed: 3, Records: 30, Ref: "feat", PR: 2})
 	var res client.UploadResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil || res.BaselineID != "acme-main" || len(res.Flags) != 0 {
 		t.Fatalf("acme's push checked against %q with flags %v (%v), want acme-main and none", res.BaselineID, res.Flags, err)

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"html"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +16,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/report"
 	"github.com/udgamlabs/udgam-ci/server"
-	"github.com/udgamlabs/udgam-ci/server/store"
+	"github.com/udgamlabs/udgam-ci/server/servertest"
 )
 
 // TestOneComparisonOnEverySurface scores two tiny models for real through
@@ -105,29 +102,14 @@ func TestOneComparisonOnEverySurface(t *testing.T) {
 	surfaces["summary"] = string(sum)
 
 	// The report server, with its defaults, on 127.0.0.1.
-	bg := context.Background()
-	st, err := store.Open(bg, filepath.Join(dir, "runs.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	tok, _, err := st.CreateToken(bg, "acme/train")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Config{Store: st, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	defer hs.Close()
+	live := servertest.Start(t, server.Config{}, "acme/train")
 	for _, p := range []string{base, head} {
 		e, _, errb := actionTestEnv(nil)
-		if code := run(e, []string{"push", p, "--server", hs.URL, "--token", tok}); code != 0 {
+		if code := run(e, []string{"push", p, "--server", live.URL, "--token", live.Tokens[0]}); code != 0 {
 			t.Fatalf("push %s: exit %d: %s", p, code, errb)
 		}
 	}
-	resp, err := http.Get(hs.URL + "/compare?base=" + c.BaseRun.ID + "&head=" + c.HeadRun.ID)
+	resp, err := http.Get(live.URL + "/compare?base=" + c.BaseRun.ID + "&head=" + c.HeadRun.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,15 +80,7 @@ func (r *mixtureRule) decision() (string, int) {
 		return "", 0
 	}
 	lo, hi := r.interval()
-	switch m := r.minEffect; {
-	case lo > m:
-		return Beyond, 1
-	case hi < -m:
-		return Beyond, -1
-	case m > 0 && lo > -m && hi < m:
-		return Within, 0
-	}
-	return "", 0
+	return decide(lo, hi, r.minEffect)
 }
 
 // TestSimNaiveFails: the rule before issue 37 misses more than 5%, beyond

@@ -324,7 +324,13 @@ func (s *Sequence) Decision() (reason string, sign int) {
 		return "", 0
 	}
 	lo, hi := s.Interval()
-	m := s.cfg.MinEffect
+	return decide(lo, hi, s.cfg.MinEffect)
+}
+
+// decide is what an interval [lo, hi] decides against a minimum effect m:
+// Beyond it either way (with the sign), Within ±m (only when m > 0), or ""
+// to go on.
+func decide(lo, hi, m float64) (reason string, sign int) {
 	switch {
 	case lo > m:
 		return Beyond, 1

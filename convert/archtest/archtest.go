@@ -1,12 +1,5 @@
 //go:build cgo
 
-// Package archtest is the exactness check every converted architecture
-// passes: a tiny random Hugging Face checkpoint, written in each weight
-// format, is converted as `udgam-ci model convert` converts it, scored
-// through llama.cpp, and every token's log-probability on 2,048-token
-// sequences is compared with a float64 forward pass written from the
-// architecture's definition (a testmodel.Reference). Then the invariance
-// checks of runner/llama/llamatest run on the converted file.
 package archtest
 
 import (
@@ -61,7 +54,7 @@ func Exact(t *testing.T, c Case) (worst float64, gguf string) {
 	seqs := max(c.Seqs, 1)
 	reqs := llamatest.RandomSequences(1, seqs, SeqLen, ref.Vocab, int32(ref.Vocab-1))
 	want := llamatest.Score(t, ref, reqs)
-	opts := llama.Options{Threads: 1, Context: seqs * SeqLen, Batch: 512, Parallel: seqs}
+	opts := llama.Options{Threads: 1, Context: seqs * SeqLen, Batch: llama.DefaultBatch, Parallel: seqs}
 	if c.Load != nil {
 		opts = *c.Load
 	}

@@ -11,13 +11,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go"
+
 	"github.com/udgamlabs/udgam-ci/evals"
+	"github.com/udgamlabs/udgam-ci/internal/atomicfile"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -98,6 +101,22 @@ func newData(docs []Document, name string, raw []byte) *Data {
 		Docs:    docs,
 		Dataset: runfile.Dataset{Name: name, SHA256: hex.EncodeToString(sum[:]), Count: len(docs)},
 	}
+}
+
+// WriteJSONL writes docs to path as the JSON Lines LoadFile reads, through a
+// temporary file, so a failed write leaves no partial file under the name.
+func WriteJSONL(path string, docs []Document) error {
+	return atomicfile.Write(path, func(f io.Writer) error {
+		w := bufio.NewWriter(f)
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		for _, d := range docs {
+			if err := enc.Encode(d); err != nil {
+				return fmt.Errorf("%s: %w", d.ID, err)
+			}
+		}
+		return w.Flush()
+	})
 }
 
 // jsonDoc tells a missing id or text from an empty one.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -42,6 +43,31 @@ func TestLoadJSONL(t *testing.T) {
 	want := Document{ID: "a", Text: "Grüße", Source: "wiki", URL: "https://x/a", License: "CC BY-SA 4.0", Date: "2026-10-01"}
 	if d.Docs[0] != want || d.Docs[1] != (Document{ID: "b", Text: "plain"}) {
 		t.Errorf("docs %+v", d.Docs)
+	}
+}
+
+// WriteJSONL writes what LoadFile reads back unchanged, text that JSON
+// would escape included, and a failed write leaves no file.
+func TestWriteJSONLRoundTrips(t *testing.T) {
+	t.Parallel()
+	docs := []Document{
+		{ID: "a", Text: "<b>Grüße</b> & \"quotes\"\n\ttab", Source: "wiki", URL: "https://x/a?b=1&c=2", Date: "2026-10-01"},
+		{ID: "b", Text: "plain"},
+	}
+	p := filepath.Join(t.TempDir(), "docs.jsonl")
+	if err := WriteJSONL(p, docs); err != nil {
+		t.Fatal(err)
+	}
+	d, err := LoadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(d.Docs, docs) {
+		t.Errorf("read back %+v, wrote %+v", d.Docs, docs)
+	}
+	missing := filepath.Join(t.TempDir(), "no such folder", "docs.jsonl")
+	if err := WriteJSONL(missing, docs); err == nil {
+		t.Errorf("writing into a missing folder succeeded")
 	}
 }
 

@@ -15,5 +15,9 @@
 //     runner/hftok and runner/tokcheck, which `model check-tokenizer` sets
 //     beside the production text preparation, runner/textprep);
 //   - go.mod's requirements are not marked as `go mod tidy` marks them
-//     (a direct import listed "// indirect", or the other way round).
+//     (a direct import listed "// indirect", or the other way round);
+//   - an edit to llama.cpp in scripts/engine/patches is not numbered in
+//     order, opens without a header saying why, or is missing from
+//     scripts/engine.sh's list (TestEnginePatches; make check-patches
+//     applies them).
 package structure

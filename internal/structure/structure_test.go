@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -38,6 +39,9 @@ func list(t *testing.T) []pkg {
 	t.Helper()
 	listOnce.Do(func() {
 		cmd := exec.Command("go", "list", "-deps", "-test", "-tags", listTags, "-json", module+"/...")
+		// The whole graph, engine included, even under CGO_ENABLED=0 (go
+		// list reads files; it compiles nothing).
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()

@@ -1,61 +1,6 @@
 package llama
 
-/*
-#include <stdbool.h>
-#include <stdlib.h>
-#include <string.h>
-#include "ggml.h"
-#include "ggml-cpu.h"
-
-// udgam_ggml_flash_attn evaluates ggml's CPU flash attention on threads
-// threads. Queries q are seqs x nq tokens x heads x dk floats, keys k
-// seqs x nkv cells x kvh x dk (float16 when k_f16), values v the same
-// with dv (float16 when v_f16), as llama.cpp's cache lays them out; mask
-// (NULL for none) nq x nkv, rounded to float16 and shared by the
-// sequences; out seqs x nq x heads x dv.
-static int udgam_ggml_flash_attn(const float *q, const float *k, const float *v, const float *mask,
-                                 int seqs, int nq, int nkv, int heads, int kvh, int dk, int dv,
-                                 bool k_f16, bool v_f16, float scale, float softcap, int threads, float *out) {
-	const size_t nqv = (size_t)seqs * nq * heads * dk, nk = (size_t)seqs * nkv * kvh * dk,
-	             nv = (size_t)seqs * nkv * kvh * dv, nm = (size_t)nq * nkv, no = (size_t)seqs * nq * heads * dv;
-	struct ggml_init_params p = { 4 * (nqv + nk + nv + nm + no) + 16 * ggml_tensor_overhead() + ggml_graph_overhead_custom(16, false) + 4096, NULL, false };
-	ggml_cpu_init();
-	struct ggml_context *ctx = ggml_init(p);
-	if (ctx == NULL) {
-		return 1;
-	}
-	struct ggml_tensor *qt = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, dk, heads, nq, seqs);
-	memcpy(qt->data, q, nqv * sizeof(float));
-	struct ggml_tensor *kt = ggml_new_tensor_4d(ctx, k_f16 ? GGML_TYPE_F16 : GGML_TYPE_F32, dk, kvh, nkv, seqs);
-	struct ggml_tensor *vt = ggml_new_tensor_4d(ctx, v_f16 ? GGML_TYPE_F16 : GGML_TYPE_F32, dv, kvh, nkv, seqs);
-	if (k_f16) {
-		ggml_fp32_to_fp16_row(k, kt->data, nk);
-	} else {
-		memcpy(kt->data, k, nk * sizeof(float));
-	}
-	if (v_f16) {
-		ggml_fp32_to_fp16_row(v, vt->data, nv);
-	} else {
-		memcpy(vt->data, v, nv * sizeof(float));
-	}
-	struct ggml_tensor *mt = NULL;
-	if (mask != NULL) {
-		mt = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, nkv, nq);
-		ggml_fp32_to_fp16_row(mask, mt->data, nm);
-	}
-	struct ggml_tensor *y = ggml_flash_attn_ext(ctx, ggml_permute(ctx, qt, 0, 2, 1, 3), ggml_permute(ctx, kt, 0, 2, 1, 3),
-	                                            ggml_permute(ctx, vt, 0, 2, 1, 3), mt, scale, 0.0f, softcap);
-	ggml_flash_attn_ext_set_prec(y, GGML_PREC_F32);
-	struct ggml_cgraph *gf = ggml_new_graph_custom(ctx, 16, false);
-	ggml_build_forward_expand(gf, y);
-	int rc = ggml_graph_compute_with_ctx(ctx, gf, threads) != GGML_STATUS_SUCCESS;
-	if (rc == 0) {
-		memcpy(out, y->data, no * sizeof(float));
-	}
-	ggml_free(ctx);
-	return rc;
-}
-*/
+// #include "kernels.h"
 import "C"
 
 import (

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package llama
 
 import (
@@ -103,7 +105,7 @@ func BenchmarkFMAPeak(b *testing.B) {
 func BenchmarkSmolSeq2048(b *testing.B) {
 	seq := benchTokens(2048, 1)
 	reqs := []runner.Request{{Branches: []runner.Branch{{Tokens: seq, Positions: allPositions(len(seq))}}}}
-	runScoreBench(b, Options{Context: 2048, Batch: 512, Parallel: 1}, reqs)
+	runScoreBench(b, Options{Context: 2048, Batch: DefaultBatch, Parallel: 1}, reqs)
 }
 
 // BenchmarkSmolSeq64 scores one 64-token sequence with a log-probability at
@@ -112,7 +114,7 @@ func BenchmarkSmolSeq2048(b *testing.B) {
 func BenchmarkSmolSeq64(b *testing.B) {
 	seq := benchTokens(64, 1)
 	reqs := []runner.Request{{Branches: []runner.Branch{{Tokens: seq, Positions: allPositions(len(seq))}}}}
-	runScoreBench(b, Options{Context: 2048, Batch: 512, Parallel: 1}, reqs)
+	runScoreBench(b, Options{Context: 2048, Batch: DefaultBatch, Parallel: 1}, reqs)
 }
 
 // BenchmarkSmolPacked16x128 scores 16 sequences of 128 tokens packed together.
@@ -122,7 +124,7 @@ func BenchmarkSmolPacked16x128(b *testing.B) {
 		seq := benchTokens(128, int32(i+2))
 		reqs = append(reqs, runner.Request{Branches: []runner.Branch{{Tokens: seq, Positions: allPositions(len(seq))}}})
 	}
-	runScoreBench(b, Options{Context: 2048, Batch: 512, Parallel: 16}, reqs)
+	runScoreBench(b, Options{Context: 2048, Batch: DefaultBatch, Parallel: 16}, reqs)
 }
 
 // BenchmarkSmolSeq2048LastLogit asks for one log-probability at the end, as
@@ -130,5 +132,5 @@ func BenchmarkSmolPacked16x128(b *testing.B) {
 func BenchmarkSmolSeq2048LastLogit(b *testing.B) {
 	seq := benchTokens(2048, 1)
 	reqs := []runner.Request{{Branches: []runner.Branch{{Tokens: seq, Positions: []int{len(seq) - 1}}}}}
-	runScoreBench(b, Options{Context: 2048, Batch: 512, Parallel: 1}, reqs)
+	runScoreBench(b, Options{Context: 2048, Batch: DefaultBatch, Parallel: 1}, reqs)
 }

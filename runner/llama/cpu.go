@@ -1,43 +1,6 @@
 package llama
 
-/*
-// udgam_cpu_compiled names the instruction sets this file was compiled for
-// (the engine's flags) among those ggml's CPU kernels test, as
-// internal/cpuvariant names them.
-static const char *udgam_cpu_compiled(void) {
-	return ""
-#if defined(__x86_64__)
-#ifdef __AVX__
-		" AVX"
-#endif
-#ifdef __AVX2__
-		" AVX2"
-#endif
-#ifdef __FMA__
-		" FMA"
-#endif
-#ifdef __F16C__
-		" F16C"
-#endif
-#ifdef __BMI2__
-		" BMI2"
-#endif
-#ifdef __AVX512F__
-		" AVX-512F"
-#endif
-#ifdef __AVX512BW__
-		" AVX-512BW"
-#endif
-#ifdef __AVX512VL__
-		" AVX-512VL"
-#endif
-#ifdef __AVX512BF16__
-		" AVX-512BF16"
-#endif
-#endif
-		;
-}
-*/
+// #include "cpu.h"
 import "C"
 
 import (

@@ -1,4 +1,15 @@
+//go:build cgo
+
 package llama
+
+import "os"
+
+// WithLogTo returns o writing its verbose log to f instead of stderr, so a
+// test can read what one model logged.
+func WithLogTo(o Options, f *os.File) Options {
+	o.logTo = f
+	return o
+}
 
 // WithGELUCheck returns o with check in place of ExactGELU, as Load
 // consults it, so a test can see what a binary with ggml's float16 GELU

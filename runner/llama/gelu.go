@@ -1,42 +1,6 @@
 package llama
 
-/*
-#include <stdbool.h>
-#include <string.h>
-#include "ggml.h"
-#include "ggml-cpu.h"
-#include "llama.h"
-
-// udgam_ggml_gelu evaluates ggml's CPU GELU and GEGLU (with a gate of one)
-// on n inputs, so Go can tell which kernel this binary was compiled with.
-static int udgam_ggml_gelu(const float *x, float *gelu, float *geglu, int n) {
-	struct ggml_init_params p = { 4u << 20, NULL, false };
-	ggml_cpu_init();
-	struct ggml_context *ctx = ggml_init(p);
-	if (ctx == NULL) {
-		return 1;
-	}
-	struct ggml_tensor *a = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, n);
-	struct ggml_tensor *g = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, n);
-	memcpy(a->data, x, n * sizeof(float));
-	for (int i = 0; i < n; i++) {
-		((float *)g->data)[i] = 1.0f;
-	}
-	struct ggml_tensor *y = ggml_gelu(ctx, a);
-	struct ggml_tensor *z = ggml_geglu_split(ctx, a, g);
-	struct ggml_cgraph *gf = ggml_new_graph_custom(ctx, 16, false);
-	ggml_build_forward_expand(gf, y);
-	ggml_build_forward_expand(gf, z);
-	int rc = ggml_graph_compute_with_ctx(ctx, gf, 1) != GGML_STATUS_SUCCESS;
-	if (rc == 0) {
-		memcpy(gelu, y->data, n * sizeof(float));
-		memcpy(geglu, z->data, n * sizeof(float));
-	}
-	ggml_free(ctx);
-	return rc;
-}
-
-*/
+// #include "kernels.h"
 import "C"
 
 import (

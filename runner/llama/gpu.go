@@ -2,56 +2,9 @@ package llama
 
 /*
 #cgo linux LDFLAGS: -ldl
-#include <dlfcn.h>
 #include <stdlib.h>
-#include <stdio.h>
-#include <string.h>
 #include "ggml-backend.h"
-
-// A GPU backend library (lib/ollama/libggml-cuda.so) links its own
-// libggml-base.so, whose log goes straight to stderr: a CUDA backend that
-// finds no device would print its own error there. Opening that copy first
-// lets this callback take its log (kept, and shown only when verbose), so
-// the user sees one line from udgam-ci instead.
-static char udgam_gpu_errbuf[1024];
-
-static void udgam_gpu_log(enum ggml_log_level level, const char *text, void *verbose) {
-	if (verbose != NULL) {
-		fputs(text, stderr);
-	}
-	if (level == GGML_LOG_LEVEL_ERROR || level == GGML_LOG_LEVEL_WARN) {
-		size_t n = strlen(udgam_gpu_errbuf);
-		snprintf(udgam_gpu_errbuf + n, sizeof(udgam_gpu_errbuf) - n, "%s", text);
-	}
-}
-
-typedef void (*udgam_log_set_fn)(ggml_log_callback, void *);
-
-// udgam_open_base opens path (a libggml-base.so) for the process's life and
-// routes its log to udgam_gpu_log; it returns NULL or dlerror's text.
-static const char *udgam_open_base(const char *path, int verbose) {
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (h == NULL) {
-		return dlerror();
-	}
-	udgam_log_set_fn set = (udgam_log_set_fn)dlsym(h, "ggml_log_set");
-	if (set != NULL) {
-		set(udgam_gpu_log, verbose ? (void *)1 : NULL);
-	}
-	return NULL;
-}
-
-// udgam_try_open says why path cannot be loaded (NULL when it can).
-static const char *udgam_try_open(const char *path) {
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (h == NULL) {
-		return dlerror();
-	}
-	dlclose(h);
-	return NULL;
-}
-
-static const char *udgam_gpu_err(void) { return udgam_gpu_errbuf; }
+#include "gpu.h"
 */
 import "C"
 
@@ -81,7 +34,9 @@ type GPUReport struct {
 // GPUs loads the GPU backends (once per process, as Load does) and reports
 // them.
 func GPUs() GPUReport {
-	backendInit(false)
+	log := newEngineLog(false, nil)
+	defer log.free()
+	backendInit(log)
 	return gpuReport
 }
 
@@ -123,27 +78,23 @@ func gpuLibraries(dirs []string) []string {
 }
 
 // openGPUBase opens the libggml-base.so beside the GPU libraries before
-// ggml loads them, so their log comes to udgam_gpu_log (see the C above).
-func openGPUBase(dirs []string, verbose bool) {
-	v := 0
-	if verbose {
-		v = 1
-	}
+// ggml loads them, so their log comes to udgam_log_gpu (gpu.c, log.c).
+func openGPUBase(dirs []string) {
 	for _, d := range dirs {
 		base := filepath.Join(d, "libggml-base.so")
 		if _, err := os.Stat(base); err != nil {
 			continue
 		}
 		cpath := C.CString(base)
-		C.udgam_open_base(cpath, C.int(v)) // a failure shows again when the GPU library is tried
+		C.udgam_open_base(cpath) // a failure shows again when the GPU library is tried
 		C.free(unsafe.Pointer(cpath))
 		return
 	}
 }
 
 // reportGPUs reads the devices ggml registered after loading the
-// libraries libs.
-func reportGPUs(libs []string) GPUReport {
+// libraries libs, whose warnings and errors were libErr.
+func reportGPUs(libs []string, libErr string) GPUReport {
 	r := GPUReport{Libraries: libs}
 	for i := range C.ggml_backend_dev_count() {
 		dev := C.ggml_backend_dev_get(i)
@@ -166,7 +117,7 @@ func reportGPUs(libs []string) GPUReport {
 	}
 	if len(why) == 0 {
 		// Loaded, but its device count is zero: ggml's own error says why.
-		reason := strings.TrimSpace(C.GoString(C.udgam_gpu_err()))
+		reason := libErr
 		if reason == "" {
 			reason = "it reports no device"
 		} else if i := strings.LastIndex(reason, ": "); i >= 0 {

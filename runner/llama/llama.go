@@ -1,83 +1,12 @@
-// Package llama is udgam-ci's binding to llama.cpp's C API, compiled from
-// the ollama module's vendored sources. All cgo lives here; the planning of
-// batches and every check of the input happen in plain Go (package runner)
-// before anything reaches C.
 package llama
 
 /*
 #cgo CXXFLAGS: -std=c++17
 #cgo CFLAGS: -O3
 #include <stdlib.h>
-#include <string.h>
-#include <math.h>
 #include "llama.h"
-
-// Keep llama.cpp's log quiet but remember its last errors, so a failed load
-// can say why in a Go error.
-static char udgam_errbuf[2048];
-static int udgam_verbose = 0;
-
-static void udgam_log(enum ggml_log_level level, const char *text, void *ud) {
-	(void)ud;
-	if (udgam_verbose) {
-		fputs(text, stderr);
-	}
-	if (level == GGML_LOG_LEVEL_ERROR || level == GGML_LOG_LEVEL_WARN) {
-		size_t n = strlen(udgam_errbuf), m = strlen(text);
-		if (n + m >= sizeof(udgam_errbuf)) {
-			n = 0;
-		}
-		memcpy(udgam_errbuf + n, text, m < sizeof(udgam_errbuf) - 1 ? m : sizeof(udgam_errbuf) - 1);
-		udgam_errbuf[n + (m < sizeof(udgam_errbuf) - 1 ? m : sizeof(udgam_errbuf) - 1)] = 0;
-	}
-}
-
-static void udgam_log_init(int verbose) {
-	udgam_verbose = verbose;
-	llama_log_set(udgam_log, NULL);
-}
-
-static void udgam_err_clear(void) { udgam_errbuf[0] = 0; }
-static const char *udgam_err(void) { return udgam_errbuf; }
-
-// Cancellation: llama.cpp polls this between graph nodes on the CPU.
-static bool udgam_abort(void *data) { return *(volatile int *)data != 0; }
-
-static void udgam_set_abort(struct llama_context *ctx, int *flag) {
-	llama_set_abort_callback(ctx, udgam_abort, flag);
-}
-
-// udgam_logsumexp returns log(sum(exp(row))) with float64 accumulation after
-// subtracting the maximum, so logits of any size are safe. It returns NAN if
-// any logit is not finite.
-static double udgam_logsumexp(const float *row, int n) {
-	float mx = row[0];
-	int bad = 0;
-	for (int i = 0; i < n; i++) {
-		float x = row[i];
-		bad |= !isfinite(x);
-		mx = x > mx ? x : mx;
-	}
-	if (bad) {
-		return NAN;
-	}
-	double s = 0;
-	for (int i = 0; i < n; i++) {
-		s += (double)expf(row[i] - mx);
-	}
-	return (double)mx + log(s);
-}
-
-static void udgam_batch_set(struct llama_batch *b, int i, llama_token tok, llama_pos pos,
-		const llama_seq_id *seqs, int nseq, int8_t logits) {
-	b->token[i] = tok;
-	b->pos[i] = pos;
-	b->n_seq_id[i] = nseq;
-	for (int s = 0; s < nseq; s++) {
-		b->seq_id[i][s] = seqs[s];
-	}
-	b->logits[i] = logits;
-}
+#include "log.h"
+#include "score.h"
 */
 import "C"
 
@@ -86,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"strings"
 	"sync"
 	"unsafe"
@@ -97,65 +25,6 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/runner"
 )
-
-// Options configure a loaded model.
-type Options struct {
-	Threads   int // CPU threads; 0 means all cores
-	Context   int // KV cache cells shared by all sequences; 0 means 4096
-	Batch     int // tokens per decode; 0 means 512
-	Parallel  int // sequences decoded together; 0 means 32
-	PackCells int // cache cells packed sequences may share; 0 means 256 (see runner.Limits, BENCHMARKS.md)
-	// SeparateCaches gives each sequence a cache of its own of Context
-	// cells, so packed sequences never attend over each other's cells; a
-	// shared prompt is then copied into each branch.
-	SeparateCaches bool
-	CPUOnly        bool // keep every layer on the CPU even when a GPU backend is loaded
-	// Attention chooses attention's kernel; the default fuses it where
-	// this binary carries the tiled kernel (TiledAttention).
-	Attention Attention
-	KVF16     bool // float16 KV cache (llama.cpp's default) instead of float32
-	// EachStart feeds every request's tokens even where others packed with
-	// it begin alike (runner.Limits.ShareStarts off): the baseline the
-	// probe benchmark measures sharing against.
-	EachStart bool
-	Verbose   bool // pass llama.cpp's log through to stderr
-
-	// checks replaces the engine's self-checks (tests only, through
-	// export_test.go); nil uses ExactGELU, ExactRope and CPUFeatures.
-	checks *engineChecks
-}
-
-// Attention is how a model's attention is computed.
-type Attention int
-
-const (
-	// AttentionAuto is AttentionFlash where TiledAttention holds and the
-	// layers stay on the CPU, else AttentionUnfused.
-	AttentionAuto Attention = iota
-	// AttentionFlash fuses attention into one ggml operation (llama.cpp's
-	// flash attention): scripts/engine/attn.c's tiled kernel where it is
-	// compiled in and takes the model's attention (float32 throughout,
-	// masked tiles skipped: about 1.4x faster at a 2,048-token window,
-	// BENCHMARKS.md, issue 31), otherwise ggml's own, slower on CPUs.
-	AttentionFlash
-	// AttentionUnfused writes every score and softmaxes them (ggml's
-	// attention without flash attention).
-	AttentionUnfused
-)
-
-// ParseAttention reads an Attention by name: "auto" (or ""), "flash" or
-// "unfused".
-func ParseAttention(name string) (Attention, error) {
-	switch name {
-	case "", "auto":
-		return AttentionAuto, nil
-	case "flash":
-		return AttentionFlash, nil
-	case "unfused":
-		return AttentionUnfused, nil
-	}
-	return 0, fmt.Errorf("attention %q: want auto, flash or unfused", name)
-}
 
 // flash says whether o's attention is fused for a model whose weights are
 // quantized or not. The tiled kernel is the CPU's: where layers go to a
@@ -198,43 +67,25 @@ func (o Options) engineChecks() engineChecks {
 	return c
 }
 
-func (o Options) withDefaults() Options {
-	if o.Threads <= 0 {
-		o.Threads = runtime.NumCPU()
-	}
-	if o.Context <= 0 {
-		o.Context = 4096
-	}
-	if o.Batch <= 0 {
-		o.Batch = 512
-	}
-	if o.Parallel <= 0 {
-		o.Parallel = 32
-	}
-	if o.PackCells <= 0 {
-		o.PackCells = 256
-	}
-	return o
-}
-
 var initOnce sync.Once
 
-func backendInit(verbose bool) {
+// backendInit loads ggml's backends and routes llama.cpp's log to the
+// sinks of log.go, once per process; the lines of that first loading go to
+// the caller's log, and the GPU report reads the GPU library's errors there.
+func backendInit(log *engineLog) {
 	initOnce.Do(func() {
+		C.udgam_log_install()
 		dirs := libDirs()
 		libs := gpuLibraries(dirs)
-		if len(libs) > 0 {
-			openGPUBase(dirs, verbose)
-		}
-		ggml.OnceLoad() // GPU backends placed in OLLAMA_LIBRARY_PATH
-		C.llama_backend_init()
-		gpuReport = reportGPUs(libs)
+		log.run(func() {
+			if len(libs) > 0 {
+				openGPUBase(dirs)
+			}
+			ggml.OnceLoad() // GPU backends placed in OLLAMA_LIBRARY_PATH
+			C.llama_backend_init()
+			gpuReport = reportGPUs(libs, log.gpuError())
+		})
 	})
-	v := 0
-	if verbose {
-		v = 1
-	}
-	C.udgam_log_init(C.int(v))
 }
 
 // Model is a GGUF model loaded in llama.cpp with one context. It is safe
@@ -252,6 +103,7 @@ type Model struct {
 	nCtx      int
 	recurrent bool
 	abort     *C.int
+	log       *engineLog // llama.cpp's log during this model's calls
 	// In a binary with ggml's float16 GELU table or float32 rope angles
 	// (a plain go build), a watch on the graphs refuses the models that
 	// apply them; nothing is watched in an exact build.
@@ -266,14 +118,15 @@ func Load(path string, opts Options) (*Model, error) {
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	if opts.Parallel > 256 {
-		return nil, fmt.Errorf("model %s: %d parallel sequences, at most 256", path, opts.Parallel)
+	if opts.Parallel > MaxParallel {
+		return nil, fmt.Errorf("model %s: %d parallel sequences, at most %d", path, opts.Parallel, MaxParallel)
 	}
 	checks := opts.engineChecks()
 	if err := checkCPU(checks.cpu); err != nil {
 		return nil, fmt.Errorf("model %s: %w", path, err)
 	}
-	backendInit(opts.Verbose)
+	log := newEngineLog(opts.Verbose, opts.logTo)
+	backendInit(log)
 
 	mp := C.llama_model_default_params()
 	// Every layer goes to a GPU backend when one is present (Metal is
@@ -285,12 +138,13 @@ func Load(path string, opts Options) (*Model, error) {
 	}
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
-	C.udgam_err_clear()
-	model := C.llama_model_load_from_file(cpath, mp)
+	var model *C.struct_llama_model
+	log.run(func() { model = C.llama_model_load_from_file(cpath, mp) })
 	if model == nil {
-		return nil, fmt.Errorf("model %s: llama.cpp could not load it: %s", path, lastError("unknown error"))
+		defer log.free()
+		return nil, fmt.Errorf("model %s: llama.cpp could not load it: %s", path, log.lastError("unknown error"))
 	}
-	m := &Model{info: info, opts: opts, model: model}
+	m := &Model{info: info, opts: opts, model: model, log: log}
 	if C.llama_model_has_encoder(model) || C.llama_model_is_diffusion(model) {
 		m.Close()
 		return nil, fmt.Errorf("model %s: architecture %q is not a causal decoder; udgam-ci scores decoder-only models", path, info.Arch)
@@ -332,12 +186,13 @@ func Load(path string, opts Options) (*Model, error) {
 	if opts.flash(info.Quantized()) {
 		cp.flash_attn_type = C.LLAMA_FLASH_ATTN_TYPE_ENABLED
 	}
-	C.udgam_err_clear()
-	ctx := C.llama_init_from_model(model, cp)
+	var ctx *C.struct_llama_context
+	log.run(func() { ctx = C.llama_init_from_model(model, cp) })
 	if ctx == nil {
+		err := fmt.Errorf("model %s: llama.cpp could not create a context (context %d, batch %d, parallel %d): %s",
+			path, opts.Context, opts.Batch, opts.Parallel, log.lastError("unknown error"))
 		m.Close()
-		return nil, fmt.Errorf("model %s: llama.cpp could not create a context (context %d, batch %d, parallel %d): %s",
-			path, opts.Context, opts.Batch, opts.Parallel, lastError("unknown error"))
+		return nil, err
 	}
 	m.ctx = ctx
 	m.nCtx = int(C.llama_n_ctx_seq(ctx))
@@ -351,36 +206,27 @@ func Load(path string, opts Options) (*Model, error) {
 	return m, nil
 }
 
-// clearError forgets llama.cpp's earlier errors, for calls made from the
-// package's other files.
-func clearError() { C.udgam_err_clear() }
-
-func lastError(fallback string) string {
-	s := strings.TrimSpace(C.GoString(C.udgam_err()))
-	if s == "" {
-		return fallback
-	}
-	return strings.Join(strings.Fields(s), " ")
-}
-
 // Close frees the model and its context.
 func (m *Model) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.ctx != nil {
-		C.llama_batch_free(m.batch)
-		C.llama_free(m.ctx)
-		m.ctx = nil
-	}
-	if m.model != nil {
-		C.llama_model_free(m.model)
-		m.model = nil
-	}
+	m.log.run(func() {
+		if m.ctx != nil {
+			C.llama_batch_free(m.batch)
+			C.llama_free(m.ctx)
+			m.ctx = nil
+		}
+		if m.model != nil {
+			C.llama_model_free(m.model)
+			m.model = nil
+		}
+	})
 	if m.abort != nil {
 		C.free(unsafe.Pointer(m.abort))
 		m.abort = nil
 	}
 	m.inexact.free()
+	m.log.free()
 	return nil
 }
 
@@ -636,9 +482,10 @@ func (m *Model) feed(st runner.Step) ([]int, []*C.float, error) {
 		C.udgam_batch_set(&m.batch, C.int(i), C.llama_token(e.Token), C.llama_pos(e.Pos), &seqs[0], C.int(len(e.Seqs)), out)
 	}
 	m.batch.n_tokens = C.int32_t(len(st.Entries))
-	C.udgam_err_clear()
-	if rc := C.llama_decode(m.ctx, m.batch); rc != 0 {
-		return nil, nil, fmt.Errorf("llama_decode returned %d: %s", int(rc), lastError("no message"))
+	var rc C.int32_t
+	m.log.run(func() { rc = C.llama_decode(m.ctx, m.batch) })
+	if rc != 0 {
+		return nil, nil, fmt.Errorf("llama_decode returned %d: %s", int(rc), m.log.lastError("no message"))
 	}
 	if err := m.inexact.check(m.info.Path, m.info.Arch); err != nil {
 		return nil, nil, err

@@ -1,6 +1,9 @@
+//go:build cgo
+
 package llama_test
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"math/rand/v2"
@@ -149,6 +152,21 @@ func TestInvariance(t *testing.T) {
 	llamatest.Invariance(t, lp, reqs)
 }
 
+// renamedArch writes the GGUF at src to dst with its architecture renamed
+// to arch, five letters as "llama" is, so the file stays valid GGUF that
+// llama.cpp refuses by that name, and returns dst.
+func renamedArch(t *testing.T, src, dst, arch string) string {
+	t.Helper()
+	whole, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, bytes.ReplaceAll(whole, []byte("llama"), []byte(arch)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
 func TestBadInput(t *testing.T) {
 	t.Parallel()
 	bp, lp := fixtures(t)
@@ -160,9 +178,7 @@ func TestBadInput(t *testing.T) {
 	os.WriteFile(truncated, whole[:len(whole)/2], 0o644)
 	headerOnly := filepath.Join(dir, "header.gguf")
 	os.WriteFile(headerOnly, whole[:100], 0o644)
-	foreign := filepath.Join(dir, "foreign.gguf")
-	// Rename the architecture in place: same length, so the file stays valid GGUF.
-	os.WriteFile(foreign, []byte(strings.Replace(string(whole), "llama", "zzzzz", -1)), 0o644)
+	foreign := renamedArch(t, lp, filepath.Join(dir, "foreign.gguf"), "zzzzz")
 
 	for _, c := range []struct{ path, want string }{
 		{filepath.Join(dir, "missing.gguf"), "file not found"},
@@ -243,5 +259,105 @@ func TestSharesStartsOnlyInOneCache(t *testing.T) {
 			t.Errorf("SeparateCaches %v, EachStart %v: ShareStarts %v, want %v", tt.separate, tt.each, got, tt.want)
 		}
 		m.Close()
+	}
+}
+
+// Options left 0 take the named defaults, and Parallel is held to
+// MaxParallel: llama.cpp's own limit, which it would otherwise abort on.
+func TestOptionsDefaults(t *testing.T) {
+	t.Parallel()
+	bp, _ := fixtures(t)
+	m := llamatest.Load(t, bp, llama.Options{Threads: 1})
+	want := runner.Limits{BatchTokens: llama.DefaultBatch, MaxSeqs: llama.DefaultParallel, Cells: llama.DefaultContext,
+		PackCells: llama.DefaultPackCells, ShareStarts: true}
+	if got := m.Limits(); got != want {
+		t.Errorf("limits with the default options: %+v, want %+v", got, want)
+	}
+	m.Close()
+	m = llamatest.Load(t, bp, llama.Options{Threads: 1, Context: 256, Parallel: llama.MaxParallel})
+	if got := m.Limits().MaxSeqs; got != llama.MaxParallel {
+		t.Errorf("Parallel %d: %d sequences", llama.MaxParallel, got)
+	}
+	m.Close()
+	if _, err := llama.Load(bp, llama.Options{Threads: 1, Context: 256, Parallel: llama.MaxParallel + 1}); err == nil || !strings.Contains(err.Error(), "at most") {
+		t.Errorf("Parallel %d: %v, want a refusal", llama.MaxParallel+1, err)
+	}
+}
+
+// llama.cpp's log callback is one per process; each model's log must stay
+// its own. Models load, score and close side by side: one verbose into a
+// file of its own, one quiet (its file must stay empty), and two files
+// llama.cpp refuses for different reasons, whose errors must each give
+// their own reason and not the other's.
+func TestLogsStayWithTheirModel(t *testing.T) {
+	t.Parallel()
+	bp, lp := fixtures(t)
+	dir := t.TempDir()
+	bad := map[string]string{
+		"zzzzz": renamedArch(t, lp, filepath.Join(dir, "first.gguf"), "zzzzz"),
+		"yyyyy": renamedArch(t, lp, filepath.Join(dir, "second.gguf"), "yyyyy"),
+	}
+	verboseLog, quietLog := filepath.Join(dir, "verbose.log"), filepath.Join(dir, "quiet.log")
+	open := func(p string) *os.File {
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	verbose := llama.WithLogTo(llama.Options{Threads: 1, Context: 256, Parallel: 2, Verbose: true}, open(verboseLog))
+	quiet := llama.WithLogTo(llama.Options{Threads: 1, Context: 256, Parallel: 2}, open(quietLog))
+
+	reqs := llamatest.TextRequests(t, bigram, 256, llamatest.Texts[:2])
+	var wg sync.WaitGroup
+	for range 3 {
+		for _, c := range []struct {
+			path string
+			opts llama.Options
+		}{{bp, verbose}, {lp, quiet}} {
+			wg.Go(func() {
+				m, err := llama.Load(c.path, c.opts)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer m.Close()
+				if _, err := m.Score(context.Background(), reqs); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		for arch, p := range bad {
+			wg.Go(func() {
+				_, err := llama.Load(p, llama.Options{Threads: 1})
+				if err == nil {
+					t.Errorf("Load(%s) loaded a model of architecture %s", p, arch)
+					return
+				}
+				for other := range bad {
+					if got := strings.Contains(err.Error(), "'"+other+"'"); got != (other == arch) {
+						t.Errorf("Load(%s), architecture %s: %v; want llama.cpp's reason for this file alone", p, arch, err)
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+
+	got, err := os.ReadFile(verboseLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(got, []byte(bp)) {
+		t.Errorf("the verbose model's log does not name its file %s:\n%s", bp, got)
+	}
+	for _, other := range []string{lp, bad["zzzzz"], bad["yyyyy"]} {
+		if bytes.Contains(got, []byte(other)) {
+			t.Errorf("the verbose model's log has lines of another model's load (%s)", other)
+		}
+	}
+	if got, err := os.ReadFile(quietLog); err != nil || len(got) > 0 {
+		t.Errorf("the quiet model logged %d bytes (%v):\n%.500s", len(got), err, got)
 	}
 }

@@ -1,42 +1,8 @@
 package llama
 
 /*
-#include <math.h>
 #include "llama.h"
-
-// udgam_pair compares two rows of n logits: each row's log-sum-exp, the
-// KL divergence of the second's softmax from the first's, and each row's
-// argmax (the lowest index wins a tie), all accumulated in double. It
-// returns -1 if any logit is not finite, else 0.
-static int udgam_pair(const float *a, const float *b, int n, double *lse_a, double *lse_b,
-		double *kl, int *top_a, int *top_b) {
-	float ma = a[0], mb = b[0];
-	int ta = 0, tb = 0;
-	for (int i = 0; i < n; i++) {
-		if (!isfinite(a[i]) || !isfinite(b[i])) {
-			return -1;
-		}
-		if (a[i] > ma) { ma = a[i]; ta = i; }
-		if (b[i] > mb) { mb = b[i]; tb = i; }
-	}
-	// KL = sum p_i ((a_i - la) - (b_i - lb)) = sum e_i (a_i - b_i) / sa - la + lb
-	// with e_i = exp(a_i - ma): one pass, two exponentials per token.
-	double sa = 0, sb = 0, sab = 0;
-	for (int i = 0; i < n; i++) {
-		double e = exp((double)a[i] - ma);
-		sa += e;
-		sab += e * ((double)a[i] - (double)b[i]);
-		sb += exp((double)b[i] - mb);
-	}
-	double la = ma + log(sa), lb = mb + log(sb);
-	double k = sab / sa - la + lb;
-	*lse_a = la;
-	*lse_b = lb;
-	*kl = k;
-	*top_a = ta;
-	*top_b = tb;
-	return 0;
-}
+#include "score.h"
 */
 import "C"
 

@@ -47,7 +47,9 @@ func Quantize(in, out, typ string, threads int) error {
 	if err := checkCPU(CPUFeatures); err != nil {
 		return fmt.Errorf("quantize %s: %w", in, err)
 	}
-	backendInit(false)
+	log := newEngineLog(false, nil)
+	defer log.free()
+	backendInit(log)
 	p := C.llama_model_quantize_default_params()
 	p.ftype = ft
 	p.nthread = C.int32_t(threads)
@@ -57,10 +59,11 @@ func Quantize(in, out, typ string, threads int) error {
 	cin, ctmp := C.CString(in), C.CString(tmp)
 	defer C.free(unsafe.Pointer(cin))
 	defer C.free(unsafe.Pointer(ctmp))
-	clearError()
-	if rc := C.llama_model_quantize(cin, ctmp, &p); rc != 0 {
+	var rc C.uint32_t
+	log.run(func() { rc = C.llama_model_quantize(cin, ctmp, &p) })
+	if rc != 0 {
 		os.Remove(tmp)
-		return fmt.Errorf("quantize %s to %s: llama.cpp failed: %s", in, name, lastError("no message"))
+		return fmt.Errorf("quantize %s to %s: llama.cpp failed: %s", in, name, log.lastError("no message"))
 	}
 	if err := os.Rename(tmp, out); err != nil {
 		os.Remove(tmp)

@@ -1,37 +1,6 @@
 package llama
 
-/*
-#include <stdint.h>
-#include <string.h>
-#include "ggml.h"
-#include "ggml-cpu.h"
-
-// udgam_ggml_rope turns one head x of dim values by ggml's CPU NEOX rope
-// (base freq_base, no scaling) at each of n positions, into out (n * dim).
-static int udgam_ggml_rope(const float *x, int dim, const int32_t *pos, int n, float freq_base, float *out) {
-	struct ggml_init_params p = { 4u << 20, NULL, false };
-	ggml_cpu_init();
-	struct ggml_context *ctx = ggml_init(p);
-	if (ctx == NULL) {
-		return 1;
-	}
-	struct ggml_tensor *a = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, dim, 1, n);
-	struct ggml_tensor *ps = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n);
-	for (int i = 0; i < n; i++) {
-		memcpy((float *)a->data + (size_t)i * dim, x, dim * sizeof(float));
-	}
-	memcpy(ps->data, pos, n * sizeof(int32_t));
-	struct ggml_tensor *y = ggml_rope_ext(ctx, a, ps, NULL, dim, GGML_ROPE_TYPE_NEOX, 0, freq_base, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f);
-	struct ggml_cgraph *gf = ggml_new_graph_custom(ctx, 16, false);
-	ggml_build_forward_expand(gf, y);
-	int rc = ggml_graph_compute_with_ctx(ctx, gf, 1) != GGML_STATUS_SUCCESS;
-	if (rc == 0) {
-		memcpy(out, y->data, (size_t)n * dim * sizeof(float));
-	}
-	ggml_free(ctx);
-	return rc;
-}
-*/
+// #include "kernels.h"
 import "C"
 
 import (

@@ -1,8 +1,5 @@
-// Package llamatest holds the checks every model llama.cpp scores must
-// pass, callable for any GGUF: agreement with a reference scorer, and the
-// invariance of log-probabilities under threads, batch size, packing,
-// cache layout and prefix sharing. runner/llama's own tests and each
-// architecture's exactness test (convert/archtest) call them.
+//go:build cgo
+
 package llamatest
 
 import (
@@ -154,7 +151,7 @@ func Score(t testing.TB, s runner.Scorer, reqs []runner.Request) []runner.Result
 func Invariance(t *testing.T, path string, reqs []runner.Request) {
 	t.Helper()
 	const tol = 1e-4
-	base := Load(t, path, llama.Options{Threads: 1, Batch: 512, Parallel: 32})
+	base := Load(t, path, llama.Options{Threads: 1, Batch: llama.DefaultBatch, Parallel: llama.DefaultParallel})
 	ref := Score(t, base, reqs)
 	if d := MaxDiff(t, ref, Score(t, base, reqs)); d != 0 {
 		t.Fatalf("a repeated run differs by %g", d)
@@ -167,7 +164,7 @@ func Invariance(t *testing.T, path string, reqs []runner.Request) {
 	// split ggml's rows, not a sum's order, and every decode on two threads
 	// in tests side by side on 2 cores spins.
 	for _, o := range []llama.Options{
-		{Threads: 2, Batch: 512, Parallel: 32},
+		{Threads: 2, Batch: llama.DefaultBatch, Parallel: llama.DefaultParallel},
 		{Threads: 1, Batch: 7, Parallel: 4},
 		{Threads: 1, Batch: 64, Parallel: 8, Context: 512},
 		{Threads: 1, Batch: 2048, Parallel: 64, Context: 8192},
@@ -200,7 +197,7 @@ func Invariance(t *testing.T, path string, reqs []runner.Request) {
 // upstream moves a whole quantization step (issue 40).
 func Exact(t *testing.T, path string, reqs []runner.Request) {
 	t.Helper()
-	base := Load(t, path, llama.Options{Threads: 1, Batch: 512, Parallel: 32})
+	base := Load(t, path, llama.Options{Threads: 1, Batch: llama.DefaultBatch, Parallel: llama.DefaultParallel})
 	ref := Score(t, base, reqs)
 	same := func(what string, got []runner.Result, want []runner.Result) {
 		t.Helper()

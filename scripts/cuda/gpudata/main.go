@@ -10,8 +10,6 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -60,22 +58,5 @@ func run(dir string, n int) error {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
 	}
-	path := filepath.Join(dir, "docs.jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
-	enc := json.NewEncoder(w)
-	for _, d := range fresh.MixedBenchDocs(n) {
-		if err := enc.Encode(d); err != nil {
-			f.Close()
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return f.Close()
+	return fresh.WriteJSONL(filepath.Join(dir, "docs.jsonl"), fresh.MixedBenchDocs(n))
 }

@@ -17,8 +17,6 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -143,7 +141,7 @@ func writeDocs(dir string, every int) error {
 			docs = append(docs, d)
 		}
 	}
-	if err := writeJSONL(filepath.Join(dir, "docs.jsonl"), docs); err != nil {
+	if err := fresh.WriteJSONL(filepath.Join(dir, "docs.jsonl"), docs); err != nil {
 		return err
 	}
 	texts := make([]string, len(docs))
@@ -155,24 +153,4 @@ func writeDocs(dir string, every int) error {
 		return fmt.Errorf("write %s: %w", txt, err)
 	}
 	return nil
-}
-
-func writeJSONL(path string, docs []fresh.Document) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	w := bufio.NewWriter(f)
-	enc := json.NewEncoder(w)
-	for _, d := range docs {
-		if err := enc.Encode(d); err != nil {
-			f.Close()
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return f.Close()
 }
