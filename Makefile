@@ -55,8 +55,16 @@ else
   # objects to a CPU without those instructions. Compilers that do not say
   # (clang) keep -march=native.
   NATIVE_FLAGS := $(shell $$($(GO) env CC) -march=native -E -v - </dev/null 2>&1 | sed -n 's/.*cc1 .* - \(-march=.*\) -dumpbase .*/\1/p' | head -1)
-  ARCH_FLAGS ?= $(or $(NATIVE_FLAGS),-march=native)
+  ARCH_FLAGS ?= $(call FP16_OFF,$(or $(NATIVE_FLAGS),-march=native))
 endif
+
+# arm64 is compiled without float16 arithmetic (issue 38): where the CPU
+# has it (Neoverse, Graviton, Ampere), ggml's float16 dot products and
+# tinyBLAS's float16 kernel sum the products in float16, and its SVE paths
+# do too, where x86 and arm64's baseline sum them in float32. GCC's
+# +nofp16 turns off SVE with it. FP16_OFF appends it to the -march or
+# -mcpu of an arm64 build; runner/llama refuses a build that has it.
+FP16_OFF = $(if $(filter arm64,$(TARGET_GOARCH)),$(shell printf '%s\n' '$(1)' | sed -E 's/(-m(arch|cpu)=[^ ,]*)/\1+nofp16/g'),$(1))
 
 # AMX is off in every build, whatever the CPU (issue 38). The native flags
 # of a Sapphire Rapids or newer Xeon define __AMX_INT8__, and ggml-cpu then
@@ -149,10 +157,11 @@ MATRIX_x86_64 := x86-64-v2=-march=x86-64-v2 x86-64-v3=-march=x86-64-v3 \
 	!sapphirerapids-amx-on=-march=sapphirerapids,-mamx-tile,-mamx-int8,-mamx-bf16
 # Graviton2 and Ampere Altra (Neoverse N1), Graviton3 (V1), Graviton4 and
 # GitHub's ubuntu-24.04-arm (Neoverse V2, N2).
-MATRIX_aarch64 := armv8-a=-march=armv8-a \
+# Each as a native build on it compiles: float16 arithmetic off (FP16_OFF).
+MATRIX_aarch64 := $(call FP16_OFF,armv8-a=-march=armv8-a \
 	neoverse-n1=-march=armv8.2-a+fp16+dotprod \
 	neoverse-v1=-march=armv8.4-a+sve+i8mm+bf16+fp16 \
-	neoverse-v2=-march=armv9-a+sve2+i8mm+bf16+fp16
+	neoverse-v2=-march=armv9-a+sve2+i8mm+bf16+fp16)
 matrix:
 	$(MAKE) --no-print-directory GOARCH=amd64 matrix-one
 	$(MAKE) --no-print-directory GOARCH=arm64 matrix-one

@@ -73,6 +73,16 @@
 #    invariant to offsets, not to an order the cache's freed cells change.
 #    llama.cpp's graph casts a float32 cache to float16 before flash
 #    attention (ggml's GPU kernels want it); the copy keeps it float32.
+#  - On arm64 without float16 arithmetic (armv8-a, the portable build)
+#    tinyBLAS multiplies float16 weights by the float32 activations as
+#    they are, where x86 (tinyBLAS and gemm.c) and ggml's own dot product
+#    round the activations to float16 first (ggml's vec_dot_type): the
+#    same model gave other products on arm64 (up to 5e-4 of a product
+#    sum in runner/llama's TestMatMulExact). The copy hands tinyBLAS's
+#    NEON kernel float16 activations, widened to float32 with the weights
+#    and summed in float32, as on x86. Float16 arithmetic itself (Neoverse
+#    CPUs have it) would sum products in float16; the Makefile compiles
+#    arm64 without it (+nofp16) and runner/llama refuses a build with it.
 #
 # go build -overlay cannot replace files in the module cache, so the copy
 # (the module as downloaded plus these edits; no upstream source lives in
@@ -246,7 +256,20 @@ template <typename V> static inline V in_register(V v) {
 #endif
     return v;
 }'
-REGISTER=$register perl -0777 -pe "s{$class}{\$ENV{REGISTER}\n\$1}; s{(load<V>\([AB] \+ ld[ab] \* \([ij][ij] \+ [ij]\) \+ l\))}{in_register(\$1)}g" "$mod/$sgemm" | edit "$sgemm"
+target=$sgemm
+sgemmtmp=$(mktemp)
+REGISTER=$register perl -0777 -pe "s{$class}{\$ENV{REGISTER}\n\$1}; s{(load<V>\([AB] \+ ld[ab] \* \([ij][ij] \+ [ij]\) \+ l\))}{in_register(\$1)}g" "$mod/$sgemm" >"$sgemmtmp"
+# arm64: float16 weights against float16 activations, both widened to
+# float32 (see the header), instead of against float32 activations.
+swap "$sgemmtmp" '        if (Btype == GGML_TYPE_F32) {
+            tinyBLAS<4, float32x4_t, float32x4_t, ggml_fp16_t, float, float> tb{ params,
+                k, (const ggml_fp16_t *)A, lda,
+                (const float *)B, ldb,' '        if (Btype == GGML_TYPE_F16) {
+            tinyBLAS<4, float32x4_t, float32x4_t, ggml_fp16_t, ggml_fp16_t, float> tb{ params,
+                k, (const ggml_fp16_t *)A, lda,
+                (const ggml_fp16_t *)B, ldb,'
+edit "$sgemm" <"$sgemmtmp"
+rm -f "$sgemmtmp"
 
 goversion=$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$root/go.mod")
 mkdir -p "$(dirname "$work")"
