@@ -73,6 +73,15 @@
 #    invariant to offsets, not to an order the cache's freed cells change.
 #    llama.cpp's graph casts a float32 cache to float16 before flash
 #    attention (ggml's GPU kernels want it); the copy keeps it float32.
+#  - ggml's own flash attention (arm64, and x86 without AVX-512, where
+#    attn.c does not take it) keeps an online softmax in the cells' order,
+#    so a query's bits changed with where freed cells put its keys (up to
+#    0.06 nats a token on quantized models on arm64, TestQuantizedExact).
+#    On a float32 cache (udgam-ci's; a float16 one keeps ggml's loop, and
+#    its float16 sums) the copy does as attn.c: the maximum over every key
+#    first, then the probabilities and P.V summed in double and rounded
+#    once (the scores are computed twice; attention sinks keep ggml's
+#    loop).
 #  - On arm64 without float16 arithmetic (armv8-a, the portable build)
 #    tinyBLAS multiplies float16 weights by the float32 activations as
 #    they are, where x86 (tinyBLAS and gemm.c) and ggml's own dot product
@@ -219,6 +228,58 @@ void ggml_compute_forward_flash_attn_ext(
     if (udgam_attn(params, dst)) {
         return;
     }
+'
+# ggml's own flash attention (where attn.c does not take it: arm64, x86
+# without AVX-512) on a float32 cache: each query's maximum over its keys
+# first, then the probabilities and P.V summed in double and rounded once
+# (see the header).
+swap "$ropetmp" '
+        // online softmax / attention
+' '
+        // udgam-ci (scripts/engine.sh): the maximum first, then sums in
+        // double rounded once, so the order of the cells does not matter.
+        if (!sinks && k->type == GGML_TYPE_F32 && v->type == GGML_TYPE_F32) {
+            float Mx = -INFINITY;
+            for (int pass = 0; pass < 2; ++pass) {
+                double Sd = 0.0;
+                double acc[DV];
+                if (pass == 1) {
+                    memset(acc, 0, sizeof(acc));
+                }
+                for (int64_t ic = 0; ic < nek1; ++ic) {
+                    const float mv = mp ? slope*GGML_CPU_FP16_TO_FP32(mp[ic]) : 0.0f;
+                    if (mv == -INFINITY) {
+                        continue;
+                    }
+                    float s;
+                    kq_vec_dot(DK, &s, 0, (const char *) k->data + (ic*nbk1 + ik2*nbk2 + ik3*nbk3), 0, Q_q, 0, 1);
+                    s = s*scale;
+                    if (logit_softcap != 0.0f) {
+                        s = logit_softcap*tanhf(s);
+                    }
+                    s += mv;
+                    if (pass == 0) {
+                        Mx = s > Mx ? s : Mx;
+                        continue;
+                    }
+                    const float p = expf(s - Mx);
+                    const float * vf = (const float *) ((const char *) v->data + (ic*nbv1 + iv2*nbv2 + iv3*nbv3));
+                    Sd += p;
+                    for (int64_t d = 0; d < DV; ++d) {
+                        acc[d] += (double) p * vf[d];
+                    }
+                }
+                if (pass == 1) {
+                    for (int64_t d = 0; d < DV; ++d) {
+                        VKQ32[d] = Sd == 0.0 ? 0.0f : (float) (acc[d] / Sd);
+                    }
+                }
+            }
+            memcpy((char *) dst->data + (iq3*ne2*ne1 + iq2 + iq1*ne1)*nb1, VKQ32, nb1);
+            continue;
+        }
+
+        // online softmax / attention
 '
 edit "${rope%/*}/udgam-attn.c" <"$root/scripts/engine/attn.c"
 edit "$rope" <"$ropetmp"
