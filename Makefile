@@ -173,17 +173,23 @@ matrix-one:
 # x86-64 machine cross-compiled (gcc-aarch64-linux-gnu) and run under
 # qemu-user (go test -exec), with the tolerances they hold on x86 (issue
 # 38). The packages: runner/llama (the engine against the float64
-# reference), convert (every architecture's converted model against its
-# float64 forward pass), and the probe and fresh scorers on test models.
-# Emulated, it takes minutes; its timings are not arm64's speed. -short
-# skips only TestResumeAfterKill, which runs the test binary again as a
-# child: qemu-user cannot exec an arm64 binary without binfmt_misc.
-ARM64_TEST_PKGS ?= ./runner/llama ./convert ./evals/probes ./evals/fresh
-ARM64_TEST_ARGS ?= -short
+# reference: matrix products, attention, packing of quantized models),
+# the probe and fresh scorers on test models, and of convert the
+# architectures whose float64 forward pass is quick to emulate
+# (ARM64_CONVERT_RUN: emulated, convert as a whole ran past 20 minutes,
+# Gemma 3, LFM2, Qwen3, Falcon-H1 and the 1,024-token Llama ones, which
+# make test runs on x86). Tests that start the test binary again
+# (internal/testexec) get the emulator through UDGAM_TEST_EXEC. Emulated,
+# it takes minutes; its timings are not arm64's speed.
+ARM64_TEST_PKGS ?= ./runner/llama ./evals/probes ./evals/fresh
+ARM64_CONVERT_RUN ?= ^Test(GPT2|GPTNeoX|Olmo|Olmo2|Qwen2)Exact$$|^TestConvertF32SourceKeepsPrecision$$|^TestQuantizeQ8MatchesGGMLReference$$
 QEMU_AARCH64 ?= qemu-aarch64 -L /usr/aarch64-linux-gnu
 ifeq ($(TARGET_GOARCH),arm64)
+ARM64_EXEC := $(if $(filter aarch64,$(HOST_MACHINE)),,-exec '$(QEMU_AARCH64)')
+arm64-test: export UDGAM_TEST_EXEC := $(if $(filter aarch64,$(HOST_MACHINE)),,$(QEMU_AARCH64))
 arm64-test:
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(if $(filter aarch64,$(HOST_MACHINE)),,-exec '$(QEMU_AARCH64)') $(ARM64_TEST_ARGS) $(ARM64_TEST_PKGS)
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(ARM64_EXEC) $(ARM64_TEST_PKGS)
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(ARM64_EXEC) -run '$(ARM64_CONVERT_RUN)' ./convert
 else
 arm64-test:
 	$(MAKE) --no-print-directory GOARCH=arm64 $@
