@@ -63,8 +63,10 @@ endif
 # tinyBLAS's float16 kernel sum the products in float16, and its SVE paths
 # do too, where x86 and arm64's baseline sum them in float32. GCC's
 # +nofp16 turns off SVE with it. FP16_OFF appends it to the -march or
-# -mcpu of an arm64 build; runner/llama refuses a build that has it.
-FP16_OFF = $(if $(filter arm64,$(TARGET_GOARCH)),$(shell printf '%s\n' '$(1)' | sed -E 's/(-m(arch|cpu)=[^ ,]*)/\1+nofp16/g'),$(1))
+# -mcpu of a Linux arm64 build; runner/llama refuses a build that has it.
+# (macOS builds with Apple's clang and Accelerate, unverified: left alone.)
+TARGET_GOOS := $(shell $(GO) env GOOS)
+FP16_OFF = $(if $(filter arm64,$(TARGET_GOARCH)),$(if $(filter linux,$(TARGET_GOOS)),$(shell printf '%s\n' '$(1)' | sed -E 's/(-m(arch|cpu)=[^ ,]*)/\1+nofp16/g'),$(1)),$(1))
 
 # AMX is off in every build, whatever the CPU (issue 38). The native flags
 # of a Sapphire Rapids or newer Xeon define __AMX_INT8__, and ggml-cpu then
