@@ -14,6 +14,8 @@
 #   0006 large matrix products to udgam-gemm.c (scripts/engine/gemm.c)
 #   0007 flash attention to udgam-attn.c (scripts/engine/attn.c)
 #   0008 flash attention keeps a float32 KV cache in float32
+#   0009 ggml's own flash attention sums as attn.c does (arm64, x86 without AVX2)
+#   0010 tinyBLAS's NEON float16 kernel takes float16 activations (as x86)
 # Each must apply whole, with no fuzz and not already applied, to the module
 # as downloaded, or the build fails (scripts/engine/patches/README.md says
 # how to change one).

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/udgamlabs/udgam-ci/internal/testexec"
 	"github.com/udgamlabs/udgam-ci/server"
 	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
@@ -67,7 +68,7 @@ func runChild(db string) int {
 // startChild runs the server in another process and returns its URL.
 func startChild(t testing.TB, db string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd := testexec.Self("-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+db)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()

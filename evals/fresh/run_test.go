@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/internal/goldentest"
+	"github.com/udgamlabs/udgam-ci/internal/testexec"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 )
@@ -379,7 +379,7 @@ func TestResumeAfterKill(t *testing.T) {
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "killed.jsonl")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestKillChild$")
+	cmd := testexec.Self("-test.run=^TestKillChild$")
 	cmd.Env = append(os.Environ(), killChildEnv+"="+path)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

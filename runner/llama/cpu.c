@@ -2,6 +2,14 @@
 
 #include "cpu.h"
 
+// Float16 arithmetic on arm64 makes ggml sum float16 products in float16
+// (its dot products, tinyBLAS, the SVE paths), where x86 and arm64's
+// baseline sum them in float32: the Makefile compiles arm64 with +nofp16
+// (issue 38). macOS builds with Accelerate, its own path (unverified).
+#if defined(__aarch64__) && !defined(__APPLE__) && (defined(__ARM_FEATURE_FP16_VECTOR_ARITHMETIC) || defined(__ARM_FEATURE_SVE))
+#error "udgam-ci: arm64 compiled with float16 arithmetic (or SVE): ggml would sum float16 products in float16; build with make, whose flags add +nofp16"
+#endif
+
 const char *udgam_cpu_compiled(void) {
 	return ""
 #if defined(__x86_64__)

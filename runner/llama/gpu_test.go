@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/internal/testexec"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/llama/llamatest"
 )
@@ -161,7 +162,7 @@ func TestGPUFallbackReport(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.setup(t, dir)
-			cmd := exec.Command(os.Args[0], "-test.run=^TestGPUFallbackReport$")
+			cmd := testexec.Self("-test.run=^TestGPUFallbackReport$")
 			cmd.Env = append(os.Environ(), "UDGAM_GPU_REPORT_CHILD=1", "OLLAMA_LIBRARY_PATH="+dir)
 			var stdout, stderr strings.Builder
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr

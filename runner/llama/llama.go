@@ -30,12 +30,13 @@ import (
 // quantized or not. The tiled kernel is the CPU's: where layers go to a
 // GPU, AttentionAuto keeps llama.cpp's unfused graph (its GPU kernels want
 // a float16 cache for flash attention). On the CPU a quantized model is
-// fused even without the tiled kernel: ggml's own goes key after key,
-// skipping the keys the mask hides, so a query's bits do not depend on
-// what else is packed in the cache, while the unfused graph's products and
-// softmax run over every cell and their rounding does; quantized weights
-// round activations to 8 bits, which turns that rounding into whole steps
-// (issue 40).
+// fused even without the tiled kernel: ggml's own (on a float32 cache, as
+// scripts/engine/patches/0009 edits it) skips the keys the mask hides, takes the
+// maximum first and sums in double, so a query's bits depend neither on
+// what else is packed in the cache nor on the order of its cells, while
+// the unfused graph's products and softmax run over every cell and their
+// rounding does; quantized weights round activations to 8 bits, which
+// turns that rounding into whole steps (issues 40 and 38).
 func (o Options) flash(quantized bool) bool {
 	cpu := o.CPUOnly || !bool(C.llama_supports_gpu_offload())
 	return o.Attention == AttentionFlash ||
