@@ -270,7 +270,7 @@ crosscheck-tokenizers: hfref
 # against transformers reading the same GGUF, the dequantized checkpoint
 # converted by udgam-ci within 1e-4 nats per token, the shipped file
 # audited against it, and the scores against golden values
-# (scripts/realmodels/golden.json; REALMODELS_ARGS=--update rewrites it).
+# (scripts/realmodels/testdata/golden.json; REALMODELS_ARGS=--update rewrites it).
 realmodels: build
 	py="$${UDGAM_PYREF_PYTHON:-$$(bash scripts/pyref/install.sh | tail -n 1)/bin/python}" && \
 	dir="$$(bash scripts/realmodels/install.sh "$$py" | tail -n 1)" && \

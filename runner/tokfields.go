@@ -83,7 +83,8 @@ func NewTokenizerFields(model, pre string, tokens, merges []string, scores []flo
 }
 
 // TokenizerDiff names the fields in which two models' tokenizers differ,
-// nil when they tokenize alike. Where both carry udgam-ci's record and the
+// nil when they tokenize alike; a pre-tokenizer comes with both names
+// (a's first), the one difference a name says all of. Where both carry udgam-ci's record and the
 // records differ (other text preparation), the record is named too. Infos
 // without fields (models not read from a GGUF) are compared by their
 // tokenizer hashes.
@@ -95,7 +96,11 @@ func TokenizerDiff(a, b Info) []string {
 		}
 	} else {
 		for _, k := range tokenizerFieldOrder {
-			if a.Tokenizer[k] != b.Tokenizer[k] {
+			switch {
+			case a.Tokenizer[k] == b.Tokenizer[k]:
+			case k == "pre-tokenizer" && a.TokenizerPre != b.TokenizerPre:
+				d = append(d, fmt.Sprintf("%s (%q vs %q)", k, a.TokenizerPre, b.TokenizerPre))
+			default:
 				d = append(d, k)
 			}
 		}

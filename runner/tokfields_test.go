@@ -19,6 +19,10 @@ func TestTokenizerDiff(t *testing.T) {
 	info := func(f TokenizerFields, spec *tokspec.Spec) Info {
 		return Info{VocabSize: len(tokens), Tokenizer: f, TokenizerSpec: spec, TokenizerSHA256: WithSpec("h", map[bool]string{true: "spec"}[spec != nil])}
 	}
+	withPre := func(i Info, pre string) Info {
+		i.TokenizerPre = pre
+		return i
+	}
 	base := NewTokenizerFields("gpt2", "smollm", tokens, merges, nil, types, special)
 	rec := &tokspec.Spec{Source: "tokenizer.json"}
 	for _, tc := range []struct {
@@ -30,6 +34,10 @@ func TestTokenizerDiff(t *testing.T) {
 		{"other merges", info(base, nil), info(NewTokenizerFields("gpt2", "smollm", tokens, []string{"b a"}, nil, types, special), nil), []string{"merges"}},
 		{"other pre-tokenizer and BOS", info(base, nil), info(NewTokenizerFields("gpt2", "gpt2", tokens, merges, nil, types,
 			map[string]any{"tokenizer.ggml.bos_token_id": uint32(0), "tokenizer.ggml.add_bos_token": false}), nil), []string{"pre-tokenizer", "special tokens"}},
+		// SmolLM2's file from llama.cpp's converter against a reference
+		// whose tokenizer.json lost its Digits step: the names say which.
+		{"pre-tokenizer named", withPre(info(base, nil), "smollm"), withPre(info(NewTokenizerFields("gpt2", "gpt-2", tokens, merges, nil, types, special), nil), "gpt-2"),
+			[]string{`pre-tokenizer ("smollm" vs "gpt-2")`}},
 		// llama.cpp's converter writes a padding and an unknown id and the
 		// default flags; udgam-ci's leaves them out: the same ids.
 		{"padding, BPE unknown id and written defaults", info(base, nil), info(NewTokenizerFields("gpt2", "smollm", tokens, merges, nil, types,

@@ -74,8 +74,8 @@ func Run(ctx context.Context, m Models, opt Options) (*Report, error) {
 	// By what tokenizes, field by field, so that a file another converter
 	// made from the same checkpoint passes.
 	if d := runner.TokenizerDiff(ri, ai); len(d) > 0 {
-		return nil, fmt.Errorf("audit: artifact %s has another tokenizer than reference %s: they differ in %s (%d tokens vs %d); it is not an artifact of this model",
-			ai.Path, ri.Path, strings.Join(d, ", "), ai.VocabSize, ri.VocabSize)
+		return nil, fmt.Errorf("audit: artifact %s has another tokenizer than reference %s: they differ in %s (reference first); the reference has %d tokens, the artifact %d; it is not an artifact of this model",
+			ai.Path, ri.Path, strings.Join(d, ", "), ri.VocabSize, ai.VocabSize)
 	}
 	acc := &klAcc{}
 	var pairArt runner.Model = &klModel{Model: m.RawArt, pair: m.Pair, acc: acc}
