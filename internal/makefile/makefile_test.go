@@ -47,8 +47,10 @@ func TestMakeTestRunsEveryTarget(t *testing.T) {
 	}
 	dir := t.TempDir()
 	// The real rule, with stand-ins for the targets it runs: vet and e2e
-	// fail, unit passes; each leaves a mark that it ran.
+	// fail, check-patches and unit pass; each leaves a mark that it ran.
 	mk := rule(t, "test") + `
+check-patches:
+	@touch ran-check-patches
 vet:
 	@touch ran-vet; exit 1
 unit:
@@ -68,7 +70,7 @@ e2e:
 	if err == nil {
 		t.Fatalf("make test passed with failing targets:\n%s", out.String())
 	}
-	for _, tgt := range []string{"vet", "unit", "e2e"} {
+	for _, tgt := range []string{"check-patches", "vet", "unit", "e2e"} {
 		if _, err := os.Stat(filepath.Join(dir, "ran-"+tgt)); err != nil {
 			t.Errorf("%s did not run:\n%s", tgt, out.String())
 		}
