@@ -3,6 +3,7 @@
 package llama_test
 
 import (
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
@@ -64,6 +65,25 @@ func TestLogitsHeldInParts(t *testing.T) {
 	for i := range reqs[:3] {
 		if d := llamatest.MaxDiff(t, got[i:i+1], llamatest.Score(t, small, reqs[i:i+1])); d > 1e-4 {
 			t.Fatalf("request %d alone differs by %g nats", i, d)
+		}
+	}
+
+	// An audit's pair decodes both models a part at a time too: KL exactly
+	// 0 against the same file, and the log-probabilities scored alone (its
+	// log-sum-exp sums exponentials in double, not float: 1e-6).
+	art := llamatest.Load(t, path, llama.Options{Threads: 1, Batch: llama.DefaultBatch, Parallel: 4, CPUOnly: true})
+	paired := scorePair(t, m, art, reqs)
+	_, artPeak, _ := llama.LogitRows(art)
+	if artPeak < 1 || artPeak > limit {
+		t.Fatalf("the pair's artifact asked for %d rows of logits in a decode, at most %d allowed", artPeak, limit)
+	}
+	for i := range paired {
+		for br := range paired[i].KL {
+			for k, kl := range paired[i].KL[br] {
+				if kl != 0 || paired[i].Ref[br][k] != paired[i].Art[br][k] || math.Abs(paired[i].Ref[br][k]-got[i][br][k]) > 1e-6 {
+					t.Fatalf("pair, request %d branch %d read %d: KL %g, log-probability %g, alone %g", i, br, k, kl, paired[i].Ref[br][k], got[i][br][k])
+				}
+			}
 		}
 	}
 }
