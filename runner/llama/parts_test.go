@@ -9,6 +9,7 @@ import (
 )
 
 func TestPartsSpreadReadsEvenly(t *testing.T) {
+	t.Parallel()
 	entry := func(read bool) runner.Entry {
 		if read {
 			return runner.Entry{Reads: []runner.Read{{}}}
