@@ -49,6 +49,10 @@ mkdir -p "$cache"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+# The flags of the build that called this (make's native ones, which make
+# build and make test compiled the engine with), before the base's replace
+# them: a target the engine sees as that build links its objects.
+native_cflags=${CGO_CFLAGS:-} native_cxxflags=${CGO_CXXFLAGS:-}
 export CGO_CFLAGS="$base" CGO_CXXFLAGS="$base"
 # The per-target directives carry -m flags that cgo's allow list lacks.
 export CGO_CFLAGS_ALLOW='-m.*' CGO_CXXFLAGS_ALLOW='-m.*'
@@ -128,6 +132,11 @@ view() {
 		awk 'NR == FNR { named[$1]; next } $2 in named { print $2, $3 }' "$work/names" - | sort | sha256sum | cut -c1-16
 }
 base_view=$(view)
+native_view=none
+if [ -n "$native_cflags" ] && [ "$native_cflags" = "$native_cxxflags" ]; then
+	# shellcheck disable=SC2086 # a list of flags
+	native_view=$(base="" view $native_cflags)
+fi
 
 check() {
 	local expect name flags skipped key note file sep got dir pkg overlay=()
@@ -143,8 +152,16 @@ check() {
 	# per-target package; cgo puts a package's directives after
 	# CGO_CFLAGS, so the target's -march wins over the base's. A target
 	# the engine sees as the base needs none: its link reuses what the
-	# base compiled (make arm64-test compiles arm64's).
-	if [ "$(view "${flags[@]}")" != "$base_view" ]; then
+	# base compiled (make arm64-test compiles arm64's); one it sees as the
+	# calling build links that build's objects.
+	local v env=()
+	v=$(view "${flags[@]}")
+	if [ "$v" = "$base_view" ]; then
+		note="$note (the base's view: no overlay)"
+	elif [ "$v" = "$native_view" ]; then
+		env=(CGO_CFLAGS="$native_cflags" CGO_CXXFLAGS="$native_cxxflags")
+		note="$note (this machine's view: make build's objects)"
+	else
 		printf '{"Replace":{' >"$work/$name.json"
 		sep=""
 		while read -r dir pkg; do
@@ -155,12 +172,10 @@ check() {
 		done <"$work/overlay.list"
 		printf '}}\n' >>"$work/$name.json"
 		overlay=(-overlay "$work/$name.json")
-	else
-		note="$note (the base's view: no overlay)"
 	fi
 	got=fails
 	TIMEFORMAT='%0R s, %0U+%0S CPU s'
-	if { time $go build "${overlay[@]}" -ldflags '-s -w' -o "$work/udgam-ci-$name" ./cmd/udgam-ci 2>"$work/$name.log"; } 2>"$work/$name.time"; then
+	if { time env "${env[@]}" $go build "${overlay[@]}" -ldflags '-s -w' -o "$work/udgam-ci-$name" ./cmd/udgam-ci 2>"$work/$name.log"; } 2>"$work/$name.time"; then
 		got=links
 	elif [ $expect = fails ] && ! grep -q 'undefined reference' "$work/$name.log"; then
 		got="fails for another reason than an undefined reference"
