@@ -54,6 +54,9 @@ func (s *Server) uploadAudit(c echo.Context) error {
 		return err
 	}
 	rep, runs, err := s.readAudit(multipart.NewReader(body, params["boundary"]))
+	if errors.Is(err, audit.ErrTooLarge) {
+		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, err.Error())
+	}
 	if err != nil {
 		return s.bodyError(err, gz, tooBig)
 	}

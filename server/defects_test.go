@@ -1,0 +1,129 @@
+package server_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/udgamlabs/udgam-ci/evals/audit"
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/server"
+	"github.com/udgamlabs/udgam-ci/server/servertest"
+)
+
+// processCPU is the CPU time this process has used, server and client
+// alike: the tests that read it are not parallel, so it is theirs.
+func processCPU(t *testing.T) time.Duration {
+	t.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Skipf("no CPU time here: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestAuditReportWhitespaceCostsLinearCPU: whitespace after a report's
+// JSON costs the server CPU in proportion to its length, and a report
+// part over 1 MiB is refused on its own, however small the upload on the
+// wire: 8 MiB of spaces, gzipped, once cost seconds of CPU (issue 50).
+// Not parallel: it reads the process's CPU time.
+func TestAuditReportWhitespaceCostsLinearCPU(t *testing.T) {
+	ts := startServer(t, server.Config{})
+	rep, files := auditOf(t, testRepo, 5)
+	good := jsonOf(t, rep)
+	post := func(report []byte) (int, []byte, time.Duration) {
+		ctype, body := multipartOf(t, auditUpload(t, report, files))
+		var z bytes.Buffer
+		zw := gzip.NewWriter(&z)
+		zw.Write(body)
+		zw.Close()
+		start := processCPU(t)
+		code, b, _ := ts.do(http.MethodPost, "/api/v1/audits", ts.token, bytes.NewReader(z.Bytes()), "Content-Type", ctype, "Content-Encoding", "gzip")
+		return code, b, processCPU(t) - start
+	}
+	if code, b, _ := post(good); code != http.StatusCreated {
+		t.Fatalf("the report: %d %s", code, b)
+	}
+	code, b, base := post(good) // stored already: the same work, 200
+	if code != http.StatusOK {
+		t.Fatalf("the report again: %d %s", code, b)
+	}
+	pad := func(n int) []byte { return append(append([]byte{}, good...), bytes.Repeat([]byte(" "), n)...) }
+	within := pad(audit.MaxReportBytes - len(good))
+	if code, b, cpu := post(within); code != http.StatusOK || cpu > 3*base+200*time.Millisecond {
+		t.Errorf("the report followed by %d spaces, 1 MiB in all: %d after %s of CPU (%s without them): %s", len(within)-len(good), code, cpu, base, b)
+	}
+	code, b, cpu := post(pad(8 << 20))
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(errorOf(t, b), "over the limit of 1048576 bytes for a report") || cpu > 3*base+200*time.Millisecond {
+		t.Errorf("the report followed by 8 MiB of spaces: %d after %s of CPU (%s without them): %s; want 413, the report's own limit", code, cpu, base, b)
+	}
+}
+
+// TestAuditReportReadStrictly: a report is read as strictly as a run
+// file: a key repeated, or in another case than its field's, is refused
+// naming the key, where encoding/json read it case-blind, the last of
+// two winning (issue 50).
+func TestAuditReportReadStrictly(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, server.Config{})
+	rep, files := auditOf(t, testRepo, 5)
+	good := string(jsonOf(t, rep))
+	before := ts.state()
+	for _, tc := range []struct{ name, old, new, want string }{
+		{"the verdict in upper case", `"verdict":"fail"`, `"VERDICT":"fail"`, `key "VERDICT": the field is "verdict" (keys are case-sensitive)`},
+		{"the verdict twice", `"verdict":"fail"`, `"verdict":"fail","verdict":"fail"`, `key "verdict" appears twice`},
+		{"the verdict again in upper case", `"verdict":"fail"`, `"verdict":"fail","Verdict":"fail"`, `key "Verdict": the field is "verdict"`},
+		{"a nested key in another case", `"same_top":`, `"Same_Top":`, `key "kl.Same_Top": the field is "kl.same_top"`},
+		{"kl spelled with a Kelvin sign", `"kl":`, `"\u212al":`, "the field is \"kl\""},
+		{"bytes that are not UTF-8", `"verdict":"fail"`, "\"verdict\":\"fail\",\"quantized\":\"q4\xff\"", "not valid UTF-8"},
+	} {
+		body := strings.Replace(good, tc.old, tc.new, 1)
+		if body == good {
+			t.Fatalf("%s: %s is not in the report", tc.name, tc.old)
+		}
+		ctype, b := multipartOf(t, auditUpload(t, []byte(body), files))
+		code, out, _ := ts.do(http.MethodPost, "/api/v1/audits", ts.token, bytes.NewReader(b), "Content-Type", ctype)
+		if code != http.StatusBadRequest || !strings.Contains(errorOf(t, out), tc.want) {
+			t.Errorf("%s: %d %s, want 400 naming %q", tc.name, code, out, tc.want)
+		}
+	}
+	if after := ts.state(); after != before {
+		t.Errorf("refused reports changed the store: %s, was %s", after, before)
+	}
+}
+
+// TestPartialRunPageSaysPartial: a run of 50 documents of a 400-document
+// set (what --limit 50 writes) says on its own page, as the history and
+// index pages do, that it is partial: how much of the set it scored, that
+// its interval is over those records only, and that it is never a
+// baseline; a whole run's page says none of it (issue 50).
+func TestPartialRunPageSaysPartial(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, server.Config{})
+	full := servertest.Spec{ID: "whole", Test: runfile.TestFresh, Records: 400, Seed: 1}
+	if code, _, body := ts.upload(full.Body(), ""); code != http.StatusCreated {
+		t.Fatalf("whole run: %d %s", code, body)
+	}
+	part := servertest.Spec{ID: "limit-50", Test: runfile.TestFresh, Records: 400, Seed: 2}.Run()
+	part.Docs = part.Docs[:50]
+	if code, _, body := ts.upload(runBody(t, part), ""); code != http.StatusCreated {
+		t.Fatalf("partial run: %d %s", code, body)
+	}
+	_, page := ts.get("/runs/limit-50")
+	note := servertest.Between(page, `id="partial"`, "</div>")
+	for _, want := range []string{"Partial run: 50 of 400 documents scored.", "over those records only", "never a baseline"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("the partial run's page says %q, want %q", note, want)
+		}
+	}
+	if iv := servertest.Between(page, `data-key="interval">`, "</span>"); !strings.Contains(iv, "over the 50 of 400 documents scored only") {
+		t.Errorf("the partial run's interval %q does not say what it covers", iv)
+	}
+	if _, page := ts.get("/runs/whole"); strings.Contains(page, `id="partial"`) || strings.Contains(page, "scored only") {
+		t.Errorf("a whole run's page calls it partial: %s", servertest.Between(page, "<h1>", "</dl>"))
+	}
+}
