@@ -3,6 +3,8 @@ package server_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
+	"html"
 	"net/http"
 	"strings"
 	"syscall"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/udgamlabs/udgam-ci/evals/audit"
+	"github.com/udgamlabs/udgam-ci/evals/audit/audittest"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
@@ -79,6 +82,7 @@ func TestAuditReportReadStrictly(t *testing.T) {
 		{"the verdict again in upper case", `"verdict":"fail"`, `"verdict":"fail","Verdict":"fail"`, `key "Verdict": the field is "verdict"`},
 		{"a nested key in another case", `"same_top":`, `"Same_Top":`, `key "kl.Same_Top": the field is "kl.same_top"`},
 		{"kl spelled with a Kelvin sign", `"kl":`, `"\u212al":`, "the field is \"kl\""},
+		{"a verification claimed by the uploader", `"verdict":"fail"`, `"verdict":"fail","verified":["artifact-fresh.jsonl"]`, "set by a report server, never by an upload"},
 		{"bytes that are not UTF-8", `"verdict":"fail"`, "\"verdict\":\"fail\",\"quantized\":\"q4\xff\"", "not valid UTF-8"},
 	} {
 		body := strings.Replace(good, tc.old, tc.new, 1)
@@ -125,5 +129,71 @@ func TestPartialRunPageSaysPartial(t *testing.T) {
 	}
 	if _, page := ts.get("/runs/whole"); strings.Contains(page, `id="partial"`) || strings.Contains(page, "scored only") {
 		t.Errorf("a whole run's page calls it partial: %s", servertest.Between(page, "<h1>", "</dl>"))
+	}
+}
+
+// TestAuditArtifactRunsChecked: an audit's artifact runs are checked, as
+// the reference's are, against the stored runs of the same model file and
+// settings: another model's runs relabelled as the artifact's are refused
+// naming the stored run; where the server holds no such runs, the audit's
+// page says those runs are the uploader's, unverified, and stops saying
+// so once it checked them (issue 50).
+func TestAuditArtifactRunsChecked(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, server.Config{})
+	ctx := context.Background()
+	shaA, shaB, shaRef := strings.Repeat("a1", 32), strings.Repeat("b2", 32), strings.Repeat("c3", 32)
+	judged := func(seed uint64, ref, art string) (*audit.Report, audit.RunFiles) {
+		h := servertest.Spec{Seed: 5, Repo: testRepo}.Header()
+		h.Model.File = "smollm2-135m"
+		return audittest.Judged(t, audittest.Spec{Model: h.Model, Git: h.Git, Items: 420, Seed: seed, BPBRise: 0.02, Quantized: "q4_0",
+			RefSHA256: ref, ArtSHA256: art, KL: audit.KL{Tokens: 12345, Mean: 0.0213, P99: 0.41, Max: 2.5, SameTop: 0.9612}})
+	}
+	unverified := func(id string) string {
+		_, page := ts.get("/audits/" + id)
+		const key = `data-key="audit-unverified">`
+		return html.UnescapeString(strings.TrimPrefix(servertest.Between(page, key, "</p>"), key))
+	}
+
+	rep, files := judged(5, shaRef, shaA)
+	first, err := ts.client.UploadAudit(ctx, auditUpload(t, rep, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"The reference's runs are the uploader's, unverified: this server held no run of smollm2-135m-f16.gguf (sha256 c3c3c3c3c3c3) with the audit's settings",
+		"The artifact's runs are the uploader's, unverified: this server held no run of smollm2-135m-q4_0.gguf (sha256 a1a1a1a1a1a1)",
+	} {
+		if got := unverified(first.ID); !strings.Contains(got, want) {
+			t.Errorf("an audit of files with no stored runs says %q, want %q", got, want)
+		}
+	}
+
+	// The artifact's own runs, and the reference's Fresh Text run, stored.
+	for id, r := range map[string]*runfile.Run{"a-fresh": files.ArtFresh, "a-probes": files.ArtProbes, "ref-fresh": files.RefFresh} {
+		stored := *r
+		stored.Header.ID = id
+		if code, _, body := ts.upload(runBody(t, &stored), ""); code != http.StatusCreated {
+			t.Fatalf("%s: %d %s", id, code, body)
+		}
+	}
+	again, err := ts.client.UploadAudit(ctx, auditUpload(t, rep, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := unverified(again.ID); !again.Created || got != "The reference's Probe Suite run is the uploader's, unverified: this server held no run of smollm2-135m-f16.gguf (sha256 c3c3c3c3c3c3) with the audit's settings to check them against." {
+		t.Errorf("the audit again, its artifact's runs stored: created %v, it says %q; want only the reference's probes unverified", again.Created, got)
+	}
+
+	// Model B against B2, its artifact's runs relabelled as A's.
+	forged, forgedFiles := judged(6, shaB, shaA)
+	before := ts.state()
+	ctype, body := multipartOf(t, auditUpload(t, forged, forgedFiles))
+	code, out, _ := ts.do(http.MethodPost, "/api/v1/audits", ts.token, bytes.NewReader(body), "Content-Type", ctype)
+	if want := "artifact-fresh.jsonl: the artifact's fresh scores are not those of stored run a-fresh of the same model file (sha256 a1a1a1a1a1a1)"; code != http.StatusBadRequest || !strings.Contains(errorOf(t, out), want) {
+		t.Errorf("another model's runs as the artifact's: %d %s, want 400 naming %q", code, out, want)
+	}
+	if after := ts.state(); after != before {
+		t.Errorf("the refused audit changed the store: %s, was %s", after, before)
 	}
 }
