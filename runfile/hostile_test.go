@@ -94,6 +94,7 @@ func TestReadWithRefusesOverTheBound(t *testing.T) {
 // hundred (each key compared with every earlier one), and a 16 MiB line
 // of nested objects is checked within a bounded allocation (issue 50).
 func TestCheckKeysIsLinear(t *testing.T) {
+	// Not parallel: it reads the process's allocations.
 	wide := func(n int) []byte {
 		var b bytes.Buffer
 		b.WriteString(`{"dataset":{"constant":{`)

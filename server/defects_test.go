@@ -33,8 +33,8 @@ func processCPU(t *testing.T) time.Duration {
 // JSON costs the server CPU in proportion to its length, and a report
 // part over 1 MiB is refused on its own, however small the upload on the
 // wire: 8 MiB of spaces, gzipped, once cost seconds of CPU (issue 50).
-// Not parallel: it reads the process's CPU time.
 func TestAuditReportWhitespaceCostsLinearCPU(t *testing.T) {
+	// Not parallel: it reads the process's CPU time.
 	ts := startServer(t, server.Config{})
 	rep, files := auditOf(t, testRepo, 5)
 	good := jsonOf(t, rep)
