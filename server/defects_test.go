@@ -197,3 +197,28 @@ func TestAuditArtifactRunsChecked(t *testing.T) {
 		t.Errorf("the refused audit changed the store: %s, was %s", after, before)
 	}
 }
+
+// TestAuditSaysChangeUnderMinimumEffect: a change whose interval excludes
+// zero but which is smaller than the minimum effect is said to be so on
+// the audit's page, not "no change" beside an interval above zero
+// (issue 50).
+func TestAuditSaysChangeUnderMinimumEffect(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, server.Config{})
+	h := servertest.Spec{Seed: 5, Repo: testRepo}.Header()
+	h.Model.File = "smollm2-135m"
+	rep, files := audittest.Judged(t, audittest.Spec{Model: h.Model, Git: h.Git, Items: 420, Seed: 5, BPBRise: 0.001, PRef: 0.6, PArt: 0.6,
+		KL: audit.KL{Tokens: 12345, Mean: 0.0213, P99: 0.41, Max: 2.5, SameTop: 0.9612}})
+	if f := rep.Fresh; f.Verdict != "no change" || f.CI[0] <= 0 || f.Delta >= f.MinEffect {
+		t.Fatalf("the fixture: fresh %s %+v, want no change with an interval above zero", f.Verdict, f.CI)
+	}
+	up, err := ts.client.UploadAudit(context.Background(), auditUpload(t, rep, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, page := ts.get("/audits/" + up.ID)
+	rows := rowsOf(t, page, `<table class="cards audit-summary">`)
+	if len(rows) != 2 || rows[0][4] != "[+0.0010, +0.0010]" || rows[0][5] != "smaller than the 0.002 bpb minimum effect" {
+		t.Errorf("the audit's summary rows %q, want Fresh Text's +0.0010 said smaller than the 0.002 bpb minimum effect", rows)
+	}
+}
