@@ -117,10 +117,12 @@ func checkKeys(b []byte, t reflect.Type) error {
 					top.keys = append(top.keys, k)
 				}
 				top.next = top.elem
-				if top.fields != nil {
-					ft, ok := top.fields.exact[k]
-					if want, folded := top.fields.folded[foldKey(k)]; !ok && folded {
-						return fmt.Errorf("key %q: the field is %q (keys are case-sensitive)", path(top, k), path(top, want))
+				if f := top.fields; f != nil {
+					ft, ok := f.exact[k]
+					if !ok {
+						if want, folded := f.folded[foldKey(k)]; folded {
+							return fmt.Errorf("key %q: the field is %q (keys are case-sensitive)", path(top, k), path(top, want))
+						}
 					}
 					top.next = ft
 				}
@@ -136,6 +138,9 @@ func checkKeys(b []byte, t reflect.Type) error {
 				typ = top.next
 			}
 			f := &frame{parent: top, obj: c == '{', wantKey: c == '{'}
+			if f.obj {
+				f.keys = make([]string, 0, 8)
+			}
 			switch typ = decodedAs(typ); {
 			case typ == nil:
 			case c == '{' && typ.Kind() == reflect.Struct:
