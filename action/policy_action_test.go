@@ -138,8 +138,8 @@ func TestActionPolicyRefusesLooserSettings(t *testing.T) {
 				t.Errorf("%d tests scored; want fresh alone", len(o.res.Heads))
 			}
 		}},
-		{setting: "fresh-data", value: easy, judged: scoredWith("fresh@"+headSHA+" "), own: scoredWith("fresh@"+headSHA+" "+easy)},
-		{setting: "probe-items", value: easy, judged: scoredWith("probes@"+headSHA+" "), own: scoredWith("probes@"+headSHA+" "+easy)},
+		{setting: "fresh-data", value: easy, judged: scoredWith("fresh@" + headSHA + " "), own: scoredWith("fresh@" + headSHA + " " + easy)},
+		{setting: "probe-items", value: easy, judged: scoredWith("probes@" + headSHA + " "), own: scoredWith("probes@" + headSHA + " " + easy)},
 		{setting: "baseline", value: "none", judged: func(t *testing.T, o outcome, _, _ []string) {
 			if len(o.res.Comparisons) != 2 || o.res.ExitCode != 1 {
 				t.Errorf("%d comparisons, exit %d; want the base's baseline", len(o.res.Comparisons), o.res.ExitCode)

@@ -101,7 +101,7 @@ func TestMergeGate(t *testing.T) {
 	base.Baseline, base.FreshData, base.ProbeItems = "server", "hf://acme/fresh@1", "hf://acme/probes@1"
 	base.MaxDriftBPB, base.MaxDriftAccuracy, base.Anchor = 0.01, 2, "v1"
 	tests := []struct {
-		setting         string
+		setting          string
 		looser, stricter func(*GateSettings)
 	}{
 		{"fail-on", func(g *GateSettings) { g.FailOn = FailOnNever }, func(g *GateSettings) { g.FailOn = FailOnMismatch }},
