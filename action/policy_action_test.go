@@ -90,6 +90,16 @@ func exit(want int) func(t *testing.T, o outcome, data, seqs []string) {
 	}
 }
 
+// verdictIs checks a test's verdict, and the exit code unless it is -1.
+func verdictIs(test, want string, code int) func(t *testing.T, o outcome, data, seqs []string) {
+	return func(t *testing.T, o outcome, data, seqs []string) {
+		t.Helper()
+		if got := o.outputs[test+"-verdict"]; got != want || code >= 0 && o.res.ExitCode != code {
+			t.Errorf("%s %q, exit %d; want %q, exit %d", test, got, o.res.ExitCode, want, code)
+		}
+	}
+}
+
 func scoredWith(want ...string) func(t *testing.T, o outcome, data, seqs []string) {
 	return func(t *testing.T, o outcome, data, seqs []string) {
 		t.Helper()
@@ -111,24 +121,8 @@ func TestActionPolicyRefusesLooserSettings(t *testing.T) {
 	easy := "hf://acme/easy@" + strings.Repeat("5", 40)
 	cases := []policyCase{
 		{setting: "fail-on", value: "never", judged: exit(1), own: exit(0)},
-		{setting: "min-effect-bpb", value: "0.1", judged: func(t *testing.T, o outcome, _, _ []string) {
-			if o.outputs["fresh-verdict"] != "regressed" || o.res.ExitCode != 1 {
-				t.Errorf("fresh %q, exit %d: want regressed beyond the base's 0.002", o.outputs["fresh-verdict"], o.res.ExitCode)
-			}
-		}, own: func(t *testing.T, o outcome, _, _ []string) {
-			if o.outputs["fresh-verdict"] != "no change" {
-				t.Errorf("fresh %q: want no change within 0.1", o.outputs["fresh-verdict"])
-			}
-		}},
-		{setting: "min-effect-accuracy", value: "20", judged: func(t *testing.T, o outcome, _, _ []string) {
-			if o.outputs["probes-verdict"] != "regressed" || o.res.ExitCode != 1 {
-				t.Errorf("probes %q, exit %d: want regressed beyond the base's 1 point", o.outputs["probes-verdict"], o.res.ExitCode)
-			}
-		}, own: func(t *testing.T, o outcome, _, _ []string) {
-			if o.outputs["probes-verdict"] != "no change" {
-				t.Errorf("probes %q: want no change within 20 points", o.outputs["probes-verdict"])
-			}
-		}},
+		{setting: "min-effect-bpb", value: "0.1", judged: verdictIs("fresh", "regressed", 1), own: verdictIs("fresh", "no change", -1)},
+		{setting: "min-effect-accuracy", value: "20", judged: verdictIs("probes", "regressed", 1), own: verdictIs("probes", "no change", -1)},
 		{setting: "tests", value: "fresh", judged: func(t *testing.T, o outcome, _, _ []string) {
 			if len(o.res.Heads) != 2 || o.res.ExitCode != 1 {
 				t.Errorf("%d tests scored, exit %d; want both, probes regressed", len(o.res.Heads), o.res.ExitCode)
