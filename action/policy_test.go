@@ -1,6 +1,7 @@
 package action
 
 import (
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -196,6 +197,35 @@ func TestBudgetLooser(t *testing.T) {
 	} {
 		if got := budgetLooser(tt.base, tt.pr); got != tt.looser {
 			t.Errorf("base %q, pull request %q: looser %v, want %v", tt.base, tt.pr, got, tt.looser)
+		}
+	}
+}
+
+// The policy a reader copies (the example file, docs/action.md's block)
+// is one the Action reads, with the label and the drift budget set.
+func TestExamplePolicies(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../examples/policy/udgam-ci.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("../docs/action.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "```yaml\n# .github/udgam-ci.yml")
+	block, _, _ = strings.Cut("# "+block, "```")
+	if !ok || block == "" {
+		t.Fatal("docs/action.md has no ```yaml block of .github/udgam-ci.yml")
+	}
+	for name, src := range map[string]string{"examples/policy/udgam-ci.yml": string(b), "docs/action.md": block} {
+		p, err := ParsePolicy(name, []byte(src))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if p.AcceptLabel == "" || p.Gate.MaxDriftBPB == 0 || p.Gate.MaxDriftAccuracy == 0 || !slices.Equal(p.AcceptRoles, DefaultAcceptRoles) {
+			t.Errorf("%s: %+v", name, p)
 		}
 	}
 }
