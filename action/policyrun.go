@@ -144,8 +144,9 @@ func readFileAt(ctx context.Context, gh *github.Client, repo, path, ref string) 
 	if err != nil {
 		return nil, false, err
 	}
-	if file == nil || dir != nil {
-		return nil, false, fmt.Errorf("%s is a directory, not a file", path)
+	if file == nil || dir != nil || file.GetType() != "file" {
+		// A directory, symlink or submodule holds no settings to read.
+		return nil, false, fmt.Errorf("%s is not a file", path)
 	}
 	s, err := file.GetContent()
 	if err != nil {
