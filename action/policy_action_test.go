@@ -386,3 +386,24 @@ func TestActionPolicyFailsClosed(t *testing.T) {
 		t.Errorf("scored %d runs and commented under a policy it could not read", w.scorer.n())
 	}
 }
+
+// A pull request cannot borrow the label of another by naming it in the
+// pr input: the event's own number counts.
+func TestActionPolicyLabelOfAnotherPullRequest(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.95, "probes": 30}
+	pol := basePolicy()
+	w.gh.SetFile(policyBase, ".github/udgam-ci.yml", policyFile(pol))
+	w.gh.SetRole("alice", "admin")
+	w.gh.Label(12, acceptLabel, "alice")
+	in := prInputs(pol)
+	in["fail-on"], in["pr"] = "never", "12"
+	o := w.run("pull_request", policyPayload(27), in)
+	if o.err != nil || o.res.ExitCode != 1 {
+		t.Fatalf("err %v, exit %d: want the base's fail-on\n%s", o.err, o.res.ExitCode, o.log)
+	}
+	if len(ourComments(w.gh, 12)) != 0 || !strings.Contains(commentBody(t, w.gh, 27), "can accept them with the label") {
+		t.Errorf("commented on #12, or #27's comment does not say the label is missing")
+	}
+}

@@ -79,7 +79,9 @@ func Run(ctx context.Context, d Deps) (Result, error) {
 	if err != nil {
 		return Result{ExitCode: 1}, err
 	}
-	if in.PR != 0 {
+	if in.PR != 0 && ev.PR == 0 {
+		// Only where the event names none: a pull request must not borrow
+		// another's number, and with it that one's label.
 		ev.PR = in.PR
 	}
 	if in.CacheDir == "" {
