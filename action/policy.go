@@ -209,7 +209,7 @@ var gateRules = []gateRule{
 	rule("fail-on", func(g *GateSettings) *string { return &g.FailOn }, same, failOnLooser),
 	rule("min-effect-bpb", func(g *GateSettings) *float64 { return &g.MinEffectBPB }, formatNumber, larger),
 	rule("min-effect-accuracy", func(g *GateSettings) *float64 { return &g.MinEffectAccuracy }, formatNumber, larger),
-	rule("tests", func(g *GateSettings) *[]string { return &g.Tests }, joinComma, dropsAny),
+	rule("tests", func(g *GateSettings) *[]string { return &g.Tests }, testSet, dropsAny),
 	rule("fresh-data", func(g *GateSettings) *string { return &g.FreshData }, same, differs),
 	rule("probe-items", func(g *GateSettings) *string { return &g.ProbeItems }, same, differs),
 	rule("baseline", func(g *GateSettings) *string { return &g.Baseline }, same, differs),
@@ -248,7 +248,6 @@ func MergeGate(base, pr GateSettings, acceptLooser bool) (GateSettings, []Change
 }
 
 func same(s string) string             { return s }
-func joinComma(s []string) string      { return strings.Join(s, ",") }
 func formatNumber(f float64) string    { return strconv.FormatFloat(f, 'g', -1, 64) }
 func differs(base, pr string) bool     { return base != pr }
 func larger(base, pr float64) bool     { return pr > base }
@@ -257,6 +256,10 @@ func untilLooser(base, pr string) bool { return base == UntilAll && pr != UntilA
 // largerBudget: a drift budget of 0 is none, so only a larger nonzero one
 // is looser (a pull request's 0 inherits the base's).
 func largerBudget(base, pr float64) bool { return base > 0 && pr > base }
+
+// testSet writes tests in a fixed order: the order they run in is not
+// part of the gate.
+func testSet(tests []string) string { return strings.Join(slices.Sorted(slices.Values(tests)), ",") }
 
 // dropsAny: a pull request that drops a test the base runs is looser;
 // adding one is stricter.

@@ -229,3 +229,14 @@ func TestExamplePolicies(t *testing.T) {
 		}
 	}
 }
+
+// The same tests in another order are the same gate.
+func TestMergeGateTestsOrder(t *testing.T) {
+	t.Parallel()
+	base := defaultGate(t)
+	pr := base
+	pr.Tests = []string{"probes", "fresh"}
+	if eff, changes := MergeGate(base, pr, false); len(changes) != 0 || !slices.Equal(eff.Tests, pr.Tests) {
+		t.Errorf("judged by %+v, changes %+v", eff, changes)
+	}
+}
