@@ -385,6 +385,14 @@ func TestActionPolicyFailsClosed(t *testing.T) {
 	if w.scorer.n() != 0 || len(ourComments(w.gh, 26)) != 0 {
 		t.Errorf("scored %d runs and commented under a policy it could not read", w.scorer.n())
 	}
+
+	// A policy path the API answers with something else than a file.
+	in := prInputs(basePolicy())
+	in["policy"] = ".github"
+	o = w.run("pull_request", policyPayload(26), in)
+	if o.err == nil || !strings.Contains(o.err.Error(), "read the gate's policy .github at the base "+policyBase+": .github is not a file") {
+		t.Errorf("a directory as the policy: err %v", o.err)
+	}
 }
 
 // A pull request cannot borrow the label of another by naming it in the

@@ -3,9 +3,11 @@ package actiontest
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -132,7 +134,7 @@ func (g *GitHub) content(w http.ResponseWriter, r *http.Request, p string) {
 	}
 	body, ok := g.files[ref][p]
 	if !ok {
-		writeError(w, http.StatusNotFound, "Not Found")
+		g.dir(w, ref, p)
 		return
 	}
 	enc := base64.StdEncoding.EncodeToString([]byte(body))
@@ -151,4 +153,39 @@ func (g *GitHub) content(w http.ResponseWriter, r *http.Request, p string) {
 		"download_url": fmt.Sprintf("%s/raw/%s/%s/%s", g.URL, g.Repo, ref, p),
 		"_links":       map[string]string{"self": self, "git": git, "html": html},
 	})
+}
+
+// dir answers a directory as the contents API does, an array of its
+// entries; 404 when ref has nothing under p.
+func (g *GitHub) dir(w http.ResponseWriter, ref, p string) {
+	var entries []map[string]any
+	seen := map[string]bool{}
+	for _, f := range slices.Sorted(maps.Keys(g.files[ref])) {
+		rest, ok := strings.CutPrefix(f, p+"/")
+		if !ok {
+			continue
+		}
+		name, _, sub := strings.Cut(rest, "/")
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		kind, size := "file", len(g.files[ref][f])
+		if sub {
+			kind, size = "dir", 0
+		}
+		full := p + "/" + name
+		self := fmt.Sprintf("%s/api/v3/repos/%s/contents/%s?ref=%s", g.URL, g.Repo, full, url.QueryEscape(ref))
+		html := fmt.Sprintf("%s/%s/tree/%s/%s", g.URL, g.Repo, ref, full)
+		sha := fmt.Sprintf("%040x", size)
+		git := fmt.Sprintf("%s/api/v3/repos/%s/git/trees/%s", g.URL, g.Repo, sha)
+		entries = append(entries, map[string]any{"type": kind, "size": size, "name": name, "path": full, "sha": sha,
+			"url": self, "git_url": git, "html_url": html, "download_url": nil,
+			"_links": map[string]string{"self": self, "git": git, "html": html}})
+	}
+	if len(entries) == 0 {
+		writeError(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	writeJSON(w, entries)
 }
