@@ -235,10 +235,9 @@ func hasAnnotation(c actiontest.CheckRun, title, msg string) bool {
 	})
 }
 
-// The label counts only when someone whose role the policy names applied
-// it, and only while it is on the pull request.
-func TestActionPolicyLabelNeedsAMaintainer(t *testing.T) {
-	t.Parallel()
+// neverWorld is a pull request whose probes regress and that sets
+// fail-on: never against the base's policy, with alice an admin.
+func neverWorld(t *testing.T) (*world, map[string]string, map[string]string) {
 	w := newWorld(t)
 	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.95, "probes": 30}
 	pol := basePolicy()
@@ -246,6 +245,14 @@ func TestActionPolicyLabelNeedsAMaintainer(t *testing.T) {
 	in := prInputs(pol)
 	in["fail-on"] = "never"
 	w.gh.SetRole("alice", "admin")
+	return w, pol, in
+}
+
+// The label counts only when someone whose role the policy names applied
+// it, and only while it is on the pull request.
+func TestActionPolicyLabelNeedsAMaintainer(t *testing.T) {
+	t.Parallel()
+	w, pol, in := neverWorld(t)
 	w.gh.SetRole("bob", "write")
 
 	steps := []struct {
@@ -399,14 +406,9 @@ func TestActionPolicyFailsClosed(t *testing.T) {
 // pr input: the event's own number counts.
 func TestActionPolicyLabelOfAnotherPullRequest(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.95, "probes": 30}
-	pol := basePolicy()
-	w.gh.SetFile(policyBase, ".github/udgam-ci.yml", policyFile(pol))
-	w.gh.SetRole("alice", "admin")
+	w, _, in := neverWorld(t)
 	w.gh.Label(12, acceptLabel, "alice")
-	in := prInputs(pol)
-	in["fail-on"], in["pr"] = "never", "12"
+	in["pr"] = "12"
 	o := w.run("pull_request", policyPayload(27), in)
 	if o.err != nil || o.res.ExitCode != 1 {
 		t.Fatalf("err %v, exit %d: want the base's fail-on\n%s", o.err, o.res.ExitCode, o.log)
