@@ -97,7 +97,7 @@ endif
 
 TEST_TIMEOUT ?= 20m
 
-.PHONY: check-patches matrix matrix-one arm64-test cuda cuda-check gpu-bundle gpu-bundle-files env all build test unit sim hfref crosscheck crosscheck-tokenizers realmodels e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
+.PHONY: check-patches matrix matrix-one arm64-test cuda cuda-check gpu-bundle gpu-bundle-files env all build test unit sim hfref ghapi crosscheck crosscheck-tokenizers realmodels e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
 
 all: build
 
@@ -219,7 +219,7 @@ sim:
 	$(GO) test -count=1 -run Sim -v ./compare/sequential -sim.full
 
 # unit: every package's tests, llama.cpp included (the first run compiles it).
-unit: hfref
+unit: hfref ghapi
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 # test runs every target of TEST_TARGETS even when one fails (a vet or
@@ -238,6 +238,12 @@ test:
 # already there. internal/reference/hfref's tests use it.
 hfref:
 	@bash scripts/hfref/install.sh >/dev/null
+
+# ghapi installs GitHub's REST description (npm @octokit/openapi, pinned by
+# version and sha256) into the same cache; action/actiontest's fake GitHub
+# is held to it (docs/action.md).
+ghapi:
+	@bash scripts/ghapi/install.sh >/dev/null
 
 # crosscheck judges udgam-ci by the reference stack itself: the pinned
 # Python environment of scripts/pyref (installed on first use into a cache

@@ -23,6 +23,7 @@ type Comment struct {
 	User    User      `json:"user"`
 	Created time.Time `json:"created_at"`
 	Updated time.Time `json:"updated_at"`
+	pr      int       // the issue or PR it is on
 }
 
 // User is a comment's author.
@@ -92,7 +93,7 @@ func (g *GitHub) Checks() []CheckRun {
 // NewGitHub starts a fake for repo accepting token.
 func NewGitHub(t testing.TB, repo, token string) *GitHub {
 	g := &GitHub{Repo: repo, Token: token, PerPage: 100, nextID: 1000, comments: map[int][]*Comment{}}
-	g.Server = httptest.NewServer(http.HandlerFunc(g.serve))
+	g.Server = httptest.NewServer(conformTo(t, http.HandlerFunc(g.serve)))
 	t.Cleanup(g.Close)
 	return g
 }
@@ -132,7 +133,7 @@ func (g *GitHub) add(pr int, body, login string) *Comment {
 	g.nextID++
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	c := &Comment{ID: g.nextID, Body: body, User: User{Login: login}, Created: now, Updated: now,
-		HTMLURL: fmt.Sprintf("%s/%s/pull/%d#issuecomment-%d", g.URL, g.Repo, pr, g.nextID)}
+		HTMLURL: fmt.Sprintf("%s/%s/pull/%d#issuecomment-%d", g.URL, g.Repo, pr, g.nextID), pr: pr}
 	g.comments[pr] = append(g.comments[pr], c)
 	return c
 }
@@ -180,7 +181,7 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
-		json.NewEncoder(w).Encode(g.add(pr, body, "github-actions[bot]"))
+		json.NewEncoder(w).Encode(g.commentJSON(g.add(pr, body, "github-actions[bot]")))
 	case len(parts) == 2 && parts[0] == "comments" && r.Method == http.MethodPatch:
 		id, err := strconv.ParseInt(parts[1], 10, 64)
 		if err != nil {
@@ -196,7 +197,7 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 				if c.ID == id {
 					c.Body = body
 					c.Updated = c.Updated.Add(time.Minute)
-					writeJSON(w, c)
+					writeJSON(w, g.commentJSON(c))
 					return
 				}
 			}
@@ -220,7 +221,11 @@ func (g *GitHub) serveChecks(w http.ResponseWriter, r *http.Request, parts []str
 				runs = append(runs, c)
 			}
 		}
-		writeJSON(w, map[string]any{"total_count": len(runs), "check_runs": append([]*CheckRun{}, runs...)})
+		wire := []map[string]any{}
+		for _, c := range runs {
+			wire = append(wire, g.checkRunJSON(c))
+		}
+		writeJSON(w, map[string]any{"total_count": len(runs), "check_runs": wire})
 	case len(parts) == 1 && r.Method == http.MethodPost:
 		var in CheckRun
 		if !g.readCheck(w, r, &in) {
@@ -237,7 +242,7 @@ func (g *GitHub) serveChecks(w http.ResponseWriter, r *http.Request, parts []str
 		g.checks = append(g.checks, &in)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
-		json.NewEncoder(w).Encode(&in)
+		json.NewEncoder(w).Encode(g.checkRunJSON(&in))
 	case len(parts) == 2 && r.Method == http.MethodPatch:
 		id, _ := strconv.ParseInt(parts[1], 10, 64)
 		for _, c := range g.checks {
@@ -260,7 +265,7 @@ func (g *GitHub) serveChecks(w http.ResponseWriter, r *http.Request, parts []str
 			c.Output.Title, c.Output.Summary = in.Output.Title, in.Output.Summary
 			c.Annotations = append(c.Annotations, in.Output.Annotations...)
 			c.Updates++
-			writeJSON(w, c)
+			writeJSON(w, g.checkRunJSON(c))
 			return
 		}
 		writeError(w, http.StatusNotFound, "Not Found")
@@ -323,7 +328,11 @@ func (g *GitHub) list(w http.ResponseWriter, r *http.Request, pr int) {
 	if len(links) > 0 {
 		w.Header().Set("Link", strings.Join(links, ", "))
 	}
-	writeJSON(w, append([]*Comment{}, all[lo:hi]...))
+	wire := []map[string]any{}
+	for _, c := range all[lo:hi] {
+		wire = append(wire, g.commentJSON(c))
+	}
+	writeJSON(w, wire)
 }
 
 func (g *GitHub) readBody(w http.ResponseWriter, r *http.Request) (string, bool) {
