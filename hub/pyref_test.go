@@ -49,6 +49,7 @@ type hubOutcome struct {
 // without its token, a missing repository, revision or file) must fail
 // both with the same status. Run by make crosscheck-hub (UDGAM_PYREF_PYTHON).
 func TestHuggingFaceHubReference(t *testing.T) {
+	t.Parallel()
 	py := os.Getenv("UDGAM_PYREF_PYTHON")
 	if py == "" {
 		t.Skip("UDGAM_PYREF_PYTHON is not set: make crosscheck-hub runs this against huggingface_hub")

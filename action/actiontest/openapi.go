@@ -35,7 +35,7 @@ import (
 const githubAPIBase = "https://api.github.com"
 
 // description is GitHub's REST description, loaded once per test binary
-// (13 MB of JSON: about a second).
+// (13 MB of JSON: BENCHMARKS.md says what it costs).
 var description struct {
 	once   sync.Once
 	doc    *openapi3.T
@@ -50,25 +50,27 @@ func loadDescription() (*openapi3.T, routers.Router, error) {
 			description.err = err
 			return
 		}
-		loader := openapi3.NewLoader()
-		doc, err := loader.LoadFromFile(file)
-		if err != nil {
-			description.err = fmt.Errorf("load GitHub's REST description %s: %w", file, err)
-			return
-		}
-		if len(doc.Servers) != 1 || doc.Servers[0].URL != githubAPIBase {
-			description.err = fmt.Errorf("GitHub's REST description %s: servers are not just %s", file, githubAPIBase)
-			return
-		}
-		forbidUndescribedFields(doc)
-		router, err := gorillamux.NewRouter(doc)
-		if err != nil {
-			description.err = fmt.Errorf("route GitHub's REST description %s: %w", file, err)
-			return
-		}
-		description.doc, description.router = doc, router
+		description.doc, description.router, description.err = readDescription(file)
 	})
 	return description.doc, description.router, description.err
+}
+
+// readDescription parses the description, makes its objects refuse
+// undescribed fields and routes its operations.
+func readDescription(file string) (*openapi3.T, routers.Router, error) {
+	doc, err := openapi3.NewLoader().LoadFromFile(file)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load GitHub's REST description %s: %w", file, err)
+	}
+	if len(doc.Servers) != 1 || doc.Servers[0].URL != githubAPIBase {
+		return nil, nil, fmt.Errorf("GitHub's REST description %s: servers are not just %s", file, githubAPIBase)
+	}
+	forbidUndescribedFields(doc)
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("route GitHub's REST description %s: %w", file, err)
+	}
+	return doc, router, nil
 }
 
 // installDescription runs scripts/ghapi/install.sh, which prints the

@@ -54,6 +54,7 @@ func do(t *testing.T, method, url, body string) {
 // TestDescriptionRefusesWhatGitHubDoesNotHave: each kind of mismatch the
 // check exists for is reported, naming the request.
 func TestDescriptionRefusesWhatGitHubDoesNotHave(t *testing.T) {
+	t.Parallel()
 	// A faithful comment from the fake itself, to alter one thing at a time.
 	g := NewGitHub(t, "acme/train", "tok")
 	good := g.commentJSON(g.add(3, "hello", "github-actions[bot]"))
@@ -118,6 +119,7 @@ func TestDescriptionRefusesWhatGitHubDoesNotHave(t *testing.T) {
 // go-github (the Action's client), paging included, and through raw
 // requests for the answers go-github hides: nothing may be reported.
 func TestFakeConformsThroughGoGitHub(t *testing.T) {
+	t.Parallel()
 	doc, router, err := loadDescription()
 	if err != nil {
 		t.Fatal(err)
@@ -224,4 +226,39 @@ func clone(m map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// BenchmarkDescription measures what holding the fake to the description
+// costs: loading it (once per test binary) and checking one exchange.
+func BenchmarkDescription(b *testing.B) {
+	file, err := installDescription()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("load", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := readDescription(file); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("check-list-comments", func(b *testing.B) {
+		doc, router, err := loadDescription()
+		if err != nil {
+			b.Fatal(err)
+		}
+		g := &GitHub{Repo: "acme/train", Token: "tok", PerPage: 100, nextID: 1000, comments: map[int][]*Comment{}}
+		g.Server = httptest.NewServer(http.HandlerFunc(g.serve))
+		defer g.Close()
+		g.Seed(4, 30)
+		r := httptest.NewRequest("GET", "/api/v3/repos/acme/train/issues/4/comments?per_page=100", nil)
+		r.Header.Set("Authorization", "Bearer tok")
+		rec := httptest.NewRecorder()
+		g.serve(rec, r)
+		for b.Loop() {
+			if p := checkExchange(doc, router, r, nil, rec.Code, rec.Header(), rec.Body.Bytes()); len(p) > 0 {
+				b.Fatal(p)
+			}
+		}
+	})
 }

@@ -40,6 +40,7 @@ type paper struct {
 // continuation to the events the files hold. Run by make crosscheck-fresh
 // (UDGAM_PYREF_PYTHON).
 func TestRecordedAnswersReadByRealClients(t *testing.T) {
+	t.Parallel()
 	py := os.Getenv("UDGAM_PYREF_PYTHON")
 	if py == "" {
 		t.Skip("UDGAM_PYREF_PYTHON is not set: make crosscheck-fresh runs this against arxiv.py and mwclient")
