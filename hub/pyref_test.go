@@ -8,11 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -124,7 +125,7 @@ func TestHuggingFaceHubReference(t *testing.T) {
 					}
 					continue
 				}
-				if got.o.Error != "" || got.o.Commit != w.Commit || !equalMaps(got.o.Files, w.Files) {
+				if got.o.Error != "" || got.o.Commit != w.Commit || !maps.Equal(got.o.Files, w.Files) {
 					t.Errorf("%s: got commit %s, files %v, error %s %s; want commit %s, files %v", got.who, got.o.Commit, keys(got.o.Files), got.o.Error, got.o.Message, w.Commit, keys(w.Files))
 				}
 			}
@@ -233,23 +234,4 @@ func fileDigest(t *testing.T, p string) string {
 	return hex.EncodeToString(s[:])
 }
 
-func equalMaps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
-func keys(m map[string]string) string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return fmt.Sprint(ks)
-}
+func keys(m map[string]string) string { return fmt.Sprint(slices.Sorted(maps.Keys(m))) }
