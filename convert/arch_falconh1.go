@@ -16,7 +16,7 @@ var FalconH1 = &Architecture{
 	Classes: []string{"FalconH1ForCausalLM"},
 	GGUF:    "falcon-h1",
 	Kind:    "hybrid",
-	Convert: convertFalconH1,
+	Convert: byShape(readFalconH1Config),
 }
 
 // FalconH1RopeTheta is rope_theta when config.json sets none.
@@ -80,18 +80,6 @@ func (f falconMults) mup(m mixer2) []float64 {
 	return out
 }
 
-func convertFalconH1(cfg Config, w Weights) (KV, []Tensor, error) {
-	c, err := readFalconH1Config(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	ts, err := c.tensors(w)
-	if err != nil {
-		return nil, nil, err
-	}
-	return c.kv(), ts, nil
-}
-
 // falconH1Config is what the converter takes from a Falcon-H1 config.json,
 // read as FalconH1Config reads it and checked against llama.cpp's
 // falcon-h1 graph.
@@ -103,7 +91,7 @@ type falconH1Config struct {
 	mixer                                                        mixer2
 }
 
-func readFalconH1Config(cfg Config) (falconH1Config, error) {
+func readFalconH1Config(cfg Config, _ Weights) (falconH1Config, error) {
 	r := cfg.Reader()
 	c := falconH1Config{
 		hidden:  r.Int("hidden_size"),

@@ -17,19 +17,7 @@ var Gemma3 = &Architecture{
 	Classes: []string{"Gemma3ForCausalLM"},
 	GGUF:    "gemma3",
 	Kind:    "transformer",
-	Convert: convertGemma3,
-}
-
-func convertGemma3(cfg Config, w Weights) (KV, []Tensor, error) {
-	c, err := readGemma3Config(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	ts, err := c.tensors(w)
-	if err != nil {
-		return nil, nil, err
-	}
-	return c.kv(), ts, nil
+	Convert: byShape(readGemma3Config),
 }
 
 // gemma3Config is what the converter takes from a Gemma 3 config.json,
@@ -43,7 +31,7 @@ type gemma3Config struct {
 	window int
 }
 
-func readGemma3Config(cfg Config) (gemma3Config, error) {
+func readGemma3Config(cfg Config, _ Weights) (gemma3Config, error) {
 	r := cfg.Reader()
 	c := gemma3Config{
 		hidden:  r.Int("hidden_size"),

@@ -14,7 +14,7 @@ var Lfm2 = &Architecture{
 	Classes: []string{"Lfm2ForCausalLM"},
 	GGUF:    "lfm2",
 	Kind:    "hybrid",
-	Convert: convertLfm2,
+	Convert: byShape(readLfm2Config),
 }
 
 // lfm2Names are LFM2's tensors: each layer a short convolution or attention.
@@ -38,18 +38,6 @@ var lfm2Names = tensorNames{
 	"model.layers.N.self_attn.out_proj.weight":    "blk.N.attn_output.weight",
 	"model.layers.N.self_attn.q_layernorm.weight": "blk.N.attn_q_norm.weight",
 	"model.layers.N.self_attn.k_layernorm.weight": "blk.N.attn_k_norm.weight",
-}
-
-func convertLfm2(cfg Config, w Weights) (KV, []Tensor, error) {
-	c, err := readLfm2Config(cfg, w)
-	if err != nil {
-		return nil, nil, err
-	}
-	ts, err := c.tensors(w)
-	if err != nil {
-		return nil, nil, err
-	}
-	return c.kv(), ts, nil
 }
 
 // lfm2Config is what the converter takes from an LFM2 config.json, read
