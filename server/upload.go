@@ -37,7 +37,8 @@ func (s *Server) upload(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.CheckRun(run); err != nil {
+	checked, err := checkRun(s.store, run)
+	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
 	if run.Header.Git.Repo != tok.Repo {
@@ -49,7 +50,7 @@ func (s *Server) upload(c echo.Context) error {
 	} else if err := store.ValidRef(opt.BaseRef); err != nil {
 		return badRequest("base_ref: %v", err)
 	}
-	res, err := s.store.PutRun(ctx, run, opt)
+	res, err := ingest(ctx, s.store, checked, opt)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -39,7 +38,6 @@ type encoded struct {
 	records [][]byte
 	ids     []string
 	summary []byte
-	score   Score
 	sum     string
 }
 
@@ -97,60 +95,78 @@ func encode(r *runfile.Run) (*encoded, error) {
 	if err != nil { // a sum that is not a finite number
 		return nil, invalidf("run %s summary: %v", r.Header.ID, err)
 	}
-	e.score = compare.ScoreRun(r)
-	if !isFinite(e.score) {
-		return nil, invalidf("run %s: its score %v [%v, %v] is not a finite number", r.Header.ID, e.score.Value, e.score.Lo, e.score.Hi)
-	}
 	return e, nil
 }
 
-// PutRun stores a whole run in one transaction, or nothing. Storing the
+// NewRun is a judged upload, the row the server hands the store: the run
+// as CheckRun accepted it and what the server computed from it once.
+type NewRun struct {
+	Checked *CheckedRun
+	Score   Score
+	// Partial is runfile.Coverage's label, "" for a whole run.
+	Partial string
+	// Sequential is the replay of a sequential run's stop as JSON, nil
+	// for other runs.
+	Sequential json.RawMessage
+	Baseline   PutOptions
+}
+
+// Stored returns the run stored under c's id when it is c (the same
+// content), nil when no run is, and ErrConflict when another is: so a
+// repeated upload is recognised before anything is recomputed for it.
+func (s *Store) Stored(ctx context.Context, c *CheckedRun) (*Run, error) {
+	var res PutResult
+	found, err := res.storedAs(ctx, s.r, c.run.Header.ID, c.enc.sum)
+	if err != nil || !found {
+		return nil, err
+	}
+	return &res.Run, nil
+}
+
+// storedAs reads back the run stored under id when its content is sum;
+// another run under id is ErrConflict.
+func (res *PutResult) storedAs(ctx context.Context, q querier, id, sum string) (bool, error) {
+	var got string
+	err := q.QueryRowContext(ctx, `SELECT content_sha256 FROM runs WHERE id = ?`, id).Scan(&got)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, err
+	case got != sum:
+		return false, fmt.Errorf("run %s: %w: another run with this id is stored", id, ErrConflict)
+	}
+	return true, res.readBack(ctx, q, id)
+}
+
+// PutRun stores a judged run in one transaction, or nothing. Storing the
 // same run again (same id, same content) is a no-op that returns the stored
 // run; another run under a stored id is ErrConflict.
-func (s *Store) PutRun(ctx context.Context, r *runfile.Run, opt PutOptions) (PutResult, error) {
-	if err := s.CheckRun(r); err != nil {
-		return PutResult{}, err
+func (s *Store) PutRun(ctx context.Context, n NewRun) (PutResult, error) {
+	if n.Checked == nil {
+		return PutResult{}, errors.New("store run: not checked (Store.CheckRun)")
+	}
+	r, e, opt := n.Checked.run, n.Checked.enc, n.Baseline
+	h := &r.Header
+	if !isFinite(n.Score) {
+		return PutResult{}, invalidf("run %s: its score %v [%v, %v] is not a finite number", h.ID, n.Score.Value, n.Score.Lo, n.Score.Hi)
 	}
 	if opt.BaseRef == "" {
 		opt.BaseRef = runfile.DefaultBaseRef
 	}
-	e, err := encode(r)
-	if err != nil {
-		return PutResult{}, fmt.Errorf("store run %s: %w", r.Header.ID, err)
-	}
-	started, err := unixNanos(r.Header.StartedAt)
+	started, err := unixNanos(h.StartedAt)
 	if err != nil {
 		return PutResult{}, err
 	}
-	h := &r.Header
-	partial := runfile.CoverageOf(r).String()
 	var seq sql.NullString
-	if h.Sequential != nil {
-		rep, err := s.replaySequential(ctx, r)
-		if err != nil {
-			return PutResult{}, err
-		}
-		b, err := json.Marshal(rep)
-		if err != nil {
-			return PutResult{}, fmt.Errorf("store run %s: its sequential replay: %w", h.ID, err)
-		}
-		seq = sql.NullString{String: string(b), Valid: true}
-		if opt.BaselineID == "" {
-			// Its settings are checked against the run it was decided
-			// against, and its change is measured from it.
-			opt.BaselineID = h.Sequential.Baseline
-		}
+	if n.Sequential != nil {
+		seq = sql.NullString{String: string(n.Sequential), Valid: true}
 	}
 	var res PutResult
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		var sum string
-		err := tx.QueryRowContext(ctx, `SELECT content_sha256 FROM runs WHERE id = ?`, h.ID).Scan(&sum)
-		switch {
-		case err == nil && sum == e.sum:
-			return res.readBack(ctx, tx, h.ID) // already stored whole
-		case err == nil:
-			return fmt.Errorf("run %s: %w: another run with this id is stored", h.ID, ErrConflict)
-		case !errors.Is(err, sql.ErrNoRows):
+		// Checked again inside the write: an upload of the same run may
+		// have been stored since the server's first look (Stored).
+		if found, err := res.storedAs(ctx, tx, h.ID, e.sum); found || err != nil {
 			return err
 		}
 		base, err := pickBaseline(ctx, tx, r, opt)
@@ -175,9 +191,9 @@ func (s *Store) PutRun(ctx context.Context, r *runfile.Run, opt PutOptions) (Put
 			started_at, uploaded_at, n_records, metric, score, ci_lo, ci_hi, baseline_id, flags,
 			smoke, header, summary, content_sha256, partial, sequential) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			h.ID, h.Test, h.Model.Name, h.Model.Revision, h.Git.Repo, h.Git.SHA, h.Git.Ref, pr,
-			started, s.now().UnixNano(), len(e.records), e.score.Metric, e.score.Value,
-			e.score.Lo, e.score.Hi, baseID, string(flagJSON), h.Dataset.Smoke, string(e.header), string(e.summary), e.sum,
-			partial, seq)
+			started, s.now().UnixNano(), len(e.records), n.Score.Metric, n.Score.Value,
+			n.Score.Lo, n.Score.Hi, baseID, string(flagJSON), h.Dataset.Smoke, string(e.header), string(e.summary), e.sum,
+			n.Partial, seq)
 		if err != nil {
 			return err
 		}
@@ -204,8 +220,8 @@ func (s *Store) PutRun(ctx context.Context, r *runfile.Run, opt PutOptions) (Put
 // readBack reads the stored row inside the write transaction and checks it
 // is what every page will serve, so a run that cannot be shown is rolled
 // back rather than acknowledged.
-func (res *PutResult) readBack(ctx context.Context, tx *sql.Tx, id string) error {
-	run, err := getRun(ctx, tx, id)
+func (res *PutResult) readBack(ctx context.Context, q querier, id string) error {
+	run, err := getRun(ctx, q, id)
 	if err != nil {
 		return fmt.Errorf("read back: %w", err)
 	}

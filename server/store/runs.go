@@ -10,7 +10,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -45,10 +44,10 @@ type Run struct {
 	// is never a baseline.
 	Partial string
 	// Sequential is the server's replay of a sequential run's stop from
-	// its records against its baseline's (compare.ReplaySequential), what
-	// pages show instead of the header's claim; nil for other runs, and
-	// for sequential runs stored before the server replayed them.
-	Sequential *compare.Sequential
+	// its records against its baseline's (compare.ReplaySequential) as JSON,
+	// what pages show instead of the header's claim; nil for other runs,
+	// and for sequential runs stored before the server replayed them.
+	Sequential json.RawMessage
 	Header     runfile.Header
 	Summary    json.RawMessage
 	// Invalid says why a stored run cannot be scored (a row stored before
@@ -121,9 +120,7 @@ func scanRun(sc scanner) (*Run, error) {
 		r.Partial = notJudged
 	}
 	if seq.Valid {
-		if err := json.Unmarshal([]byte(seq.String), &r.Sequential); err != nil {
-			return nil, fmt.Errorf("run %s sequential replay: %w", r.ID, err)
-		}
+		r.Sequential = json.RawMessage(seq.String)
 	}
 	if pr.Valid {
 		n := int(pr.Int64)

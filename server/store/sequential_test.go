@@ -2,12 +2,15 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/server"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
@@ -33,20 +36,21 @@ func TestSequentialRunIsNeverABaseline(t *testing.T) {
 	q.Stop = &runfile.Stop{Reason: "complete", Scored: full.Run().Len(), CI: q.Stop.CI}
 	h.Sequential, h.ID = &q, "main-forged"
 	forged.Header = h
-	if _, err := s.PutRun(ctx, &forged, store.PutOptions{}); err == nil || !strings.Contains(err.Error(), "claim is refused") {
+	if _, err := server.Ingest(ctx, s, &forged, store.PutOptions{}); err == nil || !strings.Contains(err.Error(), "claim is refused") {
 		t.Fatalf("a header claiming complete after 50 records: %v, want refused", err)
 	}
-	res, err := s.PutRun(ctx, seq, store.PutOptions{})
+	res, err := server.Ingest(ctx, s, seq, store.PutOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := res.Run; r.Partial != "50 of 200, sequential" || r.Sequential == nil || r.Sequential.Scored != 50 || r.BaselineID != "main-full" {
-		t.Fatalf("stored sequential run: partial %q, replay %+v, baseline %q", r.Partial, r.Sequential, r.BaselineID)
+	var rep compare.Sequential
+	if r := res.Run; r.Partial != "50 of 200, sequential" || json.Unmarshal(r.Sequential, &rep) != nil || rep.Scored != 50 || r.BaselineID != "main-full" {
+		t.Fatalf("stored sequential run: partial %q, replay %s, baseline %q", r.Partial, r.Sequential, r.BaselineID)
 	}
 	hidden := *seq
 	hidden.Header.ID, hidden.Header.Sequential, hidden.Header.StartedAt = "main-hidden", nil, day(3)
 	hidden.Header.Dataset.Count = full.Run().Len()
-	if res, err := s.PutRun(ctx, &hidden, store.PutOptions{}); err != nil || res.Run.Partial != "50 of 200" {
+	if res, err := server.Ingest(ctx, s, &hidden, store.PutOptions{}); err != nil || res.Run.Partial != "50 of 200" {
 		t.Fatalf("50 of 200 records without a sequential rule: %+v %v", res.Run.Partial, err)
 	}
 	repo, model := full.Run().Header.Git.Repo, full.Run().Header.Model.Name
@@ -59,7 +63,7 @@ func TestSequentialRunIsNeverABaseline(t *testing.T) {
 		t.Errorf("a PR run's baseline is %q, want main-full (not a partial run)", res.Run.BaselineID)
 	}
 	for i, id := range []string{"main-seq", "main-hidden"} {
-		_, err := s.PutRun(ctx, servertest.Spec{ID: "asks-" + id, Seed: uint64(10 + i), Ref: "pr"}.Run(), store.PutOptions{BaselineID: id})
+		_, err := server.Ingest(ctx, s, servertest.Spec{ID: "asks-" + id, Seed: uint64(10 + i), Ref: "pr"}.Run(), store.PutOptions{BaselineID: id})
 		var bb *store.BadBaselineError
 		if !errors.As(err, &bb) || !strings.Contains(err.Error(), "partial") {
 			t.Errorf("partial run %s asked for as a baseline: %v, want refused", id, err)

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/udgamlabs/udgam-ci/evals/probes"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -93,10 +92,30 @@ func checkIdentity(where, model, revision string, g runfile.Git) error {
 	return nil
 }
 
+// CheckedRun is a run CheckRun accepted, with the lines it is stored as:
+// the only form PutRun takes, so a run is checked once on its way in.
+type CheckedRun struct {
+	run *runfile.Run
+	enc *encoded
+}
+
+// Run is the run that was checked.
+func (c *CheckedRun) Run() *runfile.Run { return c.run }
+
 // CheckRun refuses a run the store cannot keep whole and meaningful: what
 // runfile.Read accepts (every record's numbers), plus the names the pages
-// and queries rely on and a start time within the store clock's window.
-func (s *Store) CheckRun(r *runfile.Run) error { return checkRun(r, s.now()) }
+// and queries rely on, a start time within the store clock's window, and
+// lines within the limit every later reader has.
+func (s *Store) CheckRun(r *runfile.Run) (*CheckedRun, error) {
+	if err := checkRun(r, s.now()); err != nil {
+		return nil, err
+	}
+	e, err := encode(r)
+	if err != nil {
+		return nil, fmt.Errorf("store run %s: %w", r.Header.ID, err)
+	}
+	return &CheckedRun{run: r, enc: e}, nil
+}
 
 func checkRun(r *runfile.Run, now time.Time) error {
 	h := &r.Header
@@ -133,9 +152,6 @@ func checkRun(r *runfile.Run, now time.Time) error {
 		if err := r.Items[i].Validate(); err != nil {
 			return invalidf("run %s: %v", h.ID, err)
 		}
-	}
-	if err := probes.CheckVariants(r); err != nil {
-		return invalidf("run %s: %v", h.ID, err)
 	}
 	if h.Test == runfile.TestFresh && runfile.SummarizeFresh(r.Docs).Bytes == 0 {
 		return invalidf("run %s scores no bytes: bits per byte is undefined", h.ID)
