@@ -29,7 +29,7 @@ func TestSequentialOnEverySurface(t *testing.T) {
 	}
 	for _, tc := range cases {
 		head := comparetest.FreshRun("head-s", "udgamlabs/tiny-lm", comparetest.Jittered(comparetest.Shifted(docs, tc.shift), 2, 0.01))
-		c := mustCompare(t, base, comparetest.SequentialHead(base, head, tc.k, 0.002), compare.Options{Seed: 1})
+		c := mustCompare(t, base, comparetest.SequentialHead(base, head, tc.k, 0.002), compare.Options{MinEffect: defaultMinEffect, Seed: 1})
 		if c.Sequential == nil || c.Sequential.Reason != tc.reason || c.Sequential.Scored != tc.k {
 			t.Fatalf("%s: sequential %+v, want %s after %d", tc.name, c.Sequential, tc.reason, tc.k)
 		}
