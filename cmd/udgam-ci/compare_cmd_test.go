@@ -117,24 +117,19 @@ func TestMinEffectDefaultsAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		test   string
-		score  compare.MinEffect
-		action float64
-	}{
-		{runfile.TestFresh, fr.MinEffect, in.MinEffectBPB},
-		{runfile.TestProbes, pr.MinEffect, in.MinEffectAcc},
-	} {
-		want := compare.DefaultMinEffect(tc.test)
+	score := map[string]compare.MinEffect{runfile.TestFresh: fr.MinEffect, runfile.TestProbes: pr.MinEffect}
+	inputs := map[string]float64{runfile.TestFresh: in.MinEffectBPB, runfile.TestProbes: in.MinEffectAcc}
+	for _, test := range []string{runfile.TestFresh, runfile.TestProbes} {
+		want := compare.DefaultMinEffect(test)
 		for what, got := range map[string]float64{
-			"compare.NewOptions":        compare.NewOptions().MinEffect.Of(tc.test),
-			"udgam-ci compare":          cmp.Stats.MinEffect.Of(tc.test),
-			"udgam-ci score " + tc.test: tc.score.Of(tc.test),
-			"udgam-ci audit artifact":   au.MinEffect.Of(tc.test),
-			"the Action's input":        tc.action,
+			"compare.NewOptions":      compare.NewOptions().MinEffect.Of(test),
+			"udgam-ci compare":        cmp.Stats.MinEffect.Of(test),
+			"udgam-ci score " + test:  score[test].Of(test),
+			"udgam-ci audit artifact": au.MinEffect.Of(test),
+			"the Action's input":      inputs[test],
 		} {
 			if got != want {
-				t.Errorf("%s: %s's default minimum effect %g, compare's %g", tc.test, what, got, want)
+				t.Errorf("%s: %s's default minimum effect %g, compare's %g", test, what, got, want)
 			}
 		}
 	}
