@@ -16,17 +16,18 @@ import (
 // Ingest checks, judges and stores an uploaded run: what the upload
 // handler does past its HTTP concerns, for callers that hold a store.
 func Ingest(ctx context.Context, st *store.Store, r *runfile.Run, opt store.PutOptions) (store.PutResult, error) {
-	c, err := checkRun(st, r)
+	c, err := checkRun(st, r, opt)
 	if err != nil {
 		return store.PutResult{}, err
 	}
-	return ingest(ctx, st, c, opt)
+	return ingest(ctx, st, c)
 }
 
 // checkRun is every check of an uploaded run, run files of audits
-// included: the store's (what it can keep) and the test's (variants).
-func checkRun(st *store.Store, r *runfile.Run) (*store.CheckedRun, error) {
-	c, err := st.CheckRun(r)
+// included: the store's (what it can keep, and the baseline opt asks
+// for) and the test's (variants).
+func checkRun(st *store.Store, r *runfile.Run, opt store.PutOptions) (*store.CheckedRun, error) {
+	c, err := st.CheckRun(r, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +40,7 @@ func checkRun(st *store.Store, r *runfile.Run) (*store.CheckedRun, error) {
 // ingest judges a checked run once (its score, its coverage, a
 // sequential run's replayed stop) and hands the store the judged row. A
 // run stored already is answered as stored before anything is replayed.
-func ingest(ctx context.Context, st *store.Store, c *store.CheckedRun, opt store.PutOptions) (store.PutResult, error) {
+func ingest(ctx context.Context, st *store.Store, c *store.CheckedRun) (store.PutResult, error) {
 	r := c.Run()
 	stored, err := st.Stored(ctx, c)
 	if err != nil {
@@ -48,19 +49,14 @@ func ingest(ctx context.Context, st *store.Store, c *store.CheckedRun, opt store
 	if stored != nil {
 		return store.PutResult{Run: *stored}, nil
 	}
-	n := store.NewRun{Checked: c, Score: store.Score(compare.ScoreRun(r)), Partial: runfile.CoverageOf(r).String(), Baseline: opt}
-	if q := r.Header.Sequential; q != nil {
+	n := store.NewRun{Checked: c, Score: store.Score(compare.ScoreRun(r)), Partial: runfile.CoverageOf(r).String()}
+	if r.Header.Sequential != nil {
 		rep, err := replaySequential(ctx, st, r)
 		if err != nil {
 			return store.PutResult{}, err
 		}
 		if n.Sequential, err = json.Marshal(rep); err != nil {
 			return store.PutResult{}, fmt.Errorf("store run %s: its sequential replay: %w", r.Header.ID, err)
-		}
-		if n.Baseline.BaselineID == "" {
-			// Its settings are checked against the run it was decided
-			// against, and its change is measured from it.
-			n.Baseline.BaselineID = q.Baseline
 		}
 	}
 	return st.PutRun(ctx, n)
@@ -72,19 +68,13 @@ func ingest(ctx context.Context, st *store.Store, c *store.CheckedRun, opt store
 // own claim differs: pages show the replay, never the claim.
 func replaySequential(ctx context.Context, st *store.Store, r *runfile.Run) (*compare.Sequential, error) {
 	h := &r.Header
-	q := h.Sequential
-	if err := store.ValidID(q.Baseline); err != nil {
-		return nil, invalidf("run %s: sequential.baseline: %v", h.ID, err)
-	}
-	meta, err := st.GetRun(ctx, q.Baseline)
-	if errors.Is(err, store.ErrNotFound) || err == nil && meta.Repo != h.Git.Repo {
+	q := h.Sequential // its baseline's id checked by CheckRun
+	base, err := st.LoadRun(ctx, q.Baseline)
+	if errors.Is(err, store.ErrNotFound) || err == nil && base.Header.Git.Repo != h.Git.Repo {
+		// Another repository's run is reported as absent, not named.
 		return nil, invalidf("run %s was scored sequentially against run %s, which is not stored for %s: this server replays a sequential run's stop against its baseline's records, so upload the baseline first",
 			h.ID, q.Baseline, h.Git.Repo)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("run %s: its sequential baseline: %w", h.ID, err)
-	}
-	base, err := st.LoadRun(ctx, q.Baseline)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: its sequential baseline: %w", h.ID, err)
 	}

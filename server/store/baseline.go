@@ -27,10 +27,7 @@ func pickBaseline(ctx context.Context, tx querier, r *runfile.Run, opt PutOption
 	h := &r.Header
 	var raw string
 	var err error
-	if opt.BaselineID != "" {
-		if err := ValidID(opt.BaselineID); err != nil {
-			return nil, &BadBaselineError{Msg: "baseline: " + err.Error()}
-		}
+	if opt.BaselineID != "" { // checked by CheckRun
 		var repo string
 		var partial sql.NullString
 		var ok bool

@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,73 +29,6 @@ type BadBaselineError struct{ Msg string }
 
 func (e *BadBaselineError) Error() string { return e.Msg }
 
-// encoded is a run turned into the rows it is stored as, prepared outside
-// the write transaction so the lock is held only for the inserts.
-type encoded struct {
-	header  []byte
-	records [][]byte
-	ids     []string
-	summary []byte
-	sum     string
-}
-
-// encode turns a run into its stored lines. Each line must fit the line
-// limit of runfile.Read, which every later reader uses (the API, push,
-// compare), so a run is stored only in a form that can be served back; a
-// validated record re-encodes exactly (runfile.Marshal), so only the
-// length can fail.
-func encode(r *runfile.Run) (*encoded, error) {
-	e := &encoded{}
-	h := sha256.New()
-	line := func(what string, v any) ([]byte, error) {
-		b, err := runfile.Marshal(v)
-		if err != nil {
-			return nil, invalidf("%s: %v", what, err)
-		}
-		if len(b) >= runfile.MaxLine {
-			return nil, invalidf("%s: %d bytes as stored, over the line limit of %d", what, len(b), runfile.MaxLine)
-		}
-		h.Write(b)
-		h.Write([]byte{'\n'})
-		return b, nil
-	}
-	var err error
-	if e.header, err = line("header", r.Header); err != nil {
-		return nil, err
-	}
-	add := func(id string, v any) error {
-		b, err := line("record "+id, v)
-		if err != nil {
-			return err
-		}
-		e.records = append(e.records, b)
-		e.ids = append(e.ids, id)
-		return nil
-	}
-	for i := range r.Docs {
-		if err := add(r.Docs[i].ID, &r.Docs[i]); err != nil {
-			return nil, err
-		}
-	}
-	for _, items := range [][]runfile.Item{r.Items, r.Variants} {
-		for i := range items {
-			if err := add(items[i].ID, &items[i]); err != nil {
-				return nil, err
-			}
-		}
-	}
-	e.sum = hex.EncodeToString(h.Sum(nil))
-	if r.Header.Test == runfile.TestFresh {
-		e.summary, err = runfile.Marshal(runfile.SummarizeFresh(r.Docs))
-	} else {
-		e.summary, err = runfile.Marshal(runfile.SummarizeProbes(r.Items))
-	}
-	if err != nil { // a sum that is not a finite number
-		return nil, invalidf("run %s summary: %v", r.Header.ID, err)
-	}
-	return e, nil
-}
-
 // NewRun is a judged upload, the row the server hands the store: the run
 // as CheckRun accepted it and what the server computed from it once.
 type NewRun struct {
@@ -108,7 +39,6 @@ type NewRun struct {
 	// Sequential is the replay of a sequential run's stop as JSON, nil
 	// for other runs.
 	Sequential json.RawMessage
-	Baseline   PutOptions
 }
 
 // Stored returns the run stored under c's id when it is c (the same
@@ -146,13 +76,10 @@ func (s *Store) PutRun(ctx context.Context, n NewRun) (PutResult, error) {
 	if n.Checked == nil {
 		return PutResult{}, errors.New("store run: not checked (Store.CheckRun)")
 	}
-	r, e, opt := n.Checked.run, n.Checked.enc, n.Baseline
+	r, e, opt := n.Checked.run, n.Checked.enc, n.Checked.opt
 	h := &r.Header
 	if !isFinite(n.Score) {
 		return PutResult{}, invalidf("run %s: its score %v [%v, %v] is not a finite number", h.ID, n.Score.Value, n.Score.Lo, n.Score.Hi)
-	}
-	if opt.BaseRef == "" {
-		opt.BaseRef = runfile.DefaultBaseRef
 	}
 	started, err := unixNanos(h.StartedAt)
 	if err != nil {

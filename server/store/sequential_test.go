@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -68,5 +69,40 @@ func TestSequentialRunIsNeverABaseline(t *testing.T) {
 		if !errors.As(err, &bb) || !strings.Contains(err.Error(), "partial") {
 			t.Errorf("partial run %s asked for as a baseline: %v, want refused", id, err)
 		}
+	}
+}
+
+// A repeated upload of a sequential run is answered as stored before its
+// stop is replayed: the replay needs the baseline's records, taken away
+// here, and a second replay would fail.
+func TestRepeatedSequentialUploadNotReplayed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := open(t)
+	full := servertest.Spec{ID: "main-full", Seed: 1}
+	put(t, s, full, store.PutOptions{})
+	seq, err := servertest.Sequential(full.Run(), servertest.Spec{ID: "main-seq", Seed: 2}, 50, 7, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := server.Ingest(ctx, s, seq, store.PutOptions{}); err != nil || !res.Created {
+		t.Fatalf("first upload: %+v %v", res, err)
+	}
+	db, err := sql.Open("sqlite", s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`DELETE FROM records WHERE run_id = 'main-full'`); err != nil {
+		t.Fatal(err)
+	}
+	res, err := server.Ingest(ctx, s, seq, store.PutOptions{})
+	if err != nil || res.Created || res.Run.ID != "main-seq" {
+		t.Fatalf("the same run again: created %v, run %q, %v; want found stored without a replay", res.Created, res.Run.ID, err)
+	}
+	other := *seq
+	other.Header.ID = "main-seq-2"
+	if _, err := server.Ingest(ctx, s, &other, store.PutOptions{}); err == nil {
+		t.Fatal("a new sequential run was stored against a baseline without records")
 	}
 }

@@ -243,11 +243,22 @@ func TestCheckRunRefusesBadRuns(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := servertest.Spec{Records: 5}.Run()
 			tc.edit(r)
-			_, err := s.CheckRun(r)
+			_, err := s.CheckRun(r, store.PutOptions{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
 			}
 		})
+	}
+	// The baseline an upload asks for is checked with it.
+	for _, opt := range []store.PutOptions{{BaseRef: "main\n"}, {BaselineID: "../x"}} {
+		if _, err := s.CheckRun(servertest.Spec{Records: 5}.Run(), opt); err == nil {
+			t.Errorf("options %+v: accepted", opt)
+		}
+	}
+	seq := servertest.Spec{Records: 5}.Run()
+	seq.Header.Sequential = &runfile.Sequential{Rule: runfile.RuleUntilDecided, Level: 0.95, Baseline: "a b", Total: 5}
+	if _, err := s.CheckRun(seq, store.PutOptions{}); err == nil || !strings.Contains(err.Error(), "sequential.baseline") {
+		t.Errorf("a sequential run against baseline %q: %v", "a b", err)
 	}
 }
 
