@@ -41,34 +41,6 @@ type NewRun struct {
 	Sequential json.RawMessage
 }
 
-// Stored returns the run stored under c's id when it is c (the same
-// content), nil when no run is, and ErrConflict when another is: so a
-// repeated upload is recognised before anything is recomputed for it.
-func (s *Store) Stored(ctx context.Context, c *CheckedRun) (*Run, error) {
-	var res PutResult
-	found, err := res.storedAs(ctx, s.r, c.run.Header.ID, c.enc.sum)
-	if err != nil || !found {
-		return nil, err
-	}
-	return &res.Run, nil
-}
-
-// storedAs reads back the run stored under id when its content is sum;
-// another run under id is ErrConflict.
-func (res *PutResult) storedAs(ctx context.Context, q querier, id, sum string) (bool, error) {
-	var got string
-	err := q.QueryRowContext(ctx, `SELECT content_sha256 FROM runs WHERE id = ?`, id).Scan(&got)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return false, nil
-	case err != nil:
-		return false, err
-	case got != sum:
-		return false, fmt.Errorf("run %s: %w: another run with this id is stored", id, ErrConflict)
-	}
-	return true, res.readBack(ctx, q, id)
-}
-
 // PutRun stores a judged run in one transaction, or nothing. Storing the
 // same run again (same id, same content) is a no-op that returns the stored
 // run; another run under a stored id is ErrConflict.
@@ -81,22 +53,18 @@ func (s *Store) PutRun(ctx context.Context, n NewRun) (PutResult, error) {
 	if !isFinite(n.Score) {
 		return PutResult{}, invalidf("run %s: its score %v [%v, %v] is not a finite number", h.ID, n.Score.Value, n.Score.Lo, n.Score.Hi)
 	}
-	started, err := unixNanos(h.StartedAt)
-	if err != nil {
-		return PutResult{}, err
-	}
 	var seq sql.NullString
 	if n.Sequential != nil {
 		seq = sql.NullString{String: string(n.Sequential), Valid: true}
 	}
 	var res PutResult
-	err = s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
 		// Checked again inside the write: an upload of the same run may
 		// have been stored since the server's first look (Stored).
 		if found, err := res.storedAs(ctx, tx, h.ID, e.sum); found || err != nil {
 			return err
 		}
-		base, err := pickBaseline(ctx, tx, r, opt)
+		base, err := pickBaseline(ctx, tx, r, opt, n.Checked.started)
 		if err != nil {
 			return err
 		}
@@ -118,7 +86,7 @@ func (s *Store) PutRun(ctx context.Context, n NewRun) (PutResult, error) {
 			started_at, uploaded_at, n_records, metric, score, ci_lo, ci_hi, baseline_id, flags,
 			smoke, header, summary, content_sha256, partial, sequential) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			h.ID, h.Test, h.Model.Name, h.Model.Revision, h.Git.Repo, h.Git.SHA, h.Git.Ref, pr,
-			started, s.now().UnixNano(), len(e.records), n.Score.Metric, n.Score.Value,
+			n.Checked.started, s.now().UnixNano(), len(e.records), n.Score.Metric, n.Score.Value,
 			n.Score.Lo, n.Score.Hi, baseID, string(flagJSON), h.Dataset.Smoke, string(e.header), string(e.summary), e.sum,
 			n.Partial, seq)
 		if err != nil {

@@ -69,16 +69,6 @@ const (
 	briefColumns = baseColumns + `, CASE WHEN smoke THEN '{"dataset":{"smoke":true}}' ELSE '' END, 'null'`
 )
 
-// unixNanos is t as stored. Every stored time is inside the window
-// runfile.CheckStarted allows, far inside int64 nanoseconds; a time outside
-// int64's range is refused here, never wrapped.
-func unixNanos(t time.Time) (int64, error) {
-	if t.Before(minNanosTime) || t.After(maxNanosTime) {
-		return 0, invalidf("time %s is outside the years 1678 to 2262 that can be stored", t.UTC().Format(time.RFC3339))
-	}
-	return t.UnixNano(), nil
-}
-
 // clampNanos is a query bound as stored: times beyond int64 nanoseconds
 // become its ends, which select the same rows.
 func clampNanos(t time.Time) int64 {

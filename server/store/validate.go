@@ -101,6 +101,8 @@ type CheckedRun struct {
 	run *runfile.Run
 	enc *encoded
 	opt PutOptions
+	// started is the run's start as stored.
+	started int64
 }
 
 // Run is the run that was checked.
@@ -114,6 +116,10 @@ func (c *CheckedRun) Run() *runfile.Run { return c.run }
 // opt names one.
 func (s *Store) CheckRun(r *runfile.Run, opt PutOptions) (*CheckedRun, error) {
 	if err := checkRun(r, s.now()); err != nil {
+		return nil, err
+	}
+	started, err := unixNanos(r.Header.StartedAt)
+	if err != nil {
 		return nil, err
 	}
 	if opt.BaseRef == "" {
@@ -134,7 +140,17 @@ func (s *Store) CheckRun(r *runfile.Run, opt PutOptions) (*CheckedRun, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store run %s: %w", r.Header.ID, err)
 	}
-	return &CheckedRun{run: r, enc: e, opt: opt}, nil
+	return &CheckedRun{run: r, enc: e, opt: opt, started: started}, nil
+}
+
+// unixNanos is t as stored. Every stored time is inside the window
+// runfile.CheckStarted allows, far inside int64 nanoseconds; a time outside
+// int64's range is refused here, never wrapped.
+func unixNanos(t time.Time) (int64, error) {
+	if t.Before(minNanosTime) || t.After(maxNanosTime) {
+		return 0, invalidf("time %s is outside the years 1678 to 2262 that can be stored", t.UTC().Format(time.RFC3339))
+	}
+	return t.UnixNano(), nil
 }
 
 // encoded is a run turned into the rows it is stored as, prepared outside
