@@ -101,7 +101,7 @@ func StartLoop(h runfile.Header, sel []Pending, opt LoopOptions) (*Loop, []int, 
 	}
 	l.tally = Tally{Out: opt.Out, Resumed: out.Resumed, Skipped: len(sel) - len(todo) - len(opt.Reuse), Reused: len(opt.Reuse)}
 	l.prog = NewProgress(opt.Progress, len(sel), ProgressOptions{Label: opt.Label, Terminal: opt.Terminal, Now: l.now, TotalWork: total})
-	l.prog.Skip(l.tally.Skipped, 0)
+	l.prog.Skip(len(sel)-len(todo), 0)
 	if opt.Progress != nil {
 		for _, n := range SelectionNotes(h, opt.Noun) {
 			fmt.Fprintf(opt.Progress, "note: %s\n", n)
