@@ -31,8 +31,10 @@ func TestScoreReuseIfUnchanged(t *testing.T) {
 	}
 	models := map[string]string{}
 	for name, write := range map[string]func(string) error{
-		"base":    func(p string) error { return testmodel.WriteBigramGGUF(p, b) },
-		"renamed": func(p string) error { return testmodel.WriteBigramGGUF(p, b, testmodel.WithName("bigram, retrained on nothing new")) },
+		"base": func(p string) error { return testmodel.WriteBigramGGUF(p, b) },
+		"renamed": func(p string) error {
+			return testmodel.WriteBigramGGUF(p, b, testmodel.WithName("bigram, retrained on nothing new"))
+		},
 		"changed": func(p string) error { return testmodel.WriteBigramGGUF(p, changed) },
 	} {
 		models[name] = filepath.Join(dir, name+".gguf")
