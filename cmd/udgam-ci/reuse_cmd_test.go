@@ -119,6 +119,33 @@ func TestScoreReuseIfUnchanged(t *testing.T) {
 		}
 	}
 
+	// The Probe Suite's runs are reused alike.
+	items := generateItems(t, dir, 5)
+	probes := func(name, out string, more ...string) string {
+		t.Helper()
+		e, _, stderr := freshTestEnv()
+		args := append([]string{"score", "probes", "--model", models[name], "--items", items, "--out", out, "--threads", "1"}, more...)
+		if code := run(e, args); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr.String())
+		}
+		return stderr.String()
+	}
+	probesBase := filepath.Join(dir, "probes-base.jsonl")
+	probes("base", probesBase)
+	pb := read(probesBase)
+	pb.Items[0].Logprobs[0] -= 1
+	if err := runfile.WriteFile(probesBase, pb); err != nil {
+		t.Fatal(err)
+	}
+	for name, reused := range map[string]bool{"renamed": true, "changed": false} {
+		out := filepath.Join(t.TempDir(), "probes-head.jsonl")
+		stderr := probes(name, out, "--reuse-if-unchanged", probesBase)
+		ph := read(out)
+		if got := ph.Header.Reused != nil && reflect.DeepEqual(ph.Items, pb.Items); got != reused {
+			t.Errorf("probes, %s model: reused %v (header %+v), want %v:\n%s", name, got, ph.Header.Reused, reused, stderr)
+		}
+	}
+
 	// A sequential run of the changed model says what share of the set's
 	// bytes it scored, in --json and on stderr.
 	out := filepath.Join(t.TempDir(), "seq.jsonl")
