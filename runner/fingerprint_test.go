@@ -1,6 +1,9 @@
 package runner_test
 
 import (
+	"crypto/sha256"
+	"io"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -81,4 +84,40 @@ func TestFingerprint(t *testing.T) {
 	if err != nil || fp != info["a"].Fingerprint {
 		t.Errorf("Fingerprint = %q, %v; ReadInfo's %q", fp, err, info["a"].Fingerprint)
 	}
+}
+
+// BenchmarkFingerprint times the fingerprint of the GGUF named by
+// UDGAM_BENCH_GGUF beside the file's SHA-256, which ReadInfo also takes:
+// the fingerprint is the second pass over the file that ReadInfo adds.
+func BenchmarkFingerprint(b *testing.B) {
+	path := os.Getenv("UDGAM_BENCH_GGUF")
+	if path == "" {
+		b.Skip("UDGAM_BENCH_GGUF names no GGUF file")
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("fingerprint", func(b *testing.B) {
+		b.SetBytes(st.Size())
+		for b.Loop() {
+			if _, err := runner.Fingerprint(path); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("sha256", func(b *testing.B) {
+		b.SetBytes(st.Size())
+		for b.Loop() {
+			f, err := os.Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			h := sha256.New()
+			if _, err := io.Copy(h, f); err != nil {
+				b.Fatal(err)
+			}
+			f.Close()
+		}
+	})
 }
