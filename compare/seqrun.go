@@ -107,10 +107,13 @@ func ReplaySequential(base, head *runfile.Run) (*Sequential, string, error) {
 	s := &Sequential{Level: h.Level, MinEffect: h.MinEffect, Seed: h.Seed, Budget: h.Budget,
 		Scored: tr.Scored(), Total: h.Total, CI: tr.Interval(), LeftOut: head.Len() - tr.Scored(), Broken: tr.Broken()}
 	s.Cost = runfile.CostOf(h, head.Docs, head.Items)
+	whole := runfile.CostOf(nil, base.Docs, base.Items) // the baseline holds the whole set
 	if s.Cost.TotalBytes == 0 {
-		// runs made before the header recorded the set's bytes: the
-		// baseline holds the whole set
-		s.Cost.TotalBytes = runfile.CostOf(nil, base.Docs, base.Items).TotalBytes
+		s.Cost.TotalBytes = whole.TotalBytes // runs made before the header recorded it
+	}
+	if bs, hs := base.Header.Settings, head.Header.Settings; bs.TokenizerSHA256 != "" && bs.TokenizerSHA256 == hs.TokenizerSHA256 && bs.AddBOS == hs.AddBOS {
+		// the same tokenizer and BOS give each record the baseline's tokens
+		s.Cost.TotalTokens = whole.Tokens
 	}
 	s.Reason = tr.Decision()
 	note := ""

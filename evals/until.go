@@ -144,7 +144,7 @@ func StopLine(h *runfile.Sequential, cost runfile.Cost, noun string) string {
 	}
 	st := h.Stop
 	of := fmt.Sprintf("%d of %d %s", st.Scored, h.Total, noun)
-	if b := cost.BytesPhrase(); b != "" {
+	if b := cost.Phrase(); b != "" {
 		of += ", " + b
 	}
 	if st.CI == [2]float64{} && st.Reason != sequential.Complete && st.Reason != sequential.Within {

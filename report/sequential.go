@@ -16,7 +16,7 @@ func SequentialLine(c *compare.Comparison) string {
 		return ""
 	}
 	of := FormatCount(s.Scored) + " of " + recordNoun(c, s.Total)
-	if b := s.Cost.BytesPhrase(); b != "" {
+	if b := s.Cost.Phrase(); b != "" {
 		of += ", " + b
 	}
 	level := "(anytime-valid " + fmtFloat(100*s.Level, 0) + "%)"

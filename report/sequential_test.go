@@ -33,14 +33,18 @@ func TestSequentialOnEverySurface(t *testing.T) {
 		head := comparetest.FreshRun("head-s", "udgamlabs/tiny-lm", comparetest.Jittered(comparetest.Shifted(docs, tc.shift), 2, 0.01))
 		seq := comparetest.SequentialHead(base, head, tc.k, 0.002)
 		c := mustCompare(t, base, seq, compare.Options{Seed: 1})
-		scored, all := 0, 0
+		scored, all, tokens, allTokens := 0, 0, 0, 0
 		for _, d := range seq.Docs {
-			scored += d.Bytes
+			scored, tokens = scored+d.Bytes, tokens+d.Tokens
 		}
 		for _, d := range base.Docs {
-			all += d.Bytes
+			all, allTokens = all+d.Bytes, allTokens+d.Tokens
 		}
-		tc.want = fmt.Sprintf(tc.want, fmt.Sprintf("%.1f%% of the set's bytes", 100*float64(scored)/float64(all)))
+		if seq.Header.Settings.TokenizerSHA256 != base.Header.Settings.TokenizerSHA256 {
+			t.Fatal("the runs' tokenizers differ: the test shows no tokens' share")
+		}
+		tc.want = fmt.Sprintf(tc.want, fmt.Sprintf("%.1f%% of the set's bytes, %.1f%% of its tokens",
+			100*float64(scored)/float64(all), 100*float64(tokens)/float64(allTokens)))
 		if c.Sequential == nil || c.Sequential.Reason != tc.reason || c.Sequential.Scored != tc.k {
 			t.Fatalf("%s: sequential %+v, want %s after %d", tc.name, c.Sequential, tc.reason, tc.k)
 		}

@@ -60,7 +60,7 @@ func (c Coverage) String() string {
 	if c.Sequential {
 		s += ", sequential"
 	}
-	if b := c.Cost.BytesPhrase(); b != "" {
+	if b := c.Cost.Phrase(); b != "" {
 		s += ", " + b
 	}
 	return s

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 )
 
 // Reused records that a run scored nothing because its model is unchanged
@@ -55,15 +56,18 @@ func settingsDiffs(head, base *Header) []Diff {
 	return out
 }
 
-// Cost is how much of its set a run scored: records, and for Fresh Text
-// the bytes of their text, against the whole set's when the run header
-// knows it (a sequential run's). The one count of cost for every surface,
-// whatever a record is.
+// Cost is how much of its set a run scored: records, for Fresh Text the
+// bytes of their text, and the tokens scored, against the whole set's
+// where known (a sequential run's header knows the set's bytes; only the
+// baseline, scored with the same tokenizer, knows its tokens). The one
+// count of cost for every surface, whatever a record is.
 type Cost struct {
 	Records      int   `json:"records"`
 	TotalRecords int   `json:"total_records"`
 	Bytes        int64 `json:"bytes,omitempty"`
 	TotalBytes   int64 `json:"total_bytes,omitempty"` // 0: not known
+	Tokens       int64 `json:"tokens,omitempty"`
+	TotalTokens  int64 `json:"total_tokens,omitempty"` // 0: not known
 }
 
 // CostOf is what the records of docs and items cost out of the set h
@@ -72,10 +76,14 @@ func CostOf(h *Sequential, docs []Doc, items []Item) Cost {
 	c := Cost{Records: len(docs) + len(items)}
 	for i := range docs {
 		c.Bytes += int64(TextBytesOf(&docs[i]))
+		c.Tokens += int64(docs[i].Tokens)
 	}
-	c.TotalRecords, c.TotalBytes = c.Records, c.Bytes
+	for i := range items {
+		c.Tokens += int64(items[i].Tokens)
+	}
+	c.TotalRecords, c.TotalBytes, c.TotalTokens = c.Records, c.Bytes, c.Tokens
 	if h != nil {
-		c.TotalRecords, c.TotalBytes = h.Total, h.Bytes
+		c.TotalRecords, c.TotalBytes, c.TotalTokens = h.Total, h.Bytes, 0
 	}
 	return c
 }
@@ -98,14 +106,22 @@ func (c Cost) ByteShare() (float64, bool) {
 	return float64(c.Bytes) / float64(c.TotalBytes), true
 }
 
-// BytesPhrase is the byte share as every surface says it beside the
-// records, "38.2% of the set's bytes"; "" when unknown.
-func (c Cost) BytesPhrase() string {
-	s, ok := c.ByteShare()
-	if !ok {
-		return ""
+// Phrase is the shares as every surface says them beside the records,
+// "38.2% of the set's bytes, 36.9% of its tokens"; "" when neither is
+// known.
+func (c Cost) Phrase() string {
+	var parts []string
+	if s, ok := c.ByteShare(); ok {
+		parts = append(parts, fmt.Sprintf("%.1f%% of the set's bytes", 100*s))
 	}
-	return fmt.Sprintf("%.1f%% of the set's bytes", 100*s)
+	if c.TotalTokens > 0 {
+		of := "the set's"
+		if len(parts) > 0 {
+			of = "its"
+		}
+		parts = append(parts, fmt.Sprintf("%.1f%% of %s tokens", 100*float64(c.Tokens)/float64(c.TotalTokens), of))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Line is what every surface says of a reused run: "unchanged model:

@@ -53,14 +53,24 @@ func TestCostOf(t *testing.T) {
 	t.Parallel()
 	docs := []Doc{{ID: "a", Bytes: 99, TextBytes: 100}, {ID: "b", Bytes: 300}}
 	c := CostOf(&Sequential{Total: 10, Bytes: 1600}, docs, nil)
-	if c != (Cost{Records: 2, TotalRecords: 10, Bytes: 400, TotalBytes: 1600}) || c.BytesPhrase() != "25.0% of the set's bytes" {
-		t.Errorf("cost %+v, %q", c, c.BytesPhrase())
+	if c != (Cost{Records: 2, TotalRecords: 10, Bytes: 400, TotalBytes: 1600}) || c.Phrase() != "25.0% of the set's bytes" {
+		t.Errorf("cost %+v, %q", c, c.Phrase())
 	}
 	old := CostOf(&Sequential{Total: 10}, docs, nil)
-	if _, ok := old.ByteShare(); ok || old.BytesPhrase() != "" {
+	if _, ok := old.ByteShare(); ok || old.Phrase() != "" {
 		t.Errorf("a header without the set's bytes: %+v", old)
 	}
-	if p := CostOf(&Sequential{Total: 4}, nil, make([]Item, 3)); p.Records != 3 || p.BytesPhrase() != "" {
+	if p := CostOf(&Sequential{Total: 4}, nil, make([]Item, 3)); p.Records != 3 || p.Phrase() != "" {
 		t.Errorf("probes: %+v", p)
+	}
+	// Tokens, where the whole set's are known (compare, from a baseline
+	// with the same tokenizer).
+	c.Tokens, c.TotalTokens = 30, 400
+	if got := c.Phrase(); got != "25.0% of the set's bytes, 7.5% of its tokens" {
+		t.Errorf("with tokens: %q", got)
+	}
+	p := Cost{Records: 3, TotalRecords: 4, Tokens: 30, TotalTokens: 40}
+	if got := p.Phrase(); got != "75.0% of the set's tokens" {
+		t.Errorf("probes with tokens: %q", got)
 	}
 }

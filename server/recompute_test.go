@@ -95,21 +95,23 @@ func TestSequentialRunsAreReplayed(t *testing.T) {
 
 	// What the run cost is said beside where it stopped: the share of the
 	// set's bytes its records hold.
-	scored, all := 0, 0
+	scored, all, tokens, allTokens := 0, 0, 0, 0
 	for _, d := range seq.Docs {
-		scored += d.Bytes
+		scored, tokens = scored+d.Bytes, tokens+d.Tokens
 	}
 	for _, d := range full.Run().Docs {
-		all += d.Bytes
+		all, allTokens = all+d.Bytes, allTokens+d.Tokens
 	}
 	share := fmt.Sprintf("%.1f%% of the set's bytes", 100*float64(scored)/float64(all))
+	// The replay knows the set's tokens too: the baseline's, same tokenizer.
+	replayed := share + fmt.Sprintf(", %.1f%% of its tokens", 100*float64(tokens)/float64(allTokens))
 	got, err := ts.client.Run(context.Background(), "main-seq")
 	if err != nil || got.Partial != "50 of 400, sequential, "+share || got.Stop == nil || got.Stop.Scored != 50 ||
-		got.Cost == nil || got.Cost.Bytes != int64(scored) || got.Cost.TotalBytes != int64(all) {
+		got.Cost == nil || got.Cost.Bytes != int64(scored) || got.Cost.TotalBytes != int64(all) || got.Cost.Tokens != int64(tokens) || got.Cost.TotalTokens != int64(allTokens) {
 		t.Errorf("GET /api/v1/runs/main-seq: %v, partial %q, stop %+v, cost %+v; want %s", err, got.Partial, got.Stop, got.Cost, share)
 	}
 	_, page := ts.get("/runs/main-seq")
-	if !strings.Contains(page, "stopped (") || !strings.Contains(page, "after 50 of 400 ("+html.EscapeString(share)+"), as this server replayed it") {
+	if !strings.Contains(page, "stopped (") || !strings.Contains(page, "after 50 of 400 ("+html.EscapeString(replayed)+"), as this server replayed it") {
 		t.Errorf("run page's sequential line: %s", servertest.Between(page, `id="sequential"`, "</dd>"))
 	}
 	_, hist := ts.get("/repos/" + testRepo + "/models/" + full.Run().Header.Model.Name)

@@ -163,7 +163,7 @@ func TestScoreReuseIfUnchanged(t *testing.T) {
 	if c == nil || c.Records != head.Len() || c.TotalRecords != len(docs) || c.Bytes != int64(scored) || c.TotalBytes != int64(setBytes) || head.Header.Sequential.Bytes != int64(setBytes) {
 		t.Fatalf("--json cost %+v, want %d of %d records, %d of %d bytes", c, head.Len(), len(docs), scored, setBytes)
 	}
-	if want := c.BytesPhrase(); scored == setBytes || !strings.Contains(stderr, want) {
+	if want := c.Phrase(); scored == setBytes || !strings.Contains(stderr, want) {
 		t.Errorf("stderr lacks %q (or the run scored every byte):\n%s", want, stderr)
 	}
 }
