@@ -57,6 +57,15 @@ type Inputs struct {
 	FailOn                   string
 	MinEffectBPB             float64
 	MinEffectAcc             float64
+	// Anchor names the model's anchor run per test: "server" (the run
+	// pinned on the report server), run files, or run ids on the report
+	// server, separated by commas; "" compares with no anchor.
+	Anchor string
+	// MaxDriftBPB and MaxDriftAcc are the drift budget: the largest
+	// change since the anchor the gate lets through (the threshold, 0 for
+	// none, as a minimum effect is).
+	MaxDriftBPB float64
+	MaxDriftAcc float64
 	WorkDir                  string // where run files are written
 	CacheDir                 string // models and cached baseline runs
 	Resamples                int
@@ -109,6 +118,9 @@ var inputList = []input{
 	{"fail-on", FailOnRegression},
 	{"min-effect-bpb", strconv.FormatFloat(compare.DefaultMinEffectBPB, 'g', -1, 64)},
 	{"min-effect-accuracy", strconv.FormatFloat(compare.DefaultMinEffectAccuracy, 'g', -1, 64)},
+	{"anchor", ""},
+	{"max-drift-bpb", strconv.FormatFloat(compare.DefaultMaxDriftBPB, 'g', -1, 64)},
+	{"max-drift-accuracy", strconv.FormatFloat(compare.DefaultMaxDriftAccuracy, 'g', -1, 64)},
 	{"work-dir", "udgam-ci-runs"},
 	{"cache-dir", ""},
 	{"resamples", strconv.Itoa(compare.DefaultResamples)},
@@ -241,6 +253,9 @@ func ReadInputs(a *githubactions.Action, isLocal func(path string) bool) (Inputs
 		FailOn:                   oneOf("fail-on", validFailOn),
 		MinEffectBPB:             number("min-effect-bpb"),
 		MinEffectAcc:             number("min-effect-accuracy"),
+		Anchor:                   strings.TrimSpace(get("anchor")),
+		MaxDriftBPB:              number("max-drift-bpb"),
+		MaxDriftAcc:              number("max-drift-accuracy"),
 		WorkDir:                  get("work-dir"),
 		CacheDir:                 get("cache-dir"),
 		Resamples:                integer("resamples", 100),
@@ -290,6 +305,9 @@ func ReadInputs(a *githubactions.Action, isLocal func(path string) bool) (Inputs
 	}
 	if err := checkBaseline(in.Baseline); err != nil {
 		bad("input baseline: %v", err)
+	}
+	if err := checkAnchor(in.Anchor, in.ServerURL, isLocal); err != nil {
+		bad("input anchor: %v", err)
 	}
 	if in.ServerToken != "" && in.ServerURL == "" {
 		bad("input server-token: set without server-url")

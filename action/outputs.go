@@ -105,6 +105,7 @@ func (r *actionRun) findings(res Result) []finding {
 			report.FormatDelta(c.Metric, c.Delta), unit, report.IntervalLabel(c.Level()), report.FormatCI(c.Metric, c.CI), c.BaseRun.ID)
 		out = append(out, finding{title: "udgam-ci: " + c.Test + " regressed", msg: msg, fails: r.in.FailOn != FailOnNever, test: c.Test})
 	}
+	out = append(out, r.driftFindings(res)...)
 	if res.Mismatch {
 		var diffs []string
 		for _, c := range res.Comparisons {
@@ -183,7 +184,8 @@ func scoresMarkdown(model string, heads []*runfile.Run, links []report.Link, not
 }
 
 // Gate is what the Action concludes under failOn from comparisons made
-// outside a job, with no scan and no server: whether the job fails, and
+// outside a job, with no scan and no server (their regressions judged
+// together as the Action judges them): whether the job fails, and
 // the comment's verdict line. `udgam-ci compare --fail-on` exits by it and
 // the demo's comment shows its line.
 func Gate(failOn, model string, cs []*compare.Comparison) (fails bool, line string) {
@@ -191,9 +193,7 @@ func Gate(failOn, model string, cs []*compare.Comparison) (fails bool, line stri
 	res := Result{Comparisons: cs}
 	for _, c := range cs {
 		res.Mismatch = res.Mismatch || c.Mismatch
-		if c.Verdict == compare.Regressed {
-			res.Regressions = append(res.Regressions, c)
-		}
 	}
+	judgeFamily(&res)
 	return jobVerdict(failOn, r.findings(res))
 }

@@ -33,7 +33,13 @@ type Result struct {
 	Check       *CheckResult   // nil when no Check run was written
 	Mismatch    bool           // a judged settings difference, local or flagged by the server
 	Regressions []*compare.Comparison
-	ExitCode    int
+	// Anchors compare each head run with its test's anchor run; Drifts
+	// are those beyond the drift budget, AnchorErrors the anchors named
+	// that could not be compared.
+	Anchors      []*compare.Comparison
+	Drifts       []*compare.Comparison
+	AnchorErrors []string
+	ExitCode     int
 }
 
 // actionRun holds one action run's state.
@@ -135,6 +141,12 @@ func (r *actionRun) run(ctx context.Context) (Result, error) {
 			return res, err
 		}
 	}
+	if !r.ev.IsBaselinePush() {
+		if err := r.compareAnchors(ctx, &res); err != nil {
+			return res, err
+		}
+	}
+	judgeFamily(&res)
 	var links []report.Link
 	var flags []string
 	if r.srv != nil {
@@ -217,9 +229,6 @@ func (r *actionRun) compare(ctx context.Context, res *Result) error {
 		if c.Mismatch {
 			res.Mismatch = true
 		}
-		if c.Verdict == compare.Regressed {
-			res.Regressions = append(res.Regressions, c)
-		}
 	}
 	return nil
 }
@@ -252,7 +261,7 @@ func (r *actionRun) publish(ctx context.Context, res *Result, links []report.Lin
 	}
 	_, verdict := jobVerdict(r.in.FailOn, r.findings(*res))
 	c := report.Comment{Model: r.in.ModelName, Tests: res.Comparisons, RunURLs: links, ServerFlags: flags,
-		Contamination: r.contaminationView(res.Comparisons, r.bases, heads), Verdict: verdict}
+		Contamination: r.contaminationView(res.Comparisons, r.bases, heads), Verdict: verdict, Anchors: res.Anchors}
 	var body strings.Builder
 	if err := report.RenderSummary(&body, c); err != nil {
 		return err

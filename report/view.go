@@ -27,6 +27,10 @@ type Comment struct {
 	// Verdict optionally says what the job concludes under its fail-on
 	// setting ("This job fails because ..."); shown under the data lines.
 	Verdict string
+	// Anchors optionally holds each test's comparison with the model's
+	// anchor run, judged against the drift budget (its MinEffect); shown
+	// beside the change against the baseline.
+	Anchors []*compare.Comparison
 }
 
 // Contamination is shown under the headline: one line, the items found
@@ -212,6 +216,7 @@ func newView(cm Comment, s style) view {
 	for _, c := range cm.Tests {
 		v.addTest(c, s)
 	}
+	v.addAnchors(cm.Tests, cm.Anchors, s)
 	v.Flags = cm.ServerFlags
 	v.Verdict = s.bold(cm.Verdict)
 	v.Legend = legend(cm.Tests, s)
