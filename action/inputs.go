@@ -66,10 +66,10 @@ type Inputs struct {
 	// none, as a minimum effect is).
 	MaxDriftBPB float64
 	MaxDriftAcc float64
-	WorkDir                  string // where run files are written
-	CacheDir                 string // models and cached baseline runs
-	Resamples                int
-	PR                       int // overrides the event's PR (workflow_run of a fork's PR names none)
+	WorkDir     string // where run files are written
+	CacheDir    string // models and cached baseline runs
+	Resamples   int
+	PR          int // overrides the event's PR (workflow_run of a fork's PR names none)
 	// Until is "all" or "decided" (the default): a pull request's runs
 	// stop once their anytime-valid comparison with the baseline decides,
 	// or at Budget; a push to the base branch scores every record.
