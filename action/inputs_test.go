@@ -96,8 +96,8 @@ func TestReadInputs(t *testing.T) {
 		},
 		{
 			name: "anchor that cannot be reached",
-			env: map[string]string{"INPUT_MODEL": local, "INPUT_ANCHOR": "server", "INPUT_MAX-DRIFT-ACCURACY": "-2"},
-			err: []string{"input anchor: server needs server-url", `input max-drift-accuracy: "-2"`},
+			env:  map[string]string{"INPUT_MODEL": local, "INPUT_ANCHOR": "server", "INPUT_MAX-DRIFT-ACCURACY": "-2"},
+			err:  []string{"input anchor: server needs server-url", `input max-drift-accuracy: "-2"`},
 		},
 		{
 			name: "anchor run id without a server",
