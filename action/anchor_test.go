@@ -13,6 +13,8 @@ import (
 	"github.com/udgamlabs/udgam-ci/ggufspec"
 	"github.com/udgamlabs/udgam-ci/report"
 	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/server"
+	"github.com/udgamlabs/udgam-ci/server/client"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
 )
 
@@ -98,5 +100,53 @@ func TestActionDriftFailsAtTheFirstPullRequestBeyondTheBudget(t *testing.T) {
 			}
 		}
 		main = o.outputs["fresh-run-file"] // merged: main's checkpoint now
+	}
+}
+
+// anchor: server takes each test's anchor from the runs pinned on the
+// real report server; a head whose settings differ from the anchor's is
+// refused loudly and fails the job, since its drift is not the model's.
+func TestActionAnchorFromReportServer(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	live := servertest.Start(t, server.Config{CompareResamples: 200}, repo)
+	w.newServer = func(url, token string) action.Server { return action.NewServer(url, token, nil) }
+	push := fmt.Sprintf(`{"ref":"refs/heads/main","after":"%s","repository":{"full_name":%q,"default_branch":"main"}}`, strings.Repeat("8", 40), repo)
+	inputs := map[string]string{"model": model, "revision": baseSHA, "server-url": live.URL, "server-token": live.Tokens[0]}
+	if o := w.run("push", push, inputs); o.err != nil || o.res.ExitCode != 0 {
+		t.Fatalf("push: %v\n%s", o.err, o.log)
+	}
+	c := &client.Client{BaseURL: live.URL, Token: live.Tokens[0]}
+	for _, id := range []string{"fresh-22222222", "probes-22222222"} {
+		if _, err := c.PinAnchor(ctx, id, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	w.scorer.scores[headSHA] = map[string]float64{"fresh": 0.94, "probes": 46}
+	inputs = map[string]string{"model": model, "revision": headSHA, "baseline": "revision:" + baseSHA, "anchor": "server",
+		"server-url": live.URL, "server-token": live.Tokens[0]}
+	o := w.run("pull_request", prPayload(31), inputs)
+	if o.err != nil || o.res.ExitCode != 0 || len(o.res.Anchors) != 2 {
+		t.Fatalf("pr: %v exit %d, %d anchor comparisons\n%s", o.err, o.res.ExitCode, len(o.res.Anchors), o.log)
+	}
+	for _, a := range o.res.Anchors {
+		if a.BaseRun.ID != a.Test+"-22222222" {
+			t.Errorf("%s compared with anchor %s", a.Test, a.BaseRun.ID)
+		}
+	}
+	if body := ourComments(w.gh, 31)[0].Body; !strings.Contains(body, "Probe Suite since the anchor (run `probes-22222222`)") {
+		t.Errorf("comment:\n%s", body)
+	}
+
+	// Another engine build scored the head: not compared with the anchor.
+	w.scorer.engine = "llama.cpp 0000000 (other build)"
+	o = w.run("pull_request", prPayload(32), inputs)
+	if o.err != nil || o.res.ExitCode != 1 || len(o.res.AnchorErrors) != 2 {
+		t.Fatalf("mismatch: %v exit %d, anchor errors %q\n%s", o.err, o.res.ExitCode, o.res.AnchorErrors, o.log)
+	}
+	if !strings.Contains(o.log, "::error title=udgam-ci%3A no anchor comparison::the drift budget could not be checked: fresh: against anchor run fresh-22222222: runs fresh-22222222 and fresh-11111111 differ in settings that change results (engine:") {
+		t.Errorf("log:\n%s", o.log)
 	}
 }
