@@ -193,3 +193,15 @@ func (v *anchorView) chart() *chartAnchor {
 	}
 	return c
 }
+
+// logDrift warns of a run whose change since its anchor is beyond the
+// budget pinned with it: what the history page marks, for the operator's
+// log too, whether or not a pull request failed.
+func (s *Server) logDrift(ctx context.Context, r *store.Run, d store.AnchorDelta) {
+	a, err := s.store.AnchorOf(ctx, r.Repo, r.Model, r.Test)
+	if err != nil || a.RunID != d.AnchorID || !beyondBudget(r.Score.Metric, d, a.MaxDrift) {
+		return
+	}
+	s.log.Warn("run beyond the drift budget since its anchor", "run", r.ID, "ref", r.Ref, "anchor", a.RunID,
+		"change", d.Delta, "lo", d.Lo, "hi", d.Hi, "budget", *a.MaxDrift)
+}

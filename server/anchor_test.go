@@ -106,6 +106,9 @@ func TestAnchorDriftOnHistoryPage(t *testing.T) {
 		}
 	}
 	goldentest.Check(t, filepath.Join("testdata", "history_anchor.html"), []byte(page), updating())
+	if n := strings.Count(ts.logs.String(), `"msg":"run beyond the drift budget since its anchor"`); n != 4 {
+		t.Errorf("%d runs logged beyond the drift budget, want 4:\n%s", n, ts.logs.String())
+	}
 }
 
 // Pinning is token-scoped as uploads are: no token, another repository's

@@ -241,7 +241,11 @@ func (s *Server) storeDelta(j deltaJob) error {
 		return fmt.Errorf("not every record is paired (%d only in the baseline, %d only in the run)", cmp.OnlyBase, cmp.OnlyHead)
 	}
 	if j.anchor {
-		return s.store.SetAnchorDelta(ctx, j.run, j.base, cmp.Delta, cmp.CI[0], cmp.CI[1])
+		if err := s.store.SetAnchorDelta(ctx, j.run, j.base, cmp.Delta, cmp.CI[0], cmp.CI[1]); err != nil {
+			return err
+		}
+		s.logDrift(ctx, head, store.AnchorDelta{AnchorID: j.base, Delta: cmp.Delta, Lo: cmp.CI[0], Hi: cmp.CI[1]})
+		return nil
 	}
 	return s.store.SetDelta(ctx, j.run, j.base, cmp.Delta, cmp.CI[0], cmp.CI[1])
 }
