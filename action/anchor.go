@@ -65,30 +65,15 @@ func (r *actionRun) anchorRuns(ctx context.Context, tests []string) ([]*runfile.
 		}
 		return out, nil
 	}
-	byTest := map[string]*runfile.Run{}
-	for _, p := range strings.Split(in.Anchor, ",") {
-		p = strings.TrimSpace(p)
-		var run *runfile.Run
-		var err error
-		if isLocal(p) || strings.HasSuffix(p, ".jsonl") {
-			run, err = runfile.ReadFile(p)
-		} else if r.srv == nil {
-			err = errors.New("no report server to fetch it from")
-		} else {
-			run, err = r.srv.Run(ctx, p)
+	return runsByTest("anchor", in.Anchor, tests, func(p string) (*runfile.Run, error) {
+		switch {
+		case isLocal(p) || strings.HasSuffix(p, ".jsonl"):
+			return runfile.ReadFile(p)
+		case r.srv == nil:
+			return nil, fmt.Errorf("run %s: no report server to fetch it from", p)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("anchor %s: %w", p, err)
-		}
-		if prev, dup := byTest[run.Header.Test]; dup {
-			return nil, fmt.Errorf("anchor: %s and run %s are both %s runs; give one per test", p, prev.Header.ID, run.Header.Test)
-		}
-		byTest[run.Header.Test] = run
-	}
-	for i, test := range tests {
-		out[i] = byTest[test]
-	}
-	return out, nil
+		return r.srv.Run(ctx, p)
+	})
 }
 
 // compareAnchors compares each head run with its test's anchor, paired on

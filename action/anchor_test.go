@@ -140,6 +140,20 @@ func TestActionAnchorFromReportServer(t *testing.T) {
 		t.Errorf("comment:\n%s", body)
 	}
 
+	// The same runs named by id on the server.
+	ids := map[string]string{}
+	for k, v := range inputs {
+		ids[k] = v
+	}
+	ids["anchor"] = "fresh-22222222, probes-22222222"
+	if o := w.run("pull_request", prPayload(33), ids); o.err != nil || len(o.res.Anchors) != 2 || o.res.Anchors[1].BaseRun.ID != "probes-22222222" {
+		t.Fatalf("anchor by id: %v, %d anchor comparisons\n%s", o.err, len(o.res.Anchors), o.log)
+	}
+	ids["anchor"] = "fresh-22222222,fresh-22222222"
+	if o := w.run("pull_request", prPayload(33), ids); o.err == nil || !strings.Contains(o.err.Error(), "anchor: fresh-22222222 and run fresh-22222222 are both fresh runs") {
+		t.Errorf("two fresh anchors: %v", o.err)
+	}
+
 	// Another engine build scored the head: not compared with the anchor.
 	w.scorer.engine = "llama.cpp 0000000 (other build)"
 	o = w.run("pull_request", prPayload(32), inputs)

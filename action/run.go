@@ -406,21 +406,30 @@ func (r *actionRun) baselines(ctx context.Context, tests []string) ([]*runfile.R
 			out[i] = b
 		}
 	default:
-		byTest := map[string]*runfile.Run{}
-		for _, p := range strings.Split(in.Baseline, ",") {
-			p = strings.TrimSpace(p)
-			run, err := runfile.ReadFile(p)
-			if err != nil {
-				return nil, fmt.Errorf("baseline: %w", err)
-			}
-			if prev, dup := byTest[run.Header.Test]; dup {
-				return nil, fmt.Errorf("baseline: %s and run %s are both %s runs; give one per test", p, prev.Header.ID, run.Header.Test)
-			}
-			byTest[run.Header.Test] = run
+		return runsByTest("baseline", in.Baseline, tests, runfile.ReadFile)
+	}
+	return out, nil
+}
+
+// runsByTest reads the runs a comma-separated list names (the baseline's
+// or the anchor's), one per test, and returns them in tests' order, nil
+// where none was named.
+func runsByTest(what, list string, tests []string, read func(string) (*runfile.Run, error)) ([]*runfile.Run, error) {
+	byTest := map[string]*runfile.Run{}
+	for _, p := range strings.Split(list, ",") {
+		p = strings.TrimSpace(p)
+		run, err := read(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
-		for i, test := range tests {
-			out[i] = byTest[test]
+		if prev, dup := byTest[run.Header.Test]; dup {
+			return nil, fmt.Errorf("%s: %s and run %s are both %s runs; give one per test", what, p, prev.Header.ID, run.Header.Test)
 		}
+		byTest[run.Header.Test] = run
+	}
+	out := make([]*runfile.Run, len(tests))
+	for i, test := range tests {
+		out[i] = byTest[test]
 	}
 	return out, nil
 }
