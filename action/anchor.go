@@ -107,9 +107,27 @@ func (r *actionRun) compareAnchors(ctx context.Context, res *Result) error {
 			res.AnchorErrors = append(res.AnchorErrors, fmt.Sprintf("%s: against anchor run %s: %v", head.Header.Test, anchors[i].Header.ID, err))
 			continue
 		}
+		budget := r.in.MaxDriftAcc
+		if c.Metric == compare.MetricBPB {
+			budget = r.in.MaxDriftBPB
+		}
+		judgeDrift(c, budget)
 		res.Anchors = append(res.Anchors, c)
 	}
 	return nil
+}
+
+// judgeDrift judges a comparison with the anchor against the drift
+// budget. compare judges a sequential head (until: decided) by the
+// minimum effect it stopped on against main; since the anchor, its
+// anytime-valid interval is held to the budget instead.
+func judgeDrift(c *compare.Comparison, budget float64) {
+	if c.Sequential == nil {
+		return
+	}
+	c.MinEffect = budget
+	c.Verdict = compare.Judge(c.Metric, c.Delta, c.CI, budget)
+	c.Significant = c.Verdict != compare.NoChange
 }
 
 // judgeFamily judges every comparison the gate reads as one family
