@@ -88,6 +88,9 @@ func TestActionDriftFailsAtTheFirstPullRequestBeyondTheBudget(t *testing.T) {
 		if strings.Contains(o.log, annot) != beyond || strings.Contains(body, "beyond the 0.0100 bpb drift budget") != beyond {
 			t.Errorf("merge %d: the drift annotation or comment do not say beyond = %v:\n%s\n%s", k, beyond, o.log, body)
 		}
+		if drift := map[bool]string{true: "beyond", false: "within"}[beyond]; o.outputs["drift"] != drift || o.outputs["fresh-anchor-delta"] != fmt.Sprintf("%.4f", a.Delta) {
+			t.Errorf("merge %d: outputs drift %q, fresh-anchor-delta %q; want %s, %.4f", k, o.outputs["drift"], o.outputs["fresh-anchor-delta"], drift, a.Delta)
+		}
 		if beyond && !strings.Contains(o.summary, "since the anchor") {
 			t.Errorf("merge %d: the job summary does not show the change since the anchor:\n%s", k, o.summary)
 		}

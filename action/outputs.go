@@ -35,6 +35,10 @@ func OutputNames() []string {
 	for _, t := range validTestNames {
 		names = append(names, t+"-score", t+"-run-file", t+"-base", t+"-delta", t+"-ci-low", t+"-ci-high", t+"-verdict")
 	}
+	names = append(names, "drift")
+	for _, t := range validTestNames {
+		names = append(names, t+"-anchor-delta", t+"-anchor-ci-low", t+"-anchor-ci-high")
+	}
 	return names
 }
 
@@ -56,6 +60,18 @@ func (r *actionRun) outputs(res Result, links []report.Link) {
 		verdict = worse(verdict, string(c.Verdict))
 	}
 	r.setOutput("verdict", verdict)
+	drift := "none"
+	for _, c := range res.Anchors {
+		p := c.Test + "-anchor-"
+		r.setOutput(p+"delta", report.FormatOutput(c.Metric, c.Delta))
+		r.setOutput(p+"ci-low", report.FormatOutput(c.Metric, c.CI[0]))
+		r.setOutput(p+"ci-high", report.FormatOutput(c.Metric, c.CI[1]))
+		drift = "within"
+	}
+	if len(res.Drifts) > 0 {
+		drift = "beyond"
+	}
+	r.setOutput("drift", drift)
 	r.setOutput("settings-mismatch", strconv.FormatBool(res.Mismatch))
 	var urls []string
 	for _, l := range links {
