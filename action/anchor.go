@@ -118,22 +118,32 @@ func (r *actionRun) compareAnchors(ctx context.Context, res *Result) error {
 }
 
 // judgeDrift judges a comparison with the anchor against the drift
-// budget. compare judges a sequential head (until: decided) by the
+// budget. A budget of 0 is none: the change since the anchor is shown and
+// never judged. compare judges a sequential head (until: decided) by the
 // minimum effect it stopped on against main; since the anchor, its
 // anytime-valid interval is held to the budget instead.
 func judgeDrift(c *compare.Comparison, budget float64) {
-	if c.Sequential == nil {
-		return
+	switch {
+	case budget == 0:
+		c.MinEffect, c.Verdict, c.Significant = 0, compare.NoChange, false
+	case c.Sequential != nil:
+		c.MinEffect = budget
+		c.Verdict = compare.Judge(c.Metric, c.Delta, c.CI, budget)
+		c.Significant = c.Verdict != compare.NoChange
 	}
-	c.MinEffect = budget
-	c.Verdict = compare.Judge(c.Metric, c.Delta, c.CI, budget)
-	c.Significant = c.Verdict != compare.NoChange
 }
 
 // judgeFamily judges every comparison the gate reads as one family
-// (compare.Family), then lists the regressions and drifts that stand.
+// (compare.Family), then lists the regressions and drifts that stand. A
+// comparison with the anchor without a budget (MinEffect 0) can never
+// fail the gate, so it is not in the family.
 func judgeFamily(res *Result) {
-	all := append(append([]*compare.Comparison{}, res.Comparisons...), res.Anchors...)
+	all := append([]*compare.Comparison{}, res.Comparisons...)
+	for _, c := range res.Anchors {
+		if c.MinEffect > 0 {
+			all = append(all, c)
+		}
+	}
 	compare.Family(all, compare.FamilyAlpha)
 	res.Regressions, res.Drifts = nil, nil
 	for _, c := range res.Comparisons {

@@ -6,7 +6,8 @@ import (
 
 // AnchorCell is a test's change since the anchor as every surface shows
 // it beside the change against main: "+0.0105 [+0.0098, +0.0112]", and
-// "beyond the 0.0100 drift budget" when the gate counts it.
+// "beyond the 0.0100 bpb drift budget" when the gate counts it (the
+// comparison's MinEffect is the budget, 0 for none).
 func AnchorCell(c *compare.Comparison) string {
 	cell := FormatDelta(c.Metric, c.Delta) + " " + FormatCI(c.Metric, c.CI)
 	if c.Verdict == compare.Regressed {
@@ -35,8 +36,12 @@ func (v *view) addAnchors(tests, anchors []*compare.Comparison, s style) {
 		v.Headline.Rows[i] = append(v.Headline.Rows[i], cell)
 	}
 	for _, a := range anchors {
-		line := sprintf("%s since the anchor (run %s): %s, %s %s; drift budget %s",
-			testTitle(a), s.code(a.BaseRun.ID), FormatDelta(a.Metric, a.Delta), IntervalLabel(a.Level()), FormatCI(a.Metric, a.CI), fmtEffect(a.Metric, a.MinEffect))
+		budget := "drift budget " + fmtEffect(a.Metric, a.MinEffect)
+		if a.MinEffect == 0 {
+			budget = "no drift budget"
+		}
+		line := sprintf("%s since the anchor (run %s): %s, %s %s; %s",
+			testTitle(a), s.code(a.BaseRun.ID), FormatDelta(a.Metric, a.Delta), IntervalLabel(a.Level()), FormatCI(a.Metric, a.CI), budget)
 		if a.Verdict == compare.Regressed {
 			line += ", " + s.bold("beyond it")
 		}

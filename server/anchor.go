@@ -121,9 +121,9 @@ func wireAnchor(a store.Anchor, r *store.Run) client.Anchor {
 }
 
 // beyondBudget says whether a change since the anchor is beyond the drift
-// budget, by the rule a comparison's regression follows.
+// budget (nil or 0: none), by the rule a comparison's regression follows.
 func beyondBudget(metric string, d store.AnchorDelta, budget *float64) bool {
-	return budget != nil && compare.Judge(metric, d.Delta, [2]float64{d.Lo, d.Hi}, *budget) == compare.Regressed
+	return budget != nil && *budget > 0 && compare.Judge(metric, d.Delta, [2]float64{d.Lo, d.Hi}, *budget) == compare.Regressed
 }
 
 // anchorView is a test's anchor as the history page shows it.
@@ -154,7 +154,7 @@ func (s *Server) anchorView(ctx context.Context, m modelRef, test string) (*anch
 	}
 	v := &anchorView{Anchor: a, Run: r, deltas: deltas, RunURL: runPath(r.ID),
 		ScoreText: fmtScore(r.Score.Metric, r.Score.Value), BudgetText: "none"}
-	if a.MaxDrift != nil {
+	if a.MaxDrift != nil && *a.MaxDrift > 0 {
 		v.BudgetText = report.FormatEffect(r.Score.Metric, *a.MaxDrift)
 	}
 	return v, nil
@@ -184,7 +184,7 @@ func (v *anchorView) chart() *chartAnchor {
 		return nil
 	}
 	c := &chartAnchor{Value: v.Run.Score.Value, Label: "anchor " + shortRev(v.Run.Revision)}
-	if v.MaxDrift != nil {
+	if v.MaxDrift != nil && *v.MaxDrift > 0 {
 		// The budget is on the worse side: bits per byte up, accuracy down.
 		c.Limit, c.HasLimit = v.Run.Score.Value+*v.MaxDrift, true
 		if v.Run.Score.Metric == compare.MetricAccuracy {

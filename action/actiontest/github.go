@@ -45,6 +45,7 @@ type GitHub struct {
 	comments map[int][]*Comment // by PR number
 	checks   []*CheckRun
 	log      []string
+	repoData // files, issue events, collaborators' roles (repo.go)
 }
 
 // CheckRun is a stored Check run.
@@ -152,6 +153,9 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if strings.HasPrefix(repoPath, "check-runs") || strings.HasPrefix(repoPath, "commits/") {
 		g.serveChecks(w, r, strings.Split(repoPath, "/"))
+		return
+	}
+	if g.serveRepo(w, r, repoPath) {
 		return
 	}
 	rest, ok := strings.CutPrefix(repoPath, "issues/")
@@ -294,9 +298,14 @@ func (g *GitHub) readCheck(w http.ResponseWriter, r *http.Request, in *CheckRun)
 	return true
 }
 
-// list answers one page, with a Link header naming the next and last
-// pages as GitHub does.
+// list answers one page of a PR's comments.
 func (g *GitHub) list(w http.ResponseWriter, r *http.Request, pr int) {
+	writePage(g, w, r, g.comments[pr])
+}
+
+// writePage answers one page of all, with a Link header naming the next
+// and last pages as GitHub does.
+func writePage[T any](g *GitHub, w http.ResponseWriter, r *http.Request, all []T) {
 	q := r.URL.Query()
 	per, _ := strconv.Atoi(q.Get("per_page"))
 	if per <= 0 || per > 100 {
@@ -307,7 +316,6 @@ func (g *GitHub) list(w http.ResponseWriter, r *http.Request, pr int) {
 	if page <= 0 {
 		page = 1
 	}
-	all := g.comments[pr]
 	last := max(1, (len(all)+per-1)/per)
 	lo, hi := min((page-1)*per, len(all)), min(page*per, len(all))
 	link := func(p int, rel string) string {
@@ -323,7 +331,7 @@ func (g *GitHub) list(w http.ResponseWriter, r *http.Request, pr int) {
 	if len(links) > 0 {
 		w.Header().Set("Link", strings.Join(links, ", "))
 	}
-	writeJSON(w, append([]*Comment{}, all[lo:hi]...))
+	writeJSON(w, append([]T{}, all[lo:hi]...))
 }
 
 func (g *GitHub) readBody(w http.ResponseWriter, r *http.Request) (string, bool) {

@@ -30,7 +30,7 @@ func parseAnchorPin(e *env, args []string) (anchorPinOptions, error) {
 		"udgam-ci anchor pin fresh-1a2b3c --max-drift 0.01 --server https://evals.example.org --token $UDGAM_SERVER_TOKEN")
 	var o anchorPinOptions
 	o.uploadFlags.add(fs, e, "pin")
-	fs.Func("max-drift", "drift budget in the test's unit (bits per byte, accuracy points); default none", func(v string) error {
+	fs.Func("max-drift", "drift budget in the test's unit (bits per byte, accuracy points); 0 or unset for none", func(v string) error {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f < 0 {
 			return fmt.Errorf("%q is not a number >= 0", v)
@@ -61,7 +61,7 @@ func anchorPin(e *env, o anchorPinOptions) error {
 		return json.NewEncoder(e.Stdout).Encode(a)
 	}
 	budget := "no drift budget"
-	if a.MaxDrift != nil {
+	if a.MaxDrift != nil && *a.MaxDrift > 0 {
 		budget = "drift budget " + report.FormatEffect(a.Run.Score.Metric, *a.MaxDrift)
 	}
 	fmt.Fprintf(e.Stdout, "pinned run %s as the %s anchor of %s in %s (%s)\n", a.Run.ID, a.Run.Test, a.Run.Model, a.Run.Repo, budget)

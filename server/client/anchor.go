@@ -19,7 +19,7 @@ type Anchor struct {
 	Run Run `json:"run"`
 	// MaxDrift is the drift budget pinned with it, in the test's unit
 	// (bits per byte, accuracy points): the server flags a base-branch
-	// run whose change since the anchor is beyond it. Nil for none.
+	// run whose change since the anchor is beyond it. Nil or 0 for none.
 	MaxDrift *float64  `json:"max_drift,omitempty"`
 	PinnedAt time.Time `json:"pinned_at"`
 }

@@ -14,7 +14,7 @@ type Anchor struct {
 	Repo, Model, Test string
 	RunID             string
 	// MaxDrift is the drift budget pinned with it, in the test's unit; nil
-	// for none.
+	// (or 0) for none.
 	MaxDrift *float64
 	PinnedAt time.Time
 	TokenID  int64
