@@ -104,6 +104,16 @@ func TestActionDriftFailsAtTheFirstPullRequestBeyondTheBudget(t *testing.T) {
 		}
 		main = o.outputs["fresh-run-file"] // merged: main's checkpoint now
 	}
+	// Without a budget (0) the change since the anchor is shown, never
+	// judged.
+	o := w.run("pull_request", prPayload(60), map[string]string{"model": model, "revision": headSHA, "tests": "fresh",
+		"baseline": main, "anchor": anchorPath, "max-drift-bpb": "0"})
+	if o.err != nil || o.res.ExitCode != 0 || len(o.res.Anchors) != 1 || len(o.res.Drifts) != 0 {
+		t.Fatalf("no budget: %v, exit %d, %d drifts\n%s", o.err, o.res.ExitCode, len(o.res.Drifts), o.log)
+	}
+	if body := ourComments(w.gh, 60)[0].Body; !strings.Contains(body, "; no drift budget") || strings.Contains(body, "beyond") {
+		t.Errorf("comment without a budget:\n%s", body)
+	}
 }
 
 // anchor: server takes each test's anchor from the runs pinned on the
