@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/runfile"
@@ -16,11 +15,7 @@ import (
 func TestPinAnchorReplaces(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := open(t)
 	for i, id := range []string{"r1", "r2", "r3"} {
 		put(t, s, servertest.Spec{ID: id, Seed: uint64(i)}, store.PutOptions{})
 	}
