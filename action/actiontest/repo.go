@@ -105,7 +105,7 @@ func (g *GitHub) serveRepo(w http.ResponseWriter, r *http.Request, repoPath stri
 			writeError(w, http.StatusNotFound, "Not Found")
 			return true
 		}
-		writePage(g, w, r, g.events[n])
+		writePage(g, w, r, g.events[n], g.eventJSON)
 	case len(parts) == 3 && parts[0] == "collaborators" && parts[2] == "permission":
 		role, ok := g.roles[parts[1]]
 		if !ok {
@@ -118,7 +118,9 @@ func (g *GitHub) serveRepo(w http.ResponseWriter, r *http.Request, repoPath stri
 		if legacy == "" {
 			legacy = role
 		}
-		writeJSON(w, map[string]any{"permission": legacy, "role_name": role, "user": User{Login: parts[1]}})
+		user := g.userJSON(parts[1])
+		user["role_name"] = role
+		writeJSON(w, map[string]any{"permission": legacy, "role_name": role, "user": user})
 	default:
 		return false
 	}
