@@ -178,13 +178,12 @@ func (s *Server) queueDelta(run, base string) { s.queue(deltaJob{run: run, base:
 // queue hands a change interval to deltaWorker, or drops it when too
 // many wait.
 func (s *Server) queue(j deltaJob) {
-	run, base := j.run, j.base
 	s.deltaWG.Add(1)
 	select {
 	case s.deltas <- j:
 	default:
 		s.deltaWG.Done()
-		s.log.Warn("change interval skipped: too many waiting", "run", run, "baseline", base)
+		s.log.Warn("change interval skipped: too many waiting", "run", j.run, "baseline", j.base, "anchor", j.anchor)
 	}
 }
 
