@@ -114,6 +114,13 @@ func TestActionDriftFailsAtTheFirstPullRequestBeyondTheBudget(t *testing.T) {
 	if body := ourComments(w.gh, 60)[0].Body; !strings.Contains(body, "; no drift budget") || strings.Contains(body, "beyond") {
 		t.Errorf("comment without a budget:\n%s", body)
 	}
+	// Compared with no baseline, the job summary still shows the drift,
+	// and the gate still holds it to the budget.
+	o = w.run("pull_request", prPayload(61), map[string]string{"model": model, "revision": headSHA, "tests": "fresh",
+		"baseline": "none", "anchor": anchorPath})
+	if o.err != nil || o.res.ExitCode != 1 || len(o.res.Drifts) != 1 || !strings.Contains(o.summary, "- Fresh Text since the anchor (run `fresh-release-1`): +0.01") {
+		t.Errorf("no baseline: %v, exit %d, %d drifts\n%s", o.err, o.res.ExitCode, len(o.res.Drifts), o.summary)
+	}
 }
 
 // anchor: server takes each test's anchor from the runs pinned on the

@@ -259,7 +259,7 @@ func (r *actionRun) publish(ctx context.Context, res *Result, links []report.Lin
 		if r.scanReport != nil {
 			notes = append(slices.Clone(notes), "Contamination: "+r.scanReport.Line())
 		}
-		md := scoresMarkdown(r.in.ModelName, res.Heads, links, notes) + gateMarkdown(r.gateState.lines()) + r.auditSection()
+		md := scoresMarkdown(r.in.ModelName, res.Heads, links, notes) + report.AnchorMarkdown(res.Anchors) + gateMarkdown(r.gateState.lines()) + r.auditSection()
 		r.summary(md)
 		res.Check = r.check(ctx, *res, md)
 		return nil

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"strings"
+
 	"github.com/udgamlabs/udgam-ci/compare"
 )
 
@@ -36,16 +38,7 @@ func (v *view) addAnchors(tests, anchors []*compare.Comparison, s style) {
 		v.Headline.Rows[i] = append(v.Headline.Rows[i], cell)
 	}
 	for _, a := range anchors {
-		budget := "drift budget " + fmtEffect(a.Metric, a.MinEffect)
-		if a.MinEffect == 0 {
-			budget = "no drift budget"
-		}
-		line := sprintf("%s since the anchor (run %s): %s, %s %s; %s",
-			testTitle(a), s.code(a.BaseRun.ID), FormatDelta(a.Metric, a.Delta), IntervalLabel(a.Level()), FormatCI(a.Metric, a.CI), budget)
-		if a.Verdict == compare.Regressed {
-			line += ", " + s.bold("beyond it")
-		}
-		v.Paired = append(v.Paired, line)
+		v.Paired = append(v.Paired, anchorLine(a, s))
 		for _, n := range a.Notes {
 			v.Notes = append(v.Notes, testTitle(a)+" since the anchor: "+n)
 		}
@@ -55,3 +48,31 @@ func (v *view) addAnchors(tests, anchors []*compare.Comparison, s style) {
 // FormatEffect writes a minimum effect or drift budget with its unit:
 // "0.0100 bpb", "3.0 points".
 func FormatEffect(metric string, v float64) string { return fmtEffect(metric, v) }
+
+// anchorLine names a test's anchor run, its change since it with the
+// interval, and the drift budget.
+func anchorLine(a *compare.Comparison, s style) string {
+	budget := "drift budget " + fmtEffect(a.Metric, a.MinEffect)
+	if a.MinEffect == 0 {
+		budget = "no drift budget"
+	}
+	line := sprintf("%s since the anchor (run %s): %s, %s %s; %s",
+		testTitle(a), s.code(a.BaseRun.ID), FormatDelta(a.Metric, a.Delta), IntervalLabel(a.Level()), FormatCI(a.Metric, a.CI), budget)
+	if a.Verdict == compare.Regressed {
+		line += ", " + s.bold("beyond it")
+	}
+	return line
+}
+
+// AnchorMarkdown is the anchor's lines for a job summary that compared
+// nothing else (no baseline): one item per test.
+func AnchorMarkdown(anchors []*compare.Comparison) string {
+	var b strings.Builder
+	for _, a := range anchors {
+		b.WriteString("\n- " + anchorLine(a, style{md: true}))
+	}
+	if b.Len() > 0 {
+		b.WriteString("\n")
+	}
+	return b.String()
+}
