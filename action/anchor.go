@@ -160,17 +160,18 @@ func judgeFamily(res *Result) {
 
 // driftFindings are the gate's findings about the anchor: a change since
 // it beyond the drift budget, or an anchor named that could not be
-// compared. Both fail the job wherever a regression does.
+// compared. Both are of the regression kind: they fail the job wherever
+// a regression does.
 func (r *actionRun) driftFindings(res Result) []finding {
 	var out []finding
 	for _, c := range res.Drifts {
 		msg := fmt.Sprintf("%s %s drifted since anchor run %s: %s %s -> %s, change %s (%s %s), beyond the drift budget of %s",
 			r.in.ModelName, c.Test, c.BaseRun.ID, c.Metric, report.FormatScore(c.Metric, c.Base), report.FormatScore(c.Metric, c.Head),
 			report.FormatDelta(c.Metric, c.Delta), report.IntervalLabel(c.Level()), report.FormatCI(c.Metric, c.CI), report.FormatEffect(c.Metric, c.MinEffect))
-		out = append(out, finding{title: "udgam-ci: " + c.Test + " drifted since the anchor", msg: msg, fails: r.in.FailOn != FailOnNever, test: c.Test})
+		out = append(out, finding{title: "udgam-ci: " + c.Test + " drifted since the anchor", msg: msg, fails: failsOn(r.in.FailOn, FailOnRegression), test: c.Test})
 	}
 	for _, e := range res.AnchorErrors {
-		out = append(out, finding{title: "udgam-ci: no anchor comparison", msg: "the drift budget could not be checked: " + e, fails: r.in.FailOn != FailOnNever})
+		out = append(out, finding{title: "udgam-ci: no anchor comparison", msg: "the drift budget could not be checked: " + e, fails: failsOn(r.in.FailOn, FailOnRegression)})
 	}
 	return out
 }
