@@ -628,7 +628,7 @@ func footer(tests []*compare.Comparison, s style) string {
 	var mins []string
 	nouns := "documents or items"
 	for _, t := range tests {
-		mins = append(mins, fmtMinEffect(t.Metric, t.MinEffect))
+		mins = append(mins, FormatMinEffect(t.Metric, t.MinEffect))
 	}
 	if len(tests) == 1 {
 		nouns = strings.TrimPrefix(recordNoun(c, 2), "2 ")

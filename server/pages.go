@@ -421,6 +421,23 @@ type runPage struct {
 	GroupBy                  string
 	GitURL                   string
 	PRURL                    string
+	// Partial is how much of its set a partial run scored ("50 of 400
+	// documents, sequential"), "" for a whole run.
+	Partial string
+}
+
+// coverage is a partial run's label with what it counts ("50 of 400
+// documents, sequential"), for its own page; "" for a whole run.
+func coverage(r *store.Run) string {
+	n, rest, _ := strings.Cut(r.Partial, ",")
+	if !strings.Contains(n, " of ") {
+		return r.Partial
+	}
+	unit := " items"
+	if r.Test == runfile.TestFresh {
+		unit = " documents"
+	}
+	return n + unit + rest
 }
 
 func (s *Server) runPage(c echo.Context) error {
@@ -428,7 +445,7 @@ func (s *Server) runPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := runPage{Run: r}
+	p := runPage{Run: r, Partial: coverage(r)}
 	if p.Audits, err = s.commitAudits(c, r); err != nil {
 		return err
 	}
