@@ -104,9 +104,15 @@ func TestActionDriftFailsAtTheFirstPullRequestBeyondTheBudget(t *testing.T) {
 		}
 		main = o.outputs["fresh-run-file"] // merged: main's checkpoint now
 	}
+	// fail-on: never reports the drift as a warning and passes.
+	o := w.run("pull_request", prPayload(59), map[string]string{"model": model, "revision": headSHA, "tests": "fresh",
+		"baseline": main, "anchor": anchorPath, "fail-on": "never"})
+	if o.err != nil || o.res.ExitCode != 0 || len(o.res.Drifts) != 1 || !strings.Contains(o.log, "::warning title=udgam-ci%3A fresh drifted since the anchor::") {
+		t.Errorf("fail-on never: %v, exit %d, %d drifts\n%s", o.err, o.res.ExitCode, len(o.res.Drifts), o.log)
+	}
 	// Without a budget (0) the change since the anchor is shown, never
 	// judged.
-	o := w.run("pull_request", prPayload(60), map[string]string{"model": model, "revision": headSHA, "tests": "fresh",
+	o = w.run("pull_request", prPayload(60), map[string]string{"model": model, "revision": headSHA, "tests": "fresh",
 		"baseline": main, "anchor": anchorPath, "max-drift-bpb": "0"})
 	if o.err != nil || o.res.ExitCode != 0 || len(o.res.Anchors) != 1 || len(o.res.Drifts) != 0 {
 		t.Fatalf("no budget: %v, exit %d, %d drifts\n%s", o.err, o.res.ExitCode, len(o.res.Drifts), o.log)
