@@ -363,6 +363,9 @@ func (r *actionRun) score(ctx context.Context, test string, m fetch.Model, out s
 	if err != nil {
 		return nil, fmt.Errorf("score %s of %s: %w", test, in.ModelName, err)
 	}
+	if u := run.Header.Reused; u != nil {
+		r.a.Noticef("%s of %s: %s", test, in.ModelName, u.Line())
+	}
 	// The scorer knows the GGUF; only the fetch knows where it came from.
 	hm := &run.Header.Model
 	hm.Name = m.Model.Name

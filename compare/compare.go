@@ -175,6 +175,9 @@ type RunRef struct {
 	GitRef   string `json:"git_ref,omitempty"`
 	PR       *int   `json:"pr,omitempty"`
 	Records  int    `json:"records"`
+	// Reused is set when the run scored nothing: its model was unchanged
+	// from a baseline's, whose records it holds.
+	Reused *runfile.Reused `json:"reused,omitempty"`
 	// The test data: what a reader needs to know what was measured.
 	DatasetRevision string `json:"dataset_revision,omitempty"`
 	DatasetSHA256   string `json:"dataset_sha256,omitempty"`
@@ -347,7 +350,7 @@ func runRef(r *runfile.Run) RunRef {
 		ID: h.ID, Model: h.Model.Name, Revision: h.Model.Revision, Dataset: h.Dataset.Name,
 		GitSHA: h.Git.SHA, GitRef: h.Git.Ref, PR: h.Git.PR, Records: r.Len(),
 		DatasetRevision: h.Dataset.Revision, DatasetSHA256: h.Dataset.SHA256, DatasetCount: h.Dataset.Count,
-		Smoke: h.Dataset.Smoke, Constant: h.Dataset.Constant,
+		Smoke: h.Dataset.Smoke, Constant: h.Dataset.Constant, Reused: h.Reused,
 	}
 	if h.Test == runfile.TestProbes && len(r.Items) > 0 {
 		ref.Chance = map[string]float64{}

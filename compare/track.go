@@ -201,7 +201,7 @@ func StartSequential(base *runfile.Run, test string, seed uint64, level, minEffe
 		return runfile.Sequential{}, nil, errors.New("sequential: no baseline run")
 	}
 	h := runfile.Sequential{Rule: runfile.RuleUntilDecided, Seed: seed, Level: level, MinEffect: max(0, minEffect),
-		Budget: budget, Baseline: base.Header.ID, Total: base.Len()}
+		Budget: budget, Baseline: base.Header.ID, Total: base.Len(), Bytes: runfile.CostOf(nil, base.Docs, nil).Bytes}
 	t, err := NewTracker(base, test, h)
 	return h, t, err
 }

@@ -134,20 +134,35 @@ func (s *untilState) finish(run *runfile.Run) runfile.Stop {
 	return stop
 }
 
-// StopLine says where a sequential run stopped, for its progress and its
-// summary; "" when it is not sequential or has not stopped. compare and
-// report judge the stop against the baseline.
-func StopLine(h *runfile.Sequential, noun string) string {
+// StopLine says where a sequential run stopped and what it cost (the
+// run's records, runfile.CostOf), for its progress and its summary; ""
+// when it is not sequential or has not stopped. compare and report judge
+// the stop against the baseline.
+func StopLine(h *runfile.Sequential, cost runfile.Cost, noun string) string {
 	if h == nil || h.Stop == nil {
 		return ""
 	}
 	st := h.Stop
-	if st.CI == [2]float64{} && st.Reason != sequential.Complete && st.Reason != sequential.Within {
-		return fmt.Sprintf("stopped (%s) after %d of %d %s, with no anytime-valid interval (the longest documents, scored first, were not all in, as in a shard, which holds only its deal of them, or a record broke the rule's assumption)",
-			st.Reason, st.Scored, h.Total, noun)
+	of := fmt.Sprintf("%d of %d %s", st.Scored, h.Total, noun)
+	if b := cost.Phrase(); b != "" {
+		of += ", " + b
 	}
-	return fmt.Sprintf("stopped (%s) after %d of %d %s; the whole set's delta against baseline run %s is in [%.4g, %.4g] (anytime-valid %g%%)",
-		st.Reason, st.Scored, h.Total, noun, h.Baseline, st.CI[0], st.CI[1], 100*h.Level)
+	if st.CI == [2]float64{} && st.Reason != sequential.Complete && st.Reason != sequential.Within {
+		return fmt.Sprintf("stopped (%s) after %s, with no anytime-valid interval (the longest documents, scored first, were not all in, as in a shard, which holds only its deal of them, or a record broke the rule's assumption)",
+			st.Reason, of)
+	}
+	return fmt.Sprintf("stopped (%s) after %s; the whole set's delta against baseline run %s is in [%.4g, %.4g] (anytime-valid %g%%)",
+		st.Reason, of, h.Baseline, st.CI[0], st.CI[1], 100*h.Level)
+}
+
+// SequentialCost is what a sequential run's records cost out of its set;
+// nil for a run that is not sequential.
+func SequentialCost(run *runfile.Run) *runfile.Cost {
+	if run.Header.Sequential == nil {
+		return nil
+	}
+	c := runfile.CostOf(run.Header.Sequential, run.Docs, run.Items)
+	return &c
 }
 
 // HeaderOf is the run header's record of u: nil for a fixed run.

@@ -16,6 +16,9 @@ func SequentialLine(c *compare.Comparison) string {
 		return ""
 	}
 	of := FormatCount(s.Scored) + " of " + recordNoun(c, s.Total)
+	if b := s.Cost.Phrase(); b != "" {
+		of += ", " + b
+	}
 	level := "(anytime-valid " + fmtFloat(100*s.Level, 0) + "%)"
 	var line string
 	switch s.Reason {
@@ -45,6 +48,16 @@ func SequentialLine(c *compare.Comparison) string {
 		line += sprintf("; %s scored past a gap in the order left out", FormatCount(s.LeftOut))
 	}
 	return line
+}
+
+// ReusedLine says, for a comparison whose head run scored nothing because
+// its model was unchanged from a baseline's, whose records it reused:
+// "unchanged model: records reused from run X, no scoring"; "" otherwise.
+func ReusedLine(c *compare.Comparison) string {
+	if r := c.HeadRun.Reused; r != nil {
+		return r.Line()
+	}
+	return ""
 }
 
 // sequentialFooter explains anytime-valid intervals once, when a test of

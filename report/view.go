@@ -401,6 +401,9 @@ func pairedLine(c *compare.Comparison, s style) string {
 	if c.OnlyBase > 0 || c.OnlyHead > 0 {
 		line += sprintf(" (%s only in base, %s only in head, left out)", FormatCount(c.OnlyBase), FormatCount(c.OnlyHead))
 	}
+	if r := ReusedLine(c); r != "" {
+		line += "; " + r
+	}
 	if seq := SequentialLine(c); seq != "" {
 		line += "; " + seq
 	} else {

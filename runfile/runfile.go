@@ -32,19 +32,25 @@ type Header struct {
 	Shard         *Shard         `json:"shard,omitempty"`
 	Contamination *Contamination `json:"contamination,omitempty"`
 	Sequential    *Sequential    `json:"sequential,omitempty"`
-	StartedAt     time.Time      `json:"started_at"`
+	// Reused is set when the run scored nothing: its model is unchanged
+	// from a baseline's, whose records it holds (Unchanged).
+	Reused    *Reused   `json:"reused,omitempty"`
+	StartedAt time.Time `json:"started_at"`
 }
 
 // Model identifies the scored model.
 type Model struct {
-	Name       string      `json:"name"`
-	Revision   string      `json:"revision,omitempty"`
-	File       string      `json:"file,omitempty"`
-	SHA256     string      `json:"sha256,omitempty"`
-	Arch       string      `json:"arch,omitempty"`
-	Params     uint64      `json:"params,omitempty"`
-	Dtype      string      `json:"dtype,omitempty"`
-	Conversion *Conversion `json:"conversion,omitempty"`
+	Name     string `json:"name"`
+	Revision string `json:"revision,omitempty"`
+	File     string `json:"file,omitempty"`
+	SHA256   string `json:"sha256,omitempty"`
+	// Fingerprint hashes what in the GGUF can change a score
+	// (runner.Fingerprint); empty in runs made before it was recorded.
+	Fingerprint string      `json:"fingerprint,omitempty"`
+	Arch        string      `json:"arch,omitempty"`
+	Params      uint64      `json:"params,omitempty"`
+	Dtype       string      `json:"dtype,omitempty"`
+	Conversion  *Conversion `json:"conversion,omitempty"`
 }
 
 // Conversion records how a GGUF was made from a checkpoint, when it was.
@@ -211,7 +217,11 @@ type Sequential struct {
 	Budget    string  `json:"budget,omitempty"`
 	Baseline  string  `json:"baseline"` // the baseline run's id
 	Total     int     `json:"total"`    // records in the whole set
-	Stop      *Stop   `json:"stop,omitempty"`
+	// Bytes is the whole set's text in bytes (Fresh Text), what the share
+	// of the set scored is counted against; 0 for probes and in runs made
+	// before it was recorded.
+	Bytes int64 `json:"bytes,omitempty"`
+	Stop  *Stop `json:"stop,omitempty"`
 }
 
 // Stop is where a sequential run stopped and why (compare/sequential's

@@ -153,6 +153,7 @@ func wireRun(r *store.Run) client.Run {
 	}
 	if q := r.Sequential; q != nil {
 		out.Stop = &runfile.Stop{Reason: q.Reason, Scored: q.Scored, CI: q.CI}
+		out.Cost = &q.Cost
 	}
 	return out
 }

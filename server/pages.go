@@ -526,6 +526,8 @@ type comparePage struct {
 	MoverNote                      string
 	// Sequential is report.SequentialLine: how a sequential head run stopped.
 	Sequential string
+	// Reused is report.ReusedLine: the head's model was unchanged, nothing scored.
+	Reused string
 	// What was measured, and the warnings the comment gives with it.
 	DataLine        string
 	Smoke           string // which run scored the smoke sample, "" if neither
@@ -546,7 +548,7 @@ func (s *Server) comparePage(c echo.Context) error {
 	}
 	p := comparePage{C: cmp, Base: base, Head: head, DataLine: report.DataLine(cmp), SmokeWarning: report.SmokeWarning,
 		ConstantWarning: report.ConstantWarning(cmp), Flips: cmp.Flips != nil,
-		Sequential: report.SequentialLine(cmp)}
+		Sequential: report.SequentialLine(cmp), Reused: report.ReusedLine(cmp)}
 	switch {
 	case cmp.BaseRun.Smoke && cmp.HeadRun.Smoke:
 		p.Smoke = "Both runs"

@@ -256,6 +256,7 @@ var theRule = rule{
 type outcome struct {
 	missed  bool    // θ outside the interval at some look
 	stopped float64 // share of records scored when the rule stopped
+	bytes   float64 // share of the set's weight (Fresh Text: bytes) scored then
 	verdict string  // "up", "down", "no change", "undecided"
 	wrong   bool
 	broken  bool // the rule's assumption was seen to fail: no early stop
@@ -300,11 +301,16 @@ func runOrders(p population, orders int, minEffect float64, r rule, watch bool) 
 }
 
 func runOrder(p population, perm []int, minEffect float64, r interval, watch bool, from int) outcome {
-	res := outcome{stopped: 1, verdict: "undecided"}
+	res := outcome{stopped: 1, bytes: 1, verdict: "undecided"}
 	eps := 1e-9 * (math.Abs(p.theta) + p.half) // the exact value at the end, up to rounding
 	decided := false
+	var all, seen float64
+	for _, w := range p.w {
+		all += w
+	}
 	for t, i := range perm {
 		r.add(p.d[i], p.w[i])
+		seen += p.w[i]
 		lo, hi := r.interval()
 		if t+1 >= from && (p.theta < lo-eps || p.theta > hi+eps) {
 			res.missed = true
@@ -318,6 +324,7 @@ func runOrder(p population, perm []int, minEffect float64, r interval, watch boo
 		}
 		decided = true
 		res.stopped = float64(t+1) / float64(len(perm))
+		res.bytes = seen / all
 		res.verdict, res.wrong = judge(reason, sign, p.theta, minEffect, 1e-9*p.half)
 		if !watch {
 			break
@@ -455,7 +462,7 @@ func stopOrders() int {
 func TestSimStopping(t *testing.T) {
 	t.Parallel()
 	var table strings.Builder
-	table.WriteString("| test | delta / half-width | min-effect | median scored | 90th pct scored | up | down | no change | wrong | assumption broken |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	table.WriteString("| test | delta / half-width | min-effect | median scored | 90th pct scored | median bytes | 90th pct bytes | up | down | no change | wrong | assumption broken |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	fresh, real := freshPopulation(1), realPopulation(t, true)
 	for _, name := range []string{"fresh", "fresh (real)", "probes"} {
 		for _, me := range []float64{0, 1} {
@@ -469,17 +476,23 @@ func TestSimStopping(t *testing.T) {
 				}
 				minEffect := me * p.half
 				os := runOrders(p, stopOrders(), minEffect, theRule, false)
-				fr := make([]float64, len(os))
+				fr, by := make([]float64, len(os)), make([]float64, len(os))
 				verdicts := map[string]int{}
 				_, wrong, broken := count(os)
 				for i, o := range os {
-					fr[i] = o.stopped
+					fr[i], by[i] = o.stopped, o.bytes
 					verdicts[o.verdict]++
 				}
 				sort.Float64s(fr)
+				sort.Float64s(by)
 				med, p90 := fr[len(fr)/2], fr[len(fr)*9/10]
+				// Probe items are alike: their bytes' share is the items'.
+				bytes := fmt.Sprintf("%.3f | %.3f", by[len(by)/2], by[len(by)*9/10])
+				if p.unit {
+					bytes = " | "
+				}
 				pc := func(n int) string { return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(len(os))) }
-				fmt.Fprintf(&table, "| %s | %g | %g x | %.3f | %.3f | %s | %s | %s | %s | %s |\n", name, k, me, med, p90,
+				fmt.Fprintf(&table, "| %s | %g | %g x | %.3f | %.3f | %s | %s | %s | %s | %s | %s |\n", name, k, me, med, p90, bytes,
 					pc(verdicts["up"]), pc(verdicts["down"]), pc(verdicts["no change"]), pc(wrong), pc(broken))
 				if tooMany(wrong, len(os)) {
 					t.Errorf("%s, delta %g x, min-effect %g x: wrong verdict in %d of %d orders, more than 5%% beyond noise", name, k, me, wrong, len(os))
