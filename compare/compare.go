@@ -463,10 +463,11 @@ func (j judge) result(key string, recs []record) (Result, error) {
 		TooFew: len(recs) < j.opts.MinShared,
 	}
 	r.MDE = mde(r.SE, j.opts.Confidence)
-	r.Significant = !r.TooFew && excludesZero(r.CI) && math.Abs(r.Delta) >= j.minEffect
+	v := VerdictOf(j.metric, r.Delta, r.CI, j.minEffect)
+	r.Significant = !r.TooFew && v != NoChange
 	r.Verdict = NoChange
 	if r.Significant {
-		r.Verdict = direction(j.metric, r.Delta > 0)
+		r.Verdict = v
 	}
 	if j.metric == MetricAccuracy {
 		r.Flips = flips(recs)

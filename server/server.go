@@ -183,6 +183,9 @@ func (s *Server) routes() *echo.Echo {
 	e.Use(s.securityHeaders, s.recoverPanics, s.logRequests)
 
 	e.GET("/healthz", s.health)
+	// README images: public or nothing, never behind a token (badge.go).
+	e.Match([]string{http.MethodGet, http.MethodHead}, badgePrefix+"/*", s.badge)
+	e.Match([]string{http.MethodGet, http.MethodHead}, chartPrefix+"/*", s.chartSVG)
 
 	api := e.Group("/api/v1")
 	api.POST("/runs", s.upload)
