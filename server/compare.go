@@ -227,7 +227,11 @@ func (s *Server) storeDelta(j deltaJob) error {
 	if cmp.OnlyHead > 0 || cmp.OnlyBase > 0 && head.Partial == "" {
 		return fmt.Errorf("not every record is paired (%d only in the baseline, %d only in the run)", cmp.OnlyBase, cmp.OnlyHead)
 	}
-	return s.store.SetDelta(ctx, j.run, j.base, cmp.Delta, cmp.CI[0], cmp.CI[1])
+	if err := s.store.SetDelta(ctx, j.run, j.base, cmp.Delta, cmp.CI[0], cmp.CI[1]); err != nil {
+		return err
+	}
+	s.notifyRegression(head, cmp)
+	return nil
 }
 
 // compareStopped is the answer to a comparison whose time ran out or whose
