@@ -213,7 +213,9 @@ func TestWebhookBadReceivers(t *testing.T) {
 	}{
 		{"hang", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, 3, 0, "no answer within 2s"},
 		{"500", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) }, 3, 500, "answered 500"},
-		{"redirect", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, target.URL, http.StatusTemporaryRedirect) }, 1, 307, "not followed"},
+		{"redirect", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, target.URL, http.StatusTemporaryRedirect)
+		}, 1, 307, "not followed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			url, got := receiver(t, tc.handle)
