@@ -51,6 +51,7 @@ type fakeScorer struct {
 	calls  []string // "test@revision"
 	scans  []string // the contamination report each call was given
 	seqs   []*action.SequentialRequest
+	data   []string // "test@revision data" of each call
 }
 
 func (s *fakeScorer) Score(ctx context.Context, req action.ScoreRequest) (*runfile.Run, error) {
@@ -62,6 +63,7 @@ func (s *fakeScorer) Score(ctx context.Context, req action.ScoreRequest) (*runfi
 	s.calls = append(s.calls, req.Test+"@"+req.ModelRevision)
 	s.scans = append(s.scans, req.Contamination)
 	s.seqs = append(s.seqs, req.Sequential)
+	s.data = append(s.data, req.Test+"@"+req.ModelRevision+" "+req.Data)
 	score := s.scores[req.ModelRevision][req.Test]
 	s.mu.Unlock()
 	if score == 0 {

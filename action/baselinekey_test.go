@@ -36,6 +36,7 @@ var notScoring = map[string]string{
 	"Budget":         "a baseline is always scored whole",
 	"Artifact":       "audits the head's artifact",
 	"MaxDegradation": "judges the audit",
+	"Policy":         "where the gate's settings are read",
 }
 
 // TestBaselineKeyHoldsEveryScoringInput changes each input in turn: one

@@ -87,13 +87,31 @@ type finding struct {
 	test       string // the test it concerns, "" for the whole run
 }
 
+// failAudit is the kind of finding an artifact audit beyond its limits is;
+// the other kinds are named by the fail-on value that fails on them alone.
+const failAudit = "audit"
+
+// findingKinds are the kinds of finding fail-on decides about.
+var findingKinds = []string{FailOnRegression, failAudit, FailOnMismatch, FailOnContamination}
+
+// failsOn reports whether fail-on makes a finding of kind fail the job:
+// every value but never fails on a regression and a failed audit, and
+// settings-mismatch and contamination on their own kind besides.
+func failsOn(failOn, kind string) bool {
+	if kind == FailOnRegression || kind == failAudit {
+		return failOn != FailOnNever
+	}
+	return failOn == kind
+}
+
 // findings lists what the gate reports, in the order it reports them.
 func (r *actionRun) findings(res Result) []finding {
 	out := r.auditFinding()
+	out = append(out, r.gateState.finding()...)
 	if r.found() {
 		out = append(out, finding{title: "udgam-ci: test items in the training data",
 			msg:   "contamination: " + r.scanReport.Line() + " (see " + r.scanPath + ")",
-			fails: r.in.FailOn == FailOnContamination})
+			fails: failsOn(r.in.FailOn, FailOnContamination)})
 	}
 	for _, c := range res.Regressions {
 		unit := ""
@@ -103,7 +121,7 @@ func (r *actionRun) findings(res Result) []finding {
 		msg := fmt.Sprintf("%s %s regressed: %s %s -> %s, delta %s%s (%s %s) against baseline run %s",
 			r.in.ModelName, c.Test, c.Metric, report.FormatScore(c.Metric, c.Base), report.FormatScore(c.Metric, c.Head),
 			report.FormatDelta(c.Metric, c.Delta), unit, report.IntervalLabel(c.Level()), report.FormatCI(c.Metric, c.CI), c.BaseRun.ID)
-		out = append(out, finding{title: "udgam-ci: " + c.Test + " regressed", msg: msg, fails: r.in.FailOn != FailOnNever, test: c.Test})
+		out = append(out, finding{title: "udgam-ci: " + c.Test + " regressed", msg: msg, fails: failsOn(r.in.FailOn, FailOnRegression), test: c.Test})
 	}
 	if res.Mismatch {
 		var diffs []string
@@ -118,7 +136,7 @@ func (r *actionRun) findings(res Result) []finding {
 		if len(diffs) == 0 {
 			msg = "the report server flagged the baseline's settings as different from this run's"
 		}
-		out = append(out, finding{title: "udgam-ci: settings mismatch", msg: msg, fails: r.in.FailOn == FailOnMismatch})
+		out = append(out, finding{title: "udgam-ci: settings mismatch", msg: msg, fails: failsOn(r.in.FailOn, FailOnMismatch)})
 	}
 	return out
 }
@@ -180,6 +198,15 @@ func scoresMarkdown(model string, heads []*runfile.Run, links []report.Link, not
 		fmt.Fprintf(&b, "\n> [!WARNING]\n> %s\n", oneLine(n))
 	}
 	return b.String()
+}
+
+// gateMarkdown is the gate's lines as paragraphs, for a job summary that
+// compares nothing.
+func gateMarkdown(lines []string) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	return "\n" + strings.Join(lines, "\n\n") + "\n"
 }
 
 // Gate is what the Action concludes under failOn from comparisons made

@@ -54,6 +54,9 @@ type actionRun struct {
 	headPath     string        // the scored GGUF
 	headRevision string        // its model revision (a hub commit)
 	auditReport  *audit.Report // the artifact audit; nil without one
+
+	gateState *gateState   // the base's policy on a pull request; nil on a push
+	effective GateSettings // the settings judged by, drift budget included
 }
 
 // Run is `udgam-ci action`: it reads inputs and the event, scores, compares,
@@ -76,7 +79,9 @@ func Run(ctx context.Context, d Deps) (Result, error) {
 	if err != nil {
 		return Result{ExitCode: 1}, err
 	}
-	if in.PR != 0 {
+	if in.PR != 0 && ev.PR == 0 {
+		// Only where the event names none: a pull request must not borrow
+		// another's number, and with it that one's label.
 		ev.PR = in.PR
 	}
 	if in.CacheDir == "" {
@@ -111,6 +116,10 @@ func defaultCacheDir(getenv func(string) string) string {
 func (r *actionRun) run(ctx context.Context) (Result, error) {
 	var res Result
 	r.a.Infof("udgam-ci %s: %s %s on %s (event %s, PR %d)", release.Version, r.in.ModelName, r.in.Revision, r.ev.Repo, r.ev.Kind, r.ev.PR)
+	r.effective = r.in.gate()
+	if err := r.applyPolicy(ctx); err != nil {
+		return res, err
+	}
 	if err := r.scan(ctx); err != nil {
 		return res, err
 	}
@@ -241,7 +250,7 @@ func (r *actionRun) publish(ctx context.Context, res *Result, links []report.Lin
 		if r.scanReport != nil {
 			notes = append(slices.Clone(notes), "Contamination: "+r.scanReport.Line())
 		}
-		md := scoresMarkdown(r.in.ModelName, res.Heads, links, notes) + r.auditSection()
+		md := scoresMarkdown(r.in.ModelName, res.Heads, links, notes) + gateMarkdown(r.gateState.lines()) + r.auditSection()
 		r.summary(md)
 		res.Check = r.check(ctx, *res, md)
 		return nil
@@ -252,7 +261,7 @@ func (r *actionRun) publish(ctx context.Context, res *Result, links []report.Lin
 	}
 	_, verdict := jobVerdict(r.in.FailOn, r.findings(*res))
 	c := report.Comment{Model: r.in.ModelName, Tests: res.Comparisons, RunURLs: links, ServerFlags: flags,
-		Contamination: r.contaminationView(res.Comparisons, r.bases, heads), Verdict: verdict}
+		Contamination: r.contaminationView(res.Comparisons, r.bases, heads), Verdict: verdict, Gate: r.gateState.lines()}
 	var body strings.Builder
 	if err := report.RenderSummary(&body, c); err != nil {
 		return err

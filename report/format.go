@@ -149,6 +149,10 @@ func mdCell(s string) string {
 }
 
 // mdCode puts text in a code span that survives a table cell.
+// Code is s as a Markdown code span, safe in a table cell and in text a
+// pull request controls.
+func Code(s string) string { return mdCode(s) }
+
 func mdCode(s string) string {
 	if s == "" {
 		return ""

@@ -27,6 +27,9 @@ type Comment struct {
 	// Verdict optionally says what the job concludes under its fail-on
 	// setting ("This job fails because ..."); shown under the data lines.
 	Verdict string
+	// Gate optionally says whose settings judged the pull request and
+	// what it tried to loosen (Markdown paragraphs); shown under Verdict.
+	Gate []string
 }
 
 // Contamination is shown under the headline: one line, the items found
@@ -82,6 +85,7 @@ type view struct {
 	Notes    []string
 	Data     []string // per test: the data measured
 	Verdict  string
+	Gate     []string
 	Legend   string
 	Headline table
 	Paired   []string
@@ -214,6 +218,7 @@ func newView(cm Comment, s style) view {
 	}
 	v.Flags = cm.ServerFlags
 	v.Verdict = s.bold(cm.Verdict)
+	v.Gate = cm.Gate
 	v.Legend = legend(cm.Tests, s)
 	if x := cm.Contamination; x != nil {
 		v.Paired = append(v.Paired, s.bold("Contamination:")+" "+x.Line)
