@@ -72,8 +72,8 @@ func FormatP(p float64) string {
 	return "p = " + strconv.FormatFloat(p, 'f', 3, 64)
 }
 
-// fmtMinEffect writes a threshold as it was given: "0.002 bpb", "1.0 point".
-func fmtMinEffect(metric string, v float64) string {
+// FormatMinEffect writes a threshold as it was given: "0.002 bpb", "1.0 point".
+func FormatMinEffect(metric string, v float64) string {
 	if metric == compare.MetricBPB {
 		return strconv.FormatFloat(v, 'f', -1, 64) + " bpb"
 	}

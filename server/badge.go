@@ -62,8 +62,9 @@ func (s *Server) embedTarget(c echo.Context, prefix string) (modelRef, string, e
 }
 
 // badge is GET /badge/repos/OWNER/NAME/models/MODEL/TEST.svg: the latest
-// whole run on the base branch, its change since its baseline (as stored
-// after upload) coloured by that change's verdict, and what data it scored.
+// whole run on the base branch, its change since the model's anchor or
+// else its baseline (as stored after upload) coloured by that change's
+// verdict, and what data it scored.
 func (s *Server) badge(c echo.Context) error {
 	ref, test, err := s.embedTarget(c, badgePrefix)
 	if err != nil {
@@ -76,7 +77,24 @@ func (s *Server) badge(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.serveSVG(c, renderBadge(badgeOf(r, s.cfg.BaseRef)))
+	var since *anchorSince
+	a, ds, err := s.store.AnchorDeltas(c.Request().Context(), ref.Repo, ref.Model, test)
+	switch {
+	case errors.Is(err, store.ErrNotFound): // no anchor: the change since the baseline
+	case err != nil:
+		return err
+	default:
+		if d, ok := ds[r.ID]; ok {
+			since = &anchorSince{Anchor: a, Delta: d}
+		}
+	}
+	return s.serveSVG(c, renderBadge(badgeOf(r, s.cfg.BaseRef, since)))
+}
+
+// anchorSince is a run's change since its model's anchor.
+type anchorSince struct {
+	store.Anchor
+	Delta store.AnchorDelta
 }
 
 // badgeSpec is what a badge says.
@@ -85,7 +103,10 @@ type badgeSpec struct {
 	Verdict             compare.Verdict // "" when no change was measured
 }
 
-func badgeOf(r *store.Run, baseRef string) badgeSpec {
+// badgeOf says what a badge shows of r: its change since the model's
+// anchor where one is stored (judged against the anchor's drift budget
+// when it has one), else its change since its baseline.
+func badgeOf(r *store.Run, baseRef string, since *anchorSince) badgeSpec {
 	data := r.Header.Dataset.Name
 	switch {
 	case r.Header.Dataset.Smoke:
@@ -103,13 +124,26 @@ func badgeOf(r *store.Run, baseRef string) badgeSpec {
 		b.Value += " bpb"
 	}
 	b.Title = fmt.Sprintf("%s (%s) on %s, run %s: %s %s, %s", r.Model, r.Repo, baseRef, r.ID, b.Value, fmtInterval(r.Score), metricName(m))
-	if r.DeltaBase != "" && r.DeltaBase == r.BaselineID {
-		ci := [2]float64{r.DeltaLo, r.DeltaHi}
-		b.Verdict = compare.VerdictOf(m, r.Delta, ci, compare.DefaultMinEffect(m))
-		b.Value += " " + report.FormatDelta(m, r.Delta)
+	change := func(delta float64) string {
 		if m == compare.MetricAccuracy {
-			b.Value += " pts" // a difference of percentages is in points
+			return report.FormatDelta(m, delta) + " pts" // a difference of percentages is in points
 		}
+		return report.FormatDelta(m, delta)
+	}
+	switch {
+	case since != nil:
+		d := since.Delta
+		ci, minEffect, budget := [2]float64{d.Lo, d.Hi}, compare.DefaultMinEffect(m), "no drift budget"
+		if a := since.MaxDrift; a != nil && *a > 0 {
+			minEffect, budget = *a, "drift budget "+report.FormatScore(m, *a)
+		}
+		b.Verdict = compare.Judge(m, d.Delta, ci, minEffect)
+		b.Value += " " + change(d.Delta) + " since anchor"
+		b.Title += fmt.Sprintf("; since the anchor, run %s: %s %s, %s (%s)", d.AnchorID, report.FormatDelta(m, d.Delta), report.FormatCI(m, ci), b.Verdict, budget)
+	case r.DeltaBase != "" && r.DeltaBase == r.BaselineID:
+		ci := [2]float64{r.DeltaLo, r.DeltaHi}
+		b.Verdict = compare.Judge(m, r.Delta, ci, compare.DefaultMinEffect(m))
+		b.Value += " " + change(r.Delta)
 		b.Title += fmt.Sprintf("; since run %s: %s %s, %s", r.DeltaBase, report.FormatDelta(m, r.Delta), report.FormatCI(m, ci), b.Verdict)
 	}
 	return b

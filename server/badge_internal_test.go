@@ -32,13 +32,31 @@ func TestBadgeVerdicts(t *testing.T) {
 		{"not compared yet", run(0, 0, 0, ""), ""},
 		{"compared with another run", run(0.01, 0.005, 0.02, "r0"), ""},
 	} {
-		b := badgeOf(c.r, "main")
+		b := badgeOf(c.r, "main", nil)
 		svg := renderBadge(b)
 		if b.Verdict != c.want || !strings.Contains(svg, `fill="`+badgeColours[c.want]+`"`) {
 			t.Errorf("%s: verdict %q, want %q:\n%s", c.name, b.Verdict, c.want, svg)
 		}
 		if !strings.Contains(b.Label, "…") || len([]rune(b.Label)) != 40 {
 			t.Errorf("%s: label %q not cut to 40", c.name, b.Label)
+		}
+	}
+	// Since an anchor, the budget is what a drift must exceed to count.
+	budget := 0.05
+	for _, c := range []struct {
+		name  string
+		max   *float64
+		d     store.AnchorDelta
+		want  compare.Verdict
+		words string
+	}{
+		{"within the budget", &budget, store.AnchorDelta{AnchorID: "r0", Delta: 0.03, Lo: 0.02, Hi: 0.04}, compare.NoChange, "drift budget 0.0500"},
+		{"beyond the budget", &budget, store.AnchorDelta{AnchorID: "r0", Delta: 0.08, Lo: 0.06, Hi: 0.1}, compare.Regressed, "drift budget 0.0500"},
+		{"no budget", nil, store.AnchorDelta{AnchorID: "r0", Delta: 0.03, Lo: 0.02, Hi: 0.04}, compare.Regressed, "no drift budget"},
+	} {
+		b := badgeOf(run(0.01, 0.005, 0.02, "r1"), "main", &anchorSince{Anchor: store.Anchor{RunID: "r0", MaxDrift: c.max}, Delta: c.d})
+		if b.Verdict != c.want || !strings.Contains(b.Value, "since anchor") || !strings.Contains(b.Title, c.words) || !strings.Contains(b.Title, "anchor, run r0") {
+			t.Errorf("%s: %+v, want %s", c.name, b, c.want)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"image/png"
 	"net/http"
@@ -37,12 +36,6 @@ func uploadRun(t *testing.T, ts *testServer, sp servertest.Spec, dataset string,
 	if code, _, body := ts.upload(b.Bytes(), ""); code != http.StatusCreated {
 		t.Fatalf("upload %s: %d %s", sp.ID, code, body)
 	}
-}
-
-// updating is the -update flag, which the package's internal tests define.
-func updating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
 }
 
 func badgePath(test string) string {
@@ -310,5 +303,19 @@ func TestChromiumBadgeAndChart(t *testing.T) {
 	}
 	if keep := os.Getenv("UDGAM_SCREENSHOT_DIR"); keep != "" {
 		copyFile(t, shot, filepath.Join(keep, "readme-embeds.png"))
+	}
+}
+
+// TestBadgeSinceAnchor: with an anchor pinned, the badge shows the newest
+// main run's change since it, judged against the anchor's drift budget.
+func TestBadgeSinceAnchor(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, server.Config{})
+	regress(t, ts, true) // 20 points below the anchor, whose budget is 5
+	_, svg := waitFor(t, ts, badgePath("probes"), "since anchor")
+	for _, want := range []string{`fill="#cf222e"`, "since the anchor, run probes-1:", "regressed (drift budget 5.0)"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("badge lacks %q:\n%s", want, svg)
+		}
 	}
 }

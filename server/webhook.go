@@ -129,6 +129,29 @@ func (s *Server) notifyRegression(head *store.Run, cmp *compare.Comparison) {
 	})
 }
 
+// notifyDrift posts a base-branch run whose change since its model's
+// anchor is beyond the anchor's budget (logDrift has checked that). Only
+// the model's newest base-branch run is news: pinning an anchor computes
+// the drift of older runs too, and those are not posted.
+func (s *Server) notifyDrift(ctx context.Context, r *store.Run, a store.Anchor, d store.AnchorDelta) {
+	if s.hooks == nil || r.Ref != s.cfg.BaseRef {
+		return
+	}
+	if newest, err := s.store.Baseline(ctx, r.Repo, r.Model, s.cfg.BaseRef, r.Test); err != nil || newest.ID != r.ID {
+		return
+	}
+	m := r.Score.Metric
+	delta, ci, budget := d.Delta, [2]float64{d.Lo, d.Hi}, *a.MaxDrift
+	url := s.absURL(comparePath(a.RunID, r.ID))
+	s.notify(client.WebhookEvent{
+		Event: client.EventDrift, Repo: r.Repo, Model: r.Model, Test: r.Test, Run: r.ID, Anchor: a.RunID, MaxDrift: &budget,
+		Revision: r.Revision, Metric: m, Delta: &delta, CI: &ci, URL: url,
+		Text: fmt.Sprintf("udgam-ci: %s (%s) drifted beyond its budget on %s: %s change since anchor %s %s %s, budget %s (run %s, revision %s) %s",
+			r.Model, r.Repo, s.cfg.BaseRef, r.Test, a.RunID, report.FormatDelta(m, delta), report.FormatCI(m, ci),
+			report.FormatScore(m, budget), r.ID, shortRev(r.Revision), url),
+	})
+}
+
 // notifyAudit posts an artifact audit that failed its limits.
 func (s *Server) notifyAudit(a store.Audit, r *audit.Report) {
 	if a.Verdict != string(audit.Fail) {

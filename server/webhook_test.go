@@ -46,13 +46,19 @@ func receiver(t *testing.T, handle func(http.ResponseWriter, *http.Request)) (st
 func fastBackoff(int, http.Header) time.Duration { return 10 * time.Millisecond }
 
 // regress uploads two base-branch probes runs, the second 20 points worse:
-// its stored comparison is a regression.
-func regress(t *testing.T, ts *testServer) {
+// its stored comparison is a regression. With anchor, the first is pinned
+// as the model's anchor with a budget of 5 points before the second comes.
+func regress(t *testing.T, ts *testServer, anchor bool) {
 	t.Helper()
 	for i, score := range []float64{60, 40} {
 		sp := servertest.Spec{Test: runfile.TestProbes, Model: model, Seed: uint64(1 + i), Records: 400, Score: score}
 		if code, _, body := ts.upload(sp.Body(), ""); code != http.StatusCreated {
 			t.Fatalf("upload: %d %s", code, body)
+		}
+		if i == 0 && anchor {
+			if code, b, _ := ts.do(http.MethodPost, "/api/v1/runs/probes-1/anchor", ts.token, strings.NewReader(`{"max_drift": 5}`)); code != http.StatusOK {
+				t.Fatalf("pin: %d %s", code, b)
+			}
 		}
 	}
 }
@@ -90,59 +96,69 @@ func settled(t *testing.T, ts *testServer, n int, within time.Duration) []client
 	}
 }
 
-// TestWebhookEvents: a base-branch regression and a failed audit each
-// reach the receiver as signed JSON with a text Slack shows; a pull
-// request's regression sends nothing; the token's owner reads the
+// TestWebhookEvents: a base-branch regression, its drift beyond the
+// anchor's budget and a failed audit each reach the receiver as signed
+// JSON with a text Slack shows; a pull request's regression sends nothing; the token's owner reads the
 // delivery records, and no one else does.
 func TestWebhookEvents(t *testing.T) {
 	t.Parallel()
 	url, got := receiver(t, nil)
 	ts := startServer(t, server.Config{Webhook: server.Webhook{URL: url, Secret: hookSecret, Backoff: fastBackoff}})
-	regress(t, ts)
+	regress(t, ts, true)
 	// A pull request 30 points worse than main: not an event.
 	pr := servertest.Spec{Test: runfile.TestProbes, Model: model, Seed: 3, Records: 400, Score: 10, Ref: "exp", PR: 9}
 	if code, _, body := ts.upload(pr.Body(), ""); code != http.StatusCreated {
 		t.Fatalf("upload: %d %s", code, body)
 	}
+	events := map[string]client.WebhookEvent{}
+	receive := func(n int) {
+		for len(events) < n {
+			select {
+			case r := <-got:
+				if err := client.VerifySignature(hookSecret, r.body, r.header.Get(client.SignatureHeader)); err != nil {
+					t.Errorf("signature: %v", err)
+				}
+				if err := client.VerifySignature([]byte("wrong secret"), r.body, r.header.Get(client.SignatureHeader)); err == nil {
+					t.Error("a wrong secret verifies the signature")
+				}
+				if err := client.VerifySignature(hookSecret, append(r.body, ' '), r.header.Get(client.SignatureHeader)); err == nil {
+					t.Error("a changed body verifies the signature")
+				}
+				var ev client.WebhookEvent
+				if err := json.Unmarshal(r.body, &ev); err != nil {
+					t.Fatalf("event %s: %v", r.body, err)
+				}
+				if r.header.Get("X-Udgam-Event") != ev.Event || r.header.Get("X-Udgam-Delivery") != ev.ID || ev.ID == "" {
+					t.Errorf("headers %v for event %+v", r.header, ev)
+				}
+				if _, dup := events[ev.Event]; dup {
+					t.Errorf("event %s twice", ev.Event)
+				}
+				events[ev.Event] = ev
+			case <-time.After(60 * time.Second):
+				t.Fatalf("events received: %v", events)
+			}
+		}
+	}
+	// The regression and the drift, before a newer main run makes the
+	// drift old news.
+	receive(2)
 	seedCommit(t, ts, 5)
 	rep, files := auditOf(t, testRepo, 5)
 	up, err := ts.client.UploadAudit(context.Background(), auditUpload(t, rep, files))
 	if err != nil || up.Verdict != "fail" {
 		t.Fatalf("audit upload: %+v %v", up, err)
 	}
-
-	events := map[string]client.WebhookEvent{}
-	for len(events) < 2 {
-		select {
-		case r := <-got:
-			if err := client.VerifySignature(hookSecret, r.body, r.header.Get(client.SignatureHeader)); err != nil {
-				t.Errorf("signature: %v", err)
-			}
-			if err := client.VerifySignature([]byte("wrong secret"), r.body, r.header.Get(client.SignatureHeader)); err == nil {
-				t.Error("a wrong secret verifies the signature")
-			}
-			if err := client.VerifySignature(hookSecret, append(r.body, ' '), r.header.Get(client.SignatureHeader)); err == nil {
-				t.Error("a changed body verifies the signature")
-			}
-			var ev client.WebhookEvent
-			if err := json.Unmarshal(r.body, &ev); err != nil {
-				t.Fatalf("event %s: %v", r.body, err)
-			}
-			if r.header.Get("X-Udgam-Event") != ev.Event || r.header.Get("X-Udgam-Delivery") != ev.ID || ev.ID == "" {
-				t.Errorf("headers %v for event %+v", r.header, ev)
-			}
-			if _, dup := events[ev.Event]; dup {
-				t.Errorf("event %s twice", ev.Event)
-			}
-			events[ev.Event] = ev
-		case <-time.After(60 * time.Second):
-			t.Fatalf("events received: %v", events)
-		}
-	}
+	receive(3)
 	reg := events[client.EventRegression]
 	if reg.Run != "probes-2" || reg.BaselineID != "probes-1" || reg.Delta == nil || *reg.Delta > -10 || reg.CI == nil || reg.CI[1] >= 0 ||
 		!strings.Contains(reg.Text, "regressed on main") || !strings.Contains(reg.Text, model) || !strings.Contains(reg.Text, "/compare?") {
 		t.Errorf("regression event: %+v", reg)
+	}
+	drift := events[client.EventDrift]
+	if drift.Run != "probes-2" || drift.Anchor != "probes-1" || drift.MaxDrift == nil || *drift.MaxDrift != 5 || drift.Delta == nil ||
+		*drift.Delta != *reg.Delta || !strings.Contains(drift.Text, "drifted beyond its budget on main") {
+		t.Errorf("drift event: %+v", drift)
 	}
 	aud := events[client.EventAuditFailed]
 	if aud.Audit != up.ID || len(aud.Reasons) == 0 || !strings.Contains(aud.Text, "failed") || !strings.Contains(aud.Text, aud.Reasons[0]) {
@@ -156,7 +172,7 @@ func TestWebhookEvents(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 
-	ds := settled(t, ts, 2, 10*time.Second)
+	ds := settled(t, ts, 3, 10*time.Second)
 	for _, d := range ds {
 		if d.State != "delivered" || d.Attempts != 1 || d.LastCode != http.StatusNoContent {
 			t.Errorf("delivery %+v", d)
@@ -198,7 +214,7 @@ func TestWebhookBadReceivers(t *testing.T) {
 	t.Parallel()
 	const n = 15
 	plain := startServer(t, server.Config{})
-	regress(t, plain)
+	regress(t, plain, false)
 	normal := uploadLatency(t, plain, n)
 
 	var elsewhere atomic.Int32
@@ -220,7 +236,7 @@ func TestWebhookBadReceivers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			url, got := receiver(t, tc.handle)
 			ts := startServer(t, server.Config{Webhook: server.Webhook{URL: url, Secret: hookSecret, Timeout: 2 * time.Second, Attempts: 3, Backoff: fastBackoff}})
-			regress(t, ts)
+			regress(t, ts, false)
 			select {
 			case <-got: // the receiver is misbehaving now
 			case <-time.After(60 * time.Second):

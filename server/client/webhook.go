@@ -13,6 +13,7 @@ import (
 const (
 	EventRegression  = "regression"   // a base-branch run regressed against its baseline
 	EventAuditFailed = "audit_failed" // an artifact audit exceeded its limits
+	EventDrift       = "drift"        // a base-branch run drifted beyond its anchor's budget
 )
 
 // SignatureHeader carries the HMAC-SHA256 of a webhook's body, as GitHub's
@@ -35,6 +36,10 @@ type WebhookEvent struct {
 	Metric     string      `json:"metric,omitempty"`
 	Delta      *float64    `json:"delta,omitempty"`
 	CI         *[2]float64 `json:"ci,omitempty"`
+	// A drift: the anchor and its budget (Run, Metric, Delta and CI are
+	// the run's change since the anchor).
+	Anchor   string   `json:"anchor,omitempty"`
+	MaxDrift *float64 `json:"max_drift,omitempty"`
 	// An audit: its id, artifact and the reasons it failed.
 	Audit    string   `json:"audit,omitempty"`
 	Artifact string   `json:"artifact,omitempty"`
