@@ -227,7 +227,7 @@ func TestWebhookBadReceivers(t *testing.T) {
 		code     int
 		result   string
 	}{
-		{"hang", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, 3, 0, "no answer within 2s"},
+		{"hang", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, 3, 0, "no answer within 1s"},
 		{"500", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) }, 3, 500, "answered 500"},
 		{"redirect", func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, target.URL, http.StatusTemporaryRedirect)
@@ -235,7 +235,7 @@ func TestWebhookBadReceivers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			url, got := receiver(t, tc.handle)
-			ts := startServer(t, server.Config{Webhook: server.Webhook{URL: url, Secret: hookSecret, Timeout: 2 * time.Second, Attempts: 3, Backoff: fastBackoff}})
+			ts := startServer(t, server.Config{Webhook: server.Webhook{URL: url, Secret: hookSecret, Timeout: time.Second, Attempts: 3, Backoff: fastBackoff}})
 			regress(t, ts, false)
 			select {
 			case <-got: // the receiver is misbehaving now
