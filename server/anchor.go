@@ -204,4 +204,5 @@ func (s *Server) logDrift(ctx context.Context, r *store.Run, d store.AnchorDelta
 	}
 	s.log.Warn("run beyond the drift budget since its anchor", "run", r.ID, "ref", r.Ref, "anchor", a.RunID,
 		"change", d.Delta, "lo", d.Lo, "hi", d.Hi, "budget", *a.MaxDrift)
+	s.notifyDrift(ctx, r, a, d)
 }

@@ -246,7 +246,11 @@ func (s *Server) storeDelta(j deltaJob) error {
 		s.logDrift(ctx, head, store.AnchorDelta{AnchorID: j.base, Delta: cmp.Delta, Lo: cmp.CI[0], Hi: cmp.CI[1]})
 		return nil
 	}
-	return s.store.SetDelta(ctx, j.run, j.base, cmp.Delta, cmp.CI[0], cmp.CI[1])
+	if err := s.store.SetDelta(ctx, j.run, j.base, cmp.Delta, cmp.CI[0], cmp.CI[1]); err != nil {
+		return err
+	}
+	s.notifyRegression(head, cmp)
+	return nil
 }
 
 // compareStopped is the answer to a comparison whose time ran out or whose
