@@ -31,6 +31,9 @@ type population struct {
 	unit  bool    // |d| ≤ w: items
 	theta float64 // Σd/Σw, the full set's delta
 	half  float64 // the full set's fixed-sample 95% half-width
+	// docHalf, for a set of spans, is half of the documents they come
+	// from: the interval compare gives two full runs, documents resampled
+	docHalf float64
 }
 
 func newPopulation(name string, d, w []float64, unit bool) population {
@@ -256,6 +259,7 @@ var theRule = rule{
 type outcome struct {
 	missed  bool    // θ outside the interval at some look
 	stopped float64 // share of records scored when the rule stopped
+	weight  float64 // share of the weight (bytes) scored then
 	verdict string  // "up", "down", "no change", "undecided"
 	wrong   bool
 	broken  bool // the rule's assumption was seen to fail: no early stop
@@ -300,11 +304,16 @@ func runOrders(p population, orders int, minEffect float64, r rule, watch bool) 
 }
 
 func runOrder(p population, perm []int, minEffect float64, r interval, watch bool, from int) outcome {
-	res := outcome{stopped: 1, verdict: "undecided"}
+	res := outcome{stopped: 1, weight: 1, verdict: "undecided"}
 	eps := 1e-9 * (math.Abs(p.theta) + p.half) // the exact value at the end, up to rounding
 	decided := false
+	var total, sw float64
+	for _, x := range p.w {
+		total += x
+	}
 	for t, i := range perm {
 		r.add(p.d[i], p.w[i])
+		sw += p.w[i]
 		lo, hi := r.interval()
 		if t+1 >= from && (p.theta < lo-eps || p.theta > hi+eps) {
 			res.missed = true
@@ -318,6 +327,7 @@ func runOrder(p population, perm []int, minEffect float64, r interval, watch boo
 		}
 		decided = true
 		res.stopped = float64(t+1) / float64(len(perm))
+		res.weight = sw / total
 		res.verdict, res.wrong = judge(reason, sign, p.theta, minEffect, 1e-9*p.half)
 		if !watch {
 			break
