@@ -80,10 +80,13 @@ func TestRunUntilDecided(t *testing.T) {
 	}
 }
 
-// A head whose documents change too unevenly for the bound the rule
-// assumes: the run says which documents broke it, never stops early, and
-// scores every document.
-func TestRunUntilDecidedAssumptionBroken(t *testing.T) {
+// A head whose documents change too unevenly for the fixed bound the
+// document rule assumes: against a baseline without spans (a run before
+// them) the run says which documents broke it, never stops early, and
+// scores every document; against one with spans the bound scales with
+// the spread, and the large change is decided early, its interval holding
+// the whole set's delta.
+func TestRunUntilDecidedUnevenChange(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	data := genData(200)
@@ -91,25 +94,56 @@ func TestRunUntilDecidedAssumptionBroken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, tr, err := compare.StartSequential(base.Run, runfile.TestFresh, sequential.DefaultSeed, 0.95, 0.01, "")
+	full, err := Run(context.Background(), &unevenModel{newByteModel(3)}, runOptions(data, filepath.Join(dir, "full.jsonl")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var progress bytes.Buffer
-	o := runOptions(data, filepath.Join(dir, "head.jsonl"))
-	o.Selection.Until = &evals.Until{Header: h, Tracker: tr}
-	o.Progress = &progress
-	res, err := Run(context.Background(), &unevenModel{newByteModel(3)}, o)
-	if err != nil {
-		t.Fatal(err)
+	var diff, nbytes float64
+	for i, d := range full.Run.Docs {
+		diff += d.Bits - base.Run.Docs[i].Bits
+		nbytes += float64(d.Bytes)
 	}
-	st := res.Run.Header.Sequential.Stop
-	if st == nil || st.Reason != sequential.Complete || res.Run.Len() != len(data.Docs) {
-		t.Fatalf("stop %+v with %d of %d documents, want complete", st, res.Run.Len(), len(data.Docs))
+	delta := diff / nbytes
+
+	old := *base.Run
+	old.Docs = slices.Clone(base.Run.Docs)
+	for i := range old.Docs {
+		old.Docs[i].Spans = nil
 	}
-	if out := progress.String(); !strings.Contains(out, "--until decided: document") || !strings.Contains(out, "will not stop early") ||
-		!strings.Contains(out, tr.Broken()) {
-		t.Errorf("progress does not say the assumption broke (tracker: %q):\n%s", tr.Broken(), out)
+	for _, tc := range []struct {
+		name   string
+		base   *runfile.Run
+		reason string
+	}{{"documents", &old, sequential.Complete}, {"spans", base.Run, sequential.Beyond}} {
+		h, tr, err := compare.StartSequential(tc.base, runfile.TestFresh, sequential.DefaultSeed, 0.95, 0.01, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var progress bytes.Buffer
+		o := runOptions(data, filepath.Join(dir, tc.name+".jsonl"))
+		o.Selection.Until = &evals.Until{Header: h, Tracker: tr}
+		o.Progress = &progress
+		res, err := Run(context.Background(), &unevenModel{newByteModel(3)}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := res.Run.Header.Sequential.Stop
+		if st == nil || st.Reason != tc.reason {
+			t.Fatalf("%s: stop %+v with %d of %d records, want %s", tc.name, st, res.Run.Len(), h.Total, tc.reason)
+		}
+		out := progress.String()
+		switch tc.reason {
+		case sequential.Complete:
+			if res.Run.Len() != len(data.Docs) || !strings.Contains(out, "--until decided: document") || !strings.Contains(out, "will not stop early") ||
+				!strings.Contains(out, tr.Broken()) {
+				t.Errorf("%s: %d records; progress does not say the assumption broke (tracker: %q):\n%s", tc.name, res.Run.Len(), tr.Broken(), out)
+			}
+		default:
+			if h.Unit != runfile.UnitSpan || st.Scored > h.Total/2 || st.CI[0] > delta || st.CI[1] < delta || strings.Contains(out, "will not stop early") {
+				t.Errorf("%s: unit %q, stopped after %d of %d spans with [%g, %g], whole-set delta %g; want spans, early, holding it:\n%s",
+					tc.name, h.Unit, st.Scored, h.Total, st.CI[0], st.CI[1], delta, out)
+			}
+		}
 	}
 }
 
