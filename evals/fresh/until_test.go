@@ -156,7 +156,7 @@ func (m *unevenModel) Score(ctx context.Context, reqs []runner.Request) ([]runne
 	res, err := m.byteModel.Score(ctx, reqs)
 	for i, r := range reqs {
 		sum := 0
-		for _, tok := range r.Prefix {
+		for _, tok := range r.Branches[0].Tokens {
 			sum += int(tok)
 		}
 		if err != nil || sum%7 != 0 {
