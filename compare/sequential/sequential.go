@@ -52,8 +52,8 @@
 // records are checked against as before. A record that breaks it does not
 // end the sequence: it starts again from there, conditioned on everything
 // scored, with the bound raised (PilotScale times the largest residual of
-// all records so far, at least twice the last) and half the error left
-// (the j-th sequence holds α/2^j), so the sequences together keep α.
+// all records so far, at least twice the last); the j-th sequence holds
+// α/2^j, so the sequences together keep α.
 package sequential
 
 import (
@@ -193,6 +193,11 @@ func New(cfg Config) (*Sequence, error) {
 	}
 	s := &Sequence{cfg: cfg, logA: math.Log(2 / (1 - cfg.Level)),
 		lo: math.Inf(-1), hi: math.Inf(1), flo: math.Inf(-1), fhi: math.Inf(1)}
+	if cfg.Pilot > 0 {
+		// the first span sequence holds half the error, each restart half
+		// of what the last held (raise), so together they hold it all
+		s.logA += math.Ln2
+	}
 	s.tune = max(float64(cfg.MinRecords), tuneShare*float64(cfg.N-cfg.First))
 	s.minAt = cfg.First + cfg.MinRecords
 	return s, nil
