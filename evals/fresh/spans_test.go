@@ -201,6 +201,12 @@ func TestSpanRunStopsWhereItsSimulationStops(t *testing.T) {
 		if err != nil || rep.Reason != st.Reason || rep.Scored != st.Scored || rep.CI != st.CI {
 			t.Errorf("seed %d: replay %+v (%v), the run %+v", seed, rep, err, st)
 		}
+		// compare pairs the spans scored with the baseline's, whole
+		// documents where all their spans are in
+		c, err := compare.Runs(base.Run, res.Run, compare.Options{})
+		if err != nil || c.Sequential == nil || c.Sequential.Unit != runfile.UnitSpan || c.CI != st.CI || c.N != len(runfile.JoinSpans(res.Run.Docs)) {
+			t.Errorf("seed %d: compare %+v (%v)", seed, c, err)
+		}
 		stops[st.Scored] = true
 		t.Logf("seed %d: %s after %d of %d spans", seed, st.Reason, st.Scored, len(ids))
 	}
