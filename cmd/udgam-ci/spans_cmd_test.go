@@ -62,14 +62,7 @@ func TestScoreFreshSpansThroughLlama(t *testing.T) {
 	if joined := runfile.JoinSpans(h.Docs); !sameDocSet(joined, b.Docs) {
 		t.Errorf("the spans put back together differ from the whole run's records")
 	}
-	e, stdout, stderr := freshTestEnv()
-	if code := run(e, []string{"compare", base, head, "--json"}); code != 0 {
-		t.Fatalf("compare: exit %d: %s", code, stderr.String())
-	}
-	var c compare.Comparison
-	if err := json.Unmarshal(stdout.Bytes(), &c); err != nil {
-		t.Fatal(err)
-	}
+	c := compareJSON(t, base, head)
 	if c.Delta != 0 || c.Sequential == nil || c.Sequential.Reason != sequential.Complete || c.Sequential.Unit != runfile.UnitSpan || c.N != len(b.Docs) {
 		t.Errorf("compare: delta %v over %d, sequential %+v", c.Delta, c.N, c.Sequential)
 	}
@@ -90,4 +83,18 @@ func sameDocSet(a, b []runfile.Doc) bool {
 		}
 	}
 	return true
+}
+
+// compareJSON is `udgam-ci compare BASE HEAD --json`, decoded.
+func compareJSON(t *testing.T, base, head string) compare.Comparison {
+	t.Helper()
+	e, stdout, stderr := freshTestEnv()
+	if code := run(e, []string{"compare", base, head, "--json"}); code != 0 {
+		t.Fatalf("compare: exit %d: %s", code, stderr.String())
+	}
+	var c compare.Comparison
+	if err := json.Unmarshal(stdout.Bytes(), &c); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

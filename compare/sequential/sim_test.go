@@ -433,17 +433,26 @@ func hardSets(t testing.TB) []population {
 func TestSimMissRate(t *testing.T) {
 	t.Parallel()
 	for _, p := range hardSets(t) {
-		n := missOrders()
-		os := runOrders(p, n, 0, theRule, true)
-		missed, wrong, broken := count(os)
-		t.Logf("%s (delta %.3g, %.1f half-widths): outside the interval at some look in %.2f%% of %d orders, wrong verdict in %.2f%%, assumption seen broken (every record scored) in %.1f%%",
-			p.name, p.theta, p.theta/p.half, 100*float64(missed)/float64(n), n, 100*float64(wrong)/float64(n), 100*float64(broken)/float64(n))
-		if tooMany(missed, n) {
-			t.Errorf("%s: missed in %d of %d orders, more than 5%% beyond noise", p.name, missed, n)
-		}
-		if tooMany(wrong, n) {
-			t.Errorf("%s: wrong verdict in %d of %d orders, more than 5%% beyond noise", p.name, wrong, n)
-		}
+		checkMisses(t, p, theRule)
+	}
+}
+
+// checkMisses runs p in missOrders() orders under r, looking after every
+// record to the end, logs how often the interval missed the whole set's
+// delta, a verdict was wrong and the assumption was seen broken, and fails
+// when a miss or a wrong verdict is more than 5% beyond noise.
+func checkMisses(t *testing.T, p population, r rule) {
+	t.Helper()
+	n := missOrders()
+	os := runOrders(p, n, 0, r, true)
+	missed, wrong, broken := count(os)
+	t.Logf("%s (%d records, delta %.3g, %.1f half-widths): outside the interval at some look in %.2f%% of %d orders, wrong verdict in %.2f%%, assumption seen broken (every record scored) in %.1f%%",
+		p.name, len(p.d), p.theta, p.theta/p.half, 100*float64(missed)/float64(n), n, 100*float64(wrong)/float64(n), 100*float64(broken)/float64(n))
+	if tooMany(missed, n) {
+		t.Errorf("%s: missed in %d of %d orders, more than 5%% beyond noise", p.name, missed, n)
+	}
+	if tooMany(wrong, n) {
+		t.Errorf("%s: wrong verdict in %d of %d orders, more than 5%% beyond noise", p.name, wrong, n)
 	}
 }
 
@@ -478,21 +487,9 @@ func TestSimStopping(t *testing.T) {
 					p = real.shifted(k * real.half)
 				}
 				minEffect := me * p.half
-				os := runOrders(p, stopOrders(), minEffect, theRule, false)
-				fr := make([]float64, len(os))
-				verdicts := map[string]int{}
-				_, wrong, broken := count(os)
-				for i, o := range os {
-					fr[i] = o.stopped
-					verdicts[o.verdict]++
-				}
-				sort.Float64s(fr)
-				med, p90 := fr[len(fr)/2], fr[len(fr)*9/10]
-				pc := func(n int) string { return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(len(os))) }
-				fmt.Fprintf(&table, "| %s | %g | %g x | %.3f | %.3f | %s | %s | %s | %s | %s |\n", name, k, me, med, p90,
-					pc(verdicts["up"]), pc(verdicts["down"]), pc(verdicts["no change"]), pc(wrong), pc(broken))
-				if tooMany(wrong, len(os)) {
-					t.Errorf("%s, delta %g x, min-effect %g x: wrong verdict in %d of %d orders, more than 5%% beyond noise", name, k, me, wrong, len(os))
+				med, wrong, n := stopRow(&table, name, k, me, p, minEffect, theRule, func(o outcome) float64 { return o.stopped })
+				if tooMany(wrong, n) {
+					t.Errorf("%s, delta %g x, min-effect %g x: wrong verdict in %d of %d orders, more than 5%% beyond noise", name, k, me, wrong, n)
 				}
 				if k == 5 && med > 0.25 {
 					t.Errorf("%s, delta 5 x half-width, min-effect %g x: median share scored %.3f, want at most 0.25", name, me, med)
@@ -501,4 +498,26 @@ func TestSimStopping(t *testing.T) {
 		}
 	}
 	t.Logf("%d seeded orders each; shares of the set scored before stopping:\n%s", stopOrders(), table.String())
+}
+
+// stopRow scores p in stopOrders() orders under r, stopping at its
+// decision, and writes the row of a stopping table: the median and 90th
+// percentile of share (of the records, or of the bytes), the verdicts and
+// the shares wrong and broken. It returns the median, the orders with a
+// wrong verdict and the orders run.
+func stopRow(table *strings.Builder, name string, k, me float64, p population, minEffect float64, r rule, share func(outcome) float64) (med float64, wrong, n int) {
+	os := runOrders(p, stopOrders(), minEffect, r, false)
+	fr := make([]float64, len(os))
+	verdicts := map[string]int{}
+	_, wrong, broken := count(os)
+	for i, o := range os {
+		fr[i] = share(o)
+		verdicts[o.verdict]++
+	}
+	sort.Float64s(fr)
+	med, p90 := fr[len(fr)/2], fr[len(fr)*9/10]
+	pc := func(n int) string { return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(len(os))) }
+	fmt.Fprintf(table, "| %s | %g | %g x | %.3f | %.3f | %s | %s | %s | %s | %s |\n", name, k, me, med, p90,
+		pc(verdicts["up"]), pc(verdicts["down"]), pc(verdicts["no change"]), pc(wrong), pc(broken))
+	return med, wrong, len(os)
 }

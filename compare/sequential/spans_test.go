@@ -1,7 +1,6 @@
 package sequential
 
 import (
-	"fmt"
 	"math"
 	"sort"
 	"strings"
@@ -80,17 +79,7 @@ func spanSets(t testing.TB) []population {
 func TestSimSpansMissRate(t *testing.T) {
 	t.Parallel()
 	for _, p := range spanSets(t) {
-		n := missOrders()
-		os := runOrders(p, n, 0, spanRule, true)
-		missed, wrong, broken := count(os)
-		t.Logf("%s (%d spans, delta %.3g, %.1f half-widths): outside the interval at some look in %.2f%% of %d orders, wrong verdict in %.2f%%, assumption seen broken in %.1f%%",
-			p.name, len(p.d), p.theta, p.theta/p.half, 100*float64(missed)/float64(n), n, 100*float64(wrong)/float64(n), 100*float64(broken)/float64(n))
-		if tooMany(missed, n) {
-			t.Errorf("%s: missed in %d of %d orders, more than 5%% beyond noise", p.name, missed, n)
-		}
-		if tooMany(wrong, n) {
-			t.Errorf("%s: wrong verdict in %d of %d orders, more than 5%% beyond noise", p.name, wrong, n)
-		}
+		checkMisses(t, p, spanRule)
 	}
 }
 
@@ -115,21 +104,9 @@ func TestSimSpansStopping(t *testing.T) {
 			for _, k := range effects {
 				p := base.shifted(k * base.docHalf)
 				minEffect := me * p.docHalf
-				os := runOrders(p, stopOrders(), minEffect, spanRule, false)
-				fr := make([]float64, len(os))
-				verdicts := map[string]int{}
-				_, wrong, broken := count(os)
-				for i, o := range os {
-					fr[i] = o.weight
-					verdicts[o.verdict]++
-				}
-				sort.Float64s(fr)
-				med, p90 := fr[len(fr)/2], fr[len(fr)*9/10]
-				pc := func(n int) string { return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(len(os))) }
-				fmt.Fprintf(&table, "| %s | %g | %g x | %.3f | %.3f | %s | %s | %s | %s | %s |\n", base.name, k, me, med, p90,
-					pc(verdicts["up"]), pc(verdicts["down"]), pc(verdicts["no change"]), pc(wrong), pc(broken))
-				if tooMany(wrong, len(os)) {
-					t.Errorf("%s, delta %g x, min-effect %g x: wrong verdict in %d of %d orders", base.name, k, me, wrong, len(os))
+				med, wrong, n := stopRow(&table, base.name, k, me, p, minEffect, spanRule, func(o outcome) float64 { return o.weight })
+				if tooMany(wrong, n) {
+					t.Errorf("%s, delta %g x, min-effect %g x: wrong verdict in %d of %d orders", base.name, k, me, wrong, n)
 				}
 				// the bars (a quarter of the bytes for five
 				// half-widths, half for two); the real files' spans, whose

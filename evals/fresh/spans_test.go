@@ -12,7 +12,6 @@ import (
 	"github.com/udgamlabs/udgam-ci/compare/sequential"
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/runfile"
-	"github.com/udgamlabs/udgam-ci/runner"
 )
 
 // holdBack is compare's tracker with every decision but the last held
@@ -26,29 +25,22 @@ func (h holdBack) Decision() string {
 	return ""
 }
 
-// mildModel changes the base model unevenly and a little: a tenth more
-// bits on the windows whose tokens sum to a multiple of 3 (mildFactor).
-type mildModel struct{ *byteModel }
+// mildModel is a fiftieth worse on one window in three: an
+// uneven change small enough that orders stop apart.
+func mildModel() *scaledModel { return &scaledModel{newByteModel(3), 3, 1.02} }
 
-const mildFactor = 1.02
-
-func (m *mildModel) Score(ctx context.Context, reqs []runner.Request) ([]runner.Result, error) {
-	res, err := m.byteModel.Score(ctx, reqs)
-	for i, r := range reqs {
-		sum := 0
-		for _, tok := range r.Branches[0].Tokens {
-			sum += int(tok)
-		}
-		if err != nil || sum%3 != 0 {
-			continue
-		}
-		for _, branch := range res[i] {
-			for j := range branch {
-				branch[j] *= mildFactor
-			}
-		}
+// wholeRuns scores data whole with the base model and with mildModel.
+func wholeRuns(t *testing.T, dir string, data *Data) (base, head Result) {
+	t.Helper()
+	base, err := Run(context.Background(), newByteModel(3), runOptions(data, filepath.Join(dir, "base.jsonl")))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return res, err
+	head, err = Run(context.Background(), mildModel(), runOptions(data, filepath.Join(dir, "whole.jsonl")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base, head
 }
 
 // A sequential run over spans that goes to the last span, whether in one
@@ -59,14 +51,7 @@ func TestSpanRunIsExactAtTheEnd(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	data := genData(60)
-	base, err := Run(context.Background(), newByteModel(3), runOptions(data, filepath.Join(dir, "base.jsonl")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	whole, err := Run(context.Background(), &mildModel{newByteModel(3)}, runOptions(data, filepath.Join(dir, "whole.jsonl")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	base, whole := wholeRuns(t, dir, data)
 	want, err := compare.Runs(base.Run, whole.Run, compare.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +65,7 @@ func TestSpanRunIsExactAtTheEnd(t *testing.T) {
 		o := runOptions(data, filepath.Join(dir, out))
 		o.Selection.Until = &evals.Until{Header: h, Tracker: holdBack{tr}, MaxRecords: budget}
 		o.Selection.Shard, o.Resume = shard, resume
-		res, err := Run(context.Background(), &mildModel{newByteModel(3)}, o)
+		res, err := Run(context.Background(), mildModel(), o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,14 +123,7 @@ func TestSpanRunStopsWhereItsSimulationStops(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	data := genData(60)
-	base, err := Run(context.Background(), newByteModel(3), runOptions(data, filepath.Join(dir, "base.jsonl")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	whole, err := Run(context.Background(), &mildModel{newByteModel(3)}, runOptions(data, filepath.Join(dir, "whole.jsonl")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	base, whole := wholeRuns(t, dir, data)
 	type unit struct{ d, w float64 }
 	units := map[string]unit{}
 	var ids []string
@@ -184,7 +162,7 @@ func TestSpanRunStopsWhereItsSimulationStops(t *testing.T) {
 		}
 		o := runOptions(data, filepath.Join(dir, fmt.Sprintf("seed%d.jsonl", seed)))
 		o.Selection.Until = &evals.Until{Header: h, Tracker: tr}
-		res, err := Run(context.Background(), &mildModel{newByteModel(3)}, o)
+		res, err := Run(context.Background(), mildModel(), o)
 		if err != nil {
 			t.Fatal(err)
 		}

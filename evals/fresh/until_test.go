@@ -94,7 +94,7 @@ func TestRunUntilDecidedUnevenChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, err := Run(context.Background(), &unevenModel{newByteModel(3)}, runOptions(data, filepath.Join(dir, "full.jsonl")))
+	full, err := Run(context.Background(), unevenModel(3), runOptions(data, filepath.Join(dir, "full.jsonl")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestRunUntilDecidedUnevenChange(t *testing.T) {
 		o := runOptions(data, filepath.Join(dir, tc.name+".jsonl"))
 		o.Selection.Until = &evals.Until{Header: h, Tracker: tr}
 		o.Progress = &progress
-		res, err := Run(context.Background(), &unevenModel{newByteModel(3)}, o)
+		res, err := Run(context.Background(), unevenModel(3), o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,24 +147,31 @@ func TestRunUntilDecidedUnevenChange(t *testing.T) {
 	}
 }
 
-// unevenModel is the base model made three times worse on about one
-// window in seven (those whose tokens sum to a multiple of 7): documents
-// change by very different amounts per byte.
-type unevenModel struct{ *byteModel }
+// scaledModel is the base model with its log-probabilities times factor
+// on about one window in every (those whose tokens sum to a multiple of
+// every): documents change by different amounts per byte.
+type scaledModel struct {
+	*byteModel
+	every  int
+	factor float64
+}
 
-func (m *unevenModel) Score(ctx context.Context, reqs []runner.Request) ([]runner.Result, error) {
+// unevenModel is three times worse on one window in seven.
+func unevenModel(seed int64) *scaledModel { return &scaledModel{newByteModel(seed), 7, 3} }
+
+func (m *scaledModel) Score(ctx context.Context, reqs []runner.Request) ([]runner.Result, error) {
 	res, err := m.byteModel.Score(ctx, reqs)
 	for i, r := range reqs {
 		sum := 0
 		for _, tok := range r.Branches[0].Tokens {
 			sum += int(tok)
 		}
-		if err != nil || sum%7 != 0 {
+		if err != nil || sum%m.every != 0 {
 			continue
 		}
 		for _, branch := range res[i] {
 			for j := range branch {
-				branch[j] *= 3
+				branch[j] *= m.factor
 			}
 		}
 	}
