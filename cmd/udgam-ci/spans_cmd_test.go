@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -65,6 +66,91 @@ func TestScoreFreshSpansThroughLlama(t *testing.T) {
 	c := compareJSON(t, base, head)
 	if c.Delta != 0 || c.Sequential == nil || c.Sequential.Reason != sequential.Complete || c.Sequential.Unit != runfile.UnitSpan || c.N != len(b.Docs) {
 		t.Errorf("compare: delta %v over %d, sequential %+v", c.Delta, c.N, c.Sequential)
+	}
+}
+
+// Through llama.cpp, 20 sequential runs over spans (one order seed each)
+// of a model's q4_0 requantization against its q8_0 baseline stop where
+// the simulation of their order stops: the two whole runs' spans fed to
+// compare/sequential in the seed's order, with the rule the tracker sets
+// up; the same span, the same reason, the same interval, to the bit.
+func TestScoreFreshSpansStopWhereSimulated(t *testing.T) {
+	t.Parallel()
+	needEngine(t)
+	dir := t.TempDir()
+	m, err := testmodel.RandomLlama(5, testmodel.DefaultShape())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f32 := filepath.Join(dir, "llama.gguf")
+	if err := testmodel.WriteLlamaGGUF(f32, m); err != nil {
+		t.Fatal(err)
+	}
+	ggufs := map[string]string{}
+	for _, typ := range []string{"q8_0", "q4_0"} {
+		ggufs[typ] = filepath.Join(dir, typ+".gguf")
+		if err := engineQuantize(f32, ggufs[typ], typ, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data := writeDocs(t, dir, fresh.GenerateDocs(5, 40, 100, 1500))
+	score := func(model, out string, more ...string) *runfile.Run {
+		t.Helper()
+		e, _, stderr := freshTestEnv()
+		args := append([]string{"score", "fresh", "--model", ggufs[model], "--data", data, "--out", out, "--window", "64", "--stride", "32", "--threads", "1"}, more...)
+		if code := run(e, args); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr.String())
+		}
+		r, err := runfile.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	base := filepath.Join(dir, "base.jsonl")
+	b, whole := score("q8_0", base), score("q4_0", filepath.Join(dir, "whole.jsonl"))
+	type unit struct{ d, w float64 }
+	units := map[string]unit{}
+	var ids []string
+	var w float64
+	for i := range b.Docs {
+		bs, hs := runfile.SplitSpans(&b.Docs[i]), runfile.SplitSpans(&whole.Docs[i])
+		for k := range bs {
+			units[bs[k].ID] = unit{hs[k].Bits - bs[k].Bits, float64(bs[k].Bytes)}
+			ids = append(ids, bs[k].ID)
+			w += float64(bs[k].Bytes)
+		}
+	}
+	const minEffect = 0.002
+	stops := map[int]bool{}
+	for seed := uint64(1); seed <= 20; seed++ {
+		pilot := min(sequential.DefaultPilot, len(ids))
+		s, err := sequential.New(sequential.Config{N: len(ids), W: w, Level: compare.DefaultConfidence, MinEffect: minEffect, First: pilot, Pilot: pilot})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reason := ""
+		for _, id := range sequential.Order(ids, nil, seed) {
+			if err := s.Add(units[id].d, units[id].w); err != nil {
+				t.Fatal(err)
+			}
+			if reason, _ = s.Decision(); reason != "" {
+				break
+			}
+		}
+		lo, hi := s.Interval()
+		h := score("q4_0", filepath.Join(dir, fmt.Sprintf("seed%d.jsonl", seed)), "--until", "decided", "--baseline", base,
+			"--order-seed", fmt.Sprint(seed), "--min-effect", fmt.Sprint(minEffect))
+		st := h.Header.Sequential.Stop
+		if st == nil || st.Reason != reason || st.Scored != s.Scored() || st.CI != [2]float64{lo, hi} {
+			t.Errorf("seed %d: the run stopped %+v, its simulation (%s) after %d of %d spans with [%v, %v]", seed, st, reason, s.Scored(), len(ids), lo, hi)
+			continue
+		}
+		t.Logf("seed %d: %s after %d of %d spans", seed, st.Reason, st.Scored, len(ids))
+		stops[st.Scored] = true
+	}
+	if len(stops) < 5 {
+		t.Errorf("the 20 seeds stopped at only %d places: the test cannot tell orders apart", len(stops))
 	}
 }
 
