@@ -59,10 +59,26 @@ func TestSplitJoinSpans(t *testing.T) {
 			t.Errorf("%s joined: %+v (%v), want %+v", w.ID, got, err, w)
 		}
 	}
+	// a run of spans summarizes as its documents: whole where all their
+	// spans are in, the others by their spans
+	sum, want := SummarizeFresh(spans[1:]), SummarizeFresh(whole)
+	if sum.Docs != want.Docs-1+spanCount(whole, dropped.Of)-1 || sum.Bytes != want.Bytes-dropped.Bytes {
+		t.Errorf("summary of the spans: %d records over %d bytes; the whole run %d over %d", sum.Docs, sum.Bytes, want.Docs, want.Bytes)
+	}
 	if bad := (Doc{ID: "a#2", Of: "a", Span: 3, OfSpans: 2, Tokens: 1, Bytes: 1, Windows: 1}); bad.Validate() == nil {
 		t.Error("a span record past its document's spans was accepted")
 	}
 	if bad := (Doc{ID: "a", Tokens: 5, Bytes: 9, Windows: 2, Spans: []Span{{Tokens: 2}, {Tokens: 2}}}); bad.Validate() == nil {
 		t.Error("spans that do not add up to the tokens were accepted")
 	}
+}
+
+// spanCount is how many spans document id of docs has.
+func spanCount(docs []Doc, id string) int {
+	for i := range docs {
+		if docs[i].ID == id {
+			return len(docs[i].Spans)
+		}
+	}
+	return 0
 }
