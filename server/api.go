@@ -194,8 +194,9 @@ func (s *Server) apiModels(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"models": wire})
 }
 
-// apiModel serves /api/v1/repos/OWNER/NAME/models/{model}/runs and
-// .../baseline, and the same under the legacy /api/v1/models/{model}/.
+// apiModel serves /api/v1/repos/OWNER/NAME/models/{model}/runs,
+// .../baseline and .../anchor, and the same under the legacy
+// /api/v1/models/{model}/.
 func (s *Server) apiModel(c echo.Context) error {
 	p := c.Request().URL.Path
 	var serve func(echo.Context, modelRef) error
@@ -204,8 +205,10 @@ func (s *Server) apiModel(c echo.Context) error {
 		p, serve = strings.TrimSuffix(p, "/runs"), s.apiModelRuns
 	case strings.HasSuffix(p, "/baseline"):
 		p, serve = strings.TrimSuffix(p, "/baseline"), s.apiBaseline
+	case strings.HasSuffix(p, "/anchor"):
+		p, serve = strings.TrimSuffix(p, "/anchor"), s.apiAnchor
 	default:
-		return echo.NewHTTPError(http.StatusNotFound, "no such endpoint: want /api/v1/repos/OWNER/NAME/models/{model}/runs or .../baseline")
+		return echo.NewHTTPError(http.StatusNotFound, "no such endpoint: want /api/v1/repos/OWNER/NAME/models/{model}/runs, .../baseline or .../anchor")
 	}
 	ref, err := s.modelOf(c, p, "/api/v1")
 	if err != nil {

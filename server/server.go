@@ -187,6 +187,7 @@ func (s *Server) routes() *echo.Echo {
 	api := e.Group("/api/v1")
 	api.POST("/runs", s.upload)
 	api.POST("/audits", s.uploadAudit)
+	api.POST("/runs/:id/anchor", s.pinAnchor)
 	read := api.Group("", s.requireReader)
 	read.GET("/runs/:id", s.apiRun)
 	read.GET("/runs/:id/records", s.apiRecords)

@@ -76,6 +76,7 @@ func commands() map[string]command {
 		"server token list":     {"list upload tokens", runTokenList},
 		"server token revoke":   {"revoke an upload token", runTokenRevoke},
 		"push":                  {"upload run files to a report server", runPush},
+		"anchor pin":            {"pin a stored run as its model's anchor (drift is measured since it)", runAnchorPin},
 		"action":                {"the GitHub Action's entrypoint", runAction},
 		"version":               {"print the version", runVersion},
 	}
