@@ -25,17 +25,7 @@ func TestScoreFreshSpansThroughLlama(t *testing.T) {
 	t.Parallel()
 	needEngine(t)
 	dir := t.TempDir()
-	m, err := testmodel.RandomLlama(5, testmodel.DefaultShape())
-	if err != nil {
-		t.Fatal(err)
-	}
-	f32, gguf := filepath.Join(dir, "llama.gguf"), filepath.Join(dir, "q8_0.gguf")
-	if err := testmodel.WriteLlamaGGUF(f32, m); err != nil {
-		t.Fatal(err)
-	}
-	if err := engineQuantize(f32, gguf, "q8_0", 1); err != nil {
-		t.Fatal(err)
-	}
+	gguf := quantizedLlama(t, dir, "q8_0")["q8_0"]
 	data := writeDocs(t, dir, fresh.GenerateDocs(4, 12, 100, 700))
 	score := func(out string, more ...string) {
 		t.Helper()
@@ -78,21 +68,7 @@ func TestScoreFreshSpansStopWhereSimulated(t *testing.T) {
 	t.Parallel()
 	needEngine(t)
 	dir := t.TempDir()
-	m, err := testmodel.RandomLlama(5, testmodel.DefaultShape())
-	if err != nil {
-		t.Fatal(err)
-	}
-	f32 := filepath.Join(dir, "llama.gguf")
-	if err := testmodel.WriteLlamaGGUF(f32, m); err != nil {
-		t.Fatal(err)
-	}
-	ggufs := map[string]string{}
-	for _, typ := range []string{"q8_0", "q4_0"} {
-		ggufs[typ] = filepath.Join(dir, typ+".gguf")
-		if err := engineQuantize(f32, ggufs[typ], typ, 1); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ggufs := quantizedLlama(t, dir, "q8_0", "q4_0")
 	data := writeDocs(t, dir, fresh.GenerateDocs(5, 40, 100, 1500))
 	score := func(model, out string, more ...string) *runfile.Run {
 		t.Helper()
@@ -152,6 +128,28 @@ func TestScoreFreshSpansStopWhereSimulated(t *testing.T) {
 	if len(stops) < 5 {
 		t.Errorf("the 20 seeds stopped at only %d places: the test cannot tell orders apart", len(stops))
 	}
+}
+
+// quantizedLlama writes a random-weight llama transformer into dir and
+// quantizes it to each of types, giving each type's GGUF path.
+func quantizedLlama(t *testing.T, dir string, types ...string) map[string]string {
+	t.Helper()
+	m, err := testmodel.RandomLlama(5, testmodel.DefaultShape())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f32 := filepath.Join(dir, "llama.gguf")
+	if err := testmodel.WriteLlamaGGUF(f32, m); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, typ := range types {
+		out[typ] = filepath.Join(dir, typ+".gguf")
+		if err := engineQuantize(f32, out[typ], typ, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }
 
 // sameDocSet says whether a and b hold the same records, in any order.
