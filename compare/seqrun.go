@@ -22,7 +22,9 @@ type Sequential struct {
 	// Cost is what the head run scored (all its records, past a gap in the
 	// order too) out of the whole set, in records and bytes.
 	Cost runfile.Cost `json:"cost"`
-	CI   [2]float64   `json:"ci"`
+	// Unit is the header's: runfile.UnitSpan when the records are spans.
+	Unit string     `json:"unit,omitempty"`
+	CI   [2]float64 `json:"ci"`
 	// Reason is compare/sequential's: beyond, within, complete, budget or
 	// stopped (ended otherwise: interrupted, or a shard's part ran out).
 	Reason  string `json:"reason"`
@@ -105,7 +107,7 @@ func ReplaySequential(base, head *runfile.Run) (*Sequential, string, error) {
 		}
 	}
 	s := &Sequential{Level: h.Level, MinEffect: h.MinEffect, Seed: h.Seed, Budget: h.Budget,
-		Scored: tr.Scored(), Total: h.Total, CI: tr.Interval(), LeftOut: head.Len() - tr.Scored(), Broken: tr.Broken()}
+		Scored: tr.Scored(), Total: h.Total, Unit: h.Unit, CI: tr.Interval(), LeftOut: head.Len() - tr.Scored(), Broken: tr.Broken()}
 	s.Cost = runfile.CostOf(h, head.Docs, head.Items)
 	whole := runfile.CostOf(nil, base.Docs, base.Items) // the baseline holds the whole set
 	if s.Cost.TotalBytes == 0 {

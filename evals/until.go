@@ -25,15 +25,20 @@ type Until struct {
 	// time. Zero means no limit.
 	MaxRecords  int
 	MaxDuration time.Duration
+	// spans is, after Order, the span (from 1) each selected record
+	// scores of its document in a run over spans; nil otherwise.
+	spans []int
 }
 
 // Tracker is what the loop asks of a sequential comparison: take each
 // record in the scored order, say whether it decided, and describe the
 // stop for the header.
 type Tracker interface {
-	Has(id string) bool // the record is in the baseline
-	// Order is the order of the set's ids for seed (compare.Tracker: the
-	// take-all stratum of the longest documents first, the rest shuffled).
+	Has(id string) bool // the record (or document) is in the baseline
+	// Order is the order of the set's records for seed, given its ids
+	// (compare.Tracker: the take-all stratum of the longest documents
+	// first, the rest shuffled; or, over spans, the ids of every span of
+	// the documents, runfile.SpanID, shuffled).
 	Order(ids []string, seed uint64) []string
 	Add(rec any) error
 	Decision() string
@@ -49,7 +54,9 @@ var errDecided = errors.New("sequential run stopped")
 // set) in the tracker's order and, for a shard, keeps the positions of that
 // order dealt to it (i, i+n, i+2n, ... of n), so each shard scores a
 // random order of its own and the shards together a prefix of the order.
-// The set must be the baseline's, record for record (u.Header.Total).
+// The set must be the baseline's, record for record (u.Header.Total). In a
+// run over spans an index comes once for each span of its document that
+// is dealt; Spans says which.
 func (u *Until) Order(keys []Keyed, idx []int, shard *runfile.Shard) ([]int, error) {
 	at := make(map[string]int, len(idx))
 	ids := make([]string, len(idx))
@@ -61,16 +68,39 @@ func (u *Until) Order(keys []Keyed, idx []int, shard *runfile.Shard) ([]int, err
 		ids[j] = id
 		at[id] = i
 	}
-	if len(ids) != u.Header.Total {
-		return nil, fmt.Errorf("--until decided: the set has %d records and the baseline run %s %d: they must be the same set", len(ids), u.Header.Baseline, u.Header.Total)
+	order := u.Tracker.Order(ids, u.Header.Seed)
+	if len(order) != u.Header.Total {
+		return nil, fmt.Errorf("--until decided: the set has %d records and the baseline run %s %d: they must be the same set", len(order), u.Header.Baseline, u.Header.Total)
 	}
 	var out []int
-	for p, id := range u.Tracker.Order(ids, u.Header.Seed) {
-		if shard == nil || p%shard.Count == shard.Index-1 {
-			out = append(out, at[id])
+	u.spans = nil
+	for p, id := range order {
+		if shard != nil && p%shard.Count != shard.Index-1 {
+			continue
 		}
+		i, ok := at[id]
+		k := 0
+		if !ok {
+			doc, span, isSpan := runfile.ParseSpanID(id)
+			if i, ok = at[doc]; !ok || !isSpan {
+				return nil, fmt.Errorf("--until decided: record %s of the order is not in the set", id)
+			}
+			k = span
+		}
+		out = append(out, i)
+		u.spans = append(u.spans, k)
 	}
 	return out, nil
+}
+
+// Spans is, after Order, which span of its document (from 1) each
+// selected record is in a run over spans (runfile.Header's Sequential.Unit),
+// 0 for a whole document or an item; nil for a fixed run.
+func (u *Until) Spans() []int {
+	if u == nil {
+		return nil
+	}
+	return u.spans
 }
 
 // untilState is the loop's sequential part.

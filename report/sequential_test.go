@@ -9,6 +9,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/compare/comparetest"
 	"github.com/udgamlabs/udgam-ci/compare/sequential"
+	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
 // A sequential head run shows, in the comment, the summary and the text,
@@ -51,6 +52,13 @@ func TestSequentialOnEverySurface(t *testing.T) {
 		line := SequentialLine(c)
 		if !strings.HasPrefix(line, tc.want) {
 			t.Errorf("%s: line %q, want it to start %q", tc.name, line, tc.want)
+		}
+		// a run over spans counts what it sampled
+		spans := *c
+		spanSeq := *c.Sequential
+		spanSeq.Unit, spans.Sequential = runfile.UnitSpan, &spanSeq
+		if got, want := SequentialLine(&spans), strings.Replace(tc.want, "600 documents", "600 spans", 1); !strings.HasPrefix(got, want) {
+			t.Errorf("%s over spans: line %q, want it to start %q", tc.name, got, want)
 		}
 		if tc.reason == sequential.Budget && !strings.HasSuffix(line, fmtEffect(c.Metric, c.Sequential.NoChangeLargerThan())) {
 			t.Errorf("%s: line %q does not end with the interval's reach", tc.name, line)

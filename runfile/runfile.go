@@ -221,8 +221,15 @@ type Sequential struct {
 	// of the set scored is counted against; 0 for probes and in runs made
 	// before it was recorded.
 	Bytes int64 `json:"bytes,omitempty"`
-	Stop  *Stop `json:"stop,omitempty"`
+	// Unit is UnitSpan when the records are the windows' scored spans of
+	// the documents (runfile.Span), sampled one by one; "" when whole
+	// records are (documents, items).
+	Unit string `json:"unit,omitempty"`
+	Stop *Stop  `json:"stop,omitempty"`
 }
+
+// UnitSpan is Sequential.Unit of a run over spans.
+const UnitSpan = "span"
 
 // Stop is where a sequential run stopped and why (compare/sequential's
 // reasons: beyond, within, budget, complete), with the anytime-valid
@@ -251,6 +258,14 @@ type Doc struct {
 	// context, so it was not scored and its bytes are not in Bytes.
 	FirstUnscored bool `json:"first_unscored,omitempty"`
 	TextBytes     int  `json:"text_bytes,omitempty"` // all bytes of the text
+	// Spans are a whole document's windows' scored spans, in order: the
+	// units `--until decided` samples (spans.go).
+	Spans []Span `json:"spans,omitempty"`
+	// Of, Span and OfSpans mark a span record, which a sequential run
+	// over spans writes: span Span (from 1) of the OfSpans of document Of.
+	Of      string `json:"of,omitempty"`
+	Span    int    `json:"span,omitempty"`
+	OfSpans int    `json:"of_spans,omitempty"`
 }
 
 // Item is one probe record. Pred and Answer index Choices.

@@ -145,7 +145,7 @@ func (d *Doc) Validate() error {
 	case d.TextBytes != 0 && d.TextBytes < d.Bytes:
 		return fmt.Errorf("document %s: %d bytes scored of a %d-byte text", d.ID, d.Bytes, d.TextBytes)
 	}
-	return nil
+	return d.checkSpans()
 }
 
 // Validate checks one item record: finite log-probabilities at most
