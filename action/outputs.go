@@ -35,6 +35,10 @@ func OutputNames() []string {
 	for _, t := range validTestNames {
 		names = append(names, t+"-score", t+"-run-file", t+"-base", t+"-delta", t+"-ci-low", t+"-ci-high", t+"-verdict")
 	}
+	names = append(names, "drift")
+	for _, t := range validTestNames {
+		names = append(names, t+"-anchor-delta", t+"-anchor-ci-low", t+"-anchor-ci-high")
+	}
 	return names
 }
 
@@ -56,6 +60,18 @@ func (r *actionRun) outputs(res Result, links []report.Link) {
 		verdict = worse(verdict, string(c.Verdict))
 	}
 	r.setOutput("verdict", verdict)
+	drift := "none"
+	for _, c := range res.Anchors {
+		p := c.Test + "-anchor-"
+		r.setOutput(p+"delta", report.FormatOutput(c.Metric, c.Delta))
+		r.setOutput(p+"ci-low", report.FormatOutput(c.Metric, c.CI[0]))
+		r.setOutput(p+"ci-high", report.FormatOutput(c.Metric, c.CI[1]))
+		drift = "within"
+	}
+	if len(res.Drifts) > 0 {
+		drift = "beyond"
+	}
+	r.setOutput("drift", drift)
 	r.setOutput("settings-mismatch", strconv.FormatBool(res.Mismatch))
 	var urls []string
 	for _, l := range links {
@@ -123,6 +139,7 @@ func (r *actionRun) findings(res Result) []finding {
 			report.FormatDelta(c.Metric, c.Delta), unit, report.IntervalLabel(c.Level()), report.FormatCI(c.Metric, c.CI), c.BaseRun.ID)
 		out = append(out, finding{title: "udgam-ci: " + c.Test + " regressed", msg: msg, fails: failsOn(r.in.FailOn, FailOnRegression), test: c.Test})
 	}
+	out = append(out, r.driftFindings(res)...)
 	if res.Mismatch {
 		var diffs []string
 		for _, c := range res.Comparisons {
@@ -210,7 +227,8 @@ func gateMarkdown(lines []string) string {
 }
 
 // Gate is what the Action concludes under failOn from comparisons made
-// outside a job, with no scan and no server: whether the job fails, and
+// outside a job, with no scan and no server (their regressions judged
+// together as the Action judges them): whether the job fails, and
 // the comment's verdict line. `udgam-ci compare --fail-on` exits by it and
 // the demo's comment shows its line.
 func Gate(failOn, model string, cs []*compare.Comparison) (fails bool, line string) {
@@ -218,9 +236,7 @@ func Gate(failOn, model string, cs []*compare.Comparison) (fails bool, line stri
 	res := Result{Comparisons: cs}
 	for _, c := range cs {
 		res.Mismatch = res.Mismatch || c.Mismatch
-		if c.Verdict == compare.Regressed {
-			res.Regressions = append(res.Regressions, c)
-		}
 	}
+	judgeFamily(&res)
 	return jobVerdict(failOn, r.findings(res))
 }

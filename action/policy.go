@@ -34,9 +34,8 @@ type GateSettings struct {
 	Baseline          string
 	Until             string
 	Budget            string
-	// The drift budget since the anchor run, and the anchor (issue 48).
-	// The policy file sets them; the Action has no inputs for them yet,
-	// so a pull request's zero values inherit the base's.
+	// The drift budget since the anchor run, and the anchor (issue 48):
+	// a pull request's budget of 0 (none) inherits the base's.
 	MaxDriftBPB      float64 // 0: none
 	MaxDriftAccuracy float64 // 0: none
 	Anchor           string
@@ -46,7 +45,7 @@ type GateSettings struct {
 func (in *Inputs) gate() GateSettings {
 	return GateSettings{FailOn: in.FailOn, MinEffectBPB: in.MinEffectBPB, MinEffectAccuracy: in.MinEffectAcc,
 		Tests: slices.Clone(in.Tests), FreshData: in.FreshData, ProbeItems: in.ProbeItems, Baseline: in.Baseline,
-		Until: in.Until, Budget: in.Budget}
+		Until: in.Until, Budget: in.Budget, MaxDriftBPB: in.MaxDriftBPB, MaxDriftAccuracy: in.MaxDriftAcc, Anchor: in.Anchor}
 }
 
 // setGate makes g the settings the run is judged by.
@@ -54,6 +53,7 @@ func (in *Inputs) setGate(g GateSettings) {
 	in.FailOn, in.MinEffectBPB, in.MinEffectAcc = g.FailOn, g.MinEffectBPB, g.MinEffectAccuracy
 	in.Tests, in.FreshData, in.ProbeItems, in.Baseline = slices.Clone(g.Tests), g.FreshData, g.ProbeItems, g.Baseline
 	in.Until, in.Budget = g.Until, g.Budget
+	in.MaxDriftBPB, in.MaxDriftAcc, in.Anchor = g.MaxDriftBPB, g.MaxDriftAccuracy, g.Anchor
 }
 
 // Policy is a policy file: the base's gate and who may accept a looser one.
@@ -120,13 +120,6 @@ func ParsePolicy(name string, b []byte) (Policy, error) {
 		bad: func(key, format string, args ...any) { fail(line(key), key+": "+format, args...) },
 	}
 	p := Policy{Gate: f.gate(), AcceptLabel: strings.TrimSpace(vals["accept-label"]), AcceptRoles: DefaultAcceptRoles}
-	if vals["max-drift-bpb"] != "" {
-		p.Gate.MaxDriftBPB = f.number("max-drift-bpb")
-	}
-	if vals["max-drift-accuracy"] != "" {
-		p.Gate.MaxDriftAccuracy = f.number("max-drift-accuracy")
-	}
-	p.Gate.Anchor = strings.TrimSpace(vals["anchor"])
 	if r := vals["accept-roles"]; r != "" {
 		p.AcceptRoles = nil
 		for _, role := range strings.Split(r, ",") {
@@ -194,8 +187,8 @@ func rule[T any](name string, field func(*GateSettings) *T, show func(T) string,
 	}
 }
 
-// inheriting is rule for a setting a pull request has no input for yet:
-// its zero value inherits the base's.
+// inheriting is rule for a setting whose zero value in a pull request
+// means "none" and inherits the base's (a drift budget).
 func inheriting[T comparable](name string, field func(*GateSettings) *T, show func(T) string, looser func(base, pr T) bool) gateRule {
 	r := rule(name, field, show, looser)
 	var zero T

@@ -3,11 +3,15 @@ package action_test
 import (
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/action/actiontest"
+	"github.com/udgamlabs/udgam-ci/ggufspec"
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/server/servertest"
 )
 
 // policyBase is the pull requests' base commit, where the policy is read.
@@ -119,6 +123,27 @@ func scoredWith(want ...string) func(t *testing.T, o outcome, data, seqs []strin
 func TestActionPolicyRefusesLooserSettings(t *testing.T) {
 	t.Parallel()
 	easy := "hf://acme/easy@" + strings.Repeat("5", 40)
+	// The base's anchor is main's checkpoint (0.95 bits per byte); the
+	// head (1.00) is 0.05 beyond it, past a 0.01 budget. An easier anchor
+	// is the head's own score.
+	dir := t.TempDir()
+	anchorFile := func(name string, score float64) string {
+		p := filepath.Join(dir, name+".jsonl")
+		run := servertest.Spec{ID: name, Test: "fresh", Model: model, Revision: baseSHA, Repo: repo, Records: 140, Score: score, Seed: 7,
+			Engine: ggufspec.EngineVersion(), Window: 2048}.Run()
+		if err := runfile.WriteFile(p, run); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	anchored := map[string]string{"anchor": anchorFile("fresh-release", 0.95), "max-drift-bpb": "0.01"}
+	drifts := func(want int) func(t *testing.T, o outcome, _, _ []string) {
+		return func(t *testing.T, o outcome, _, _ []string) {
+			if len(o.res.Anchors) != 1 || len(o.res.Drifts) != want {
+				t.Errorf("%d comparisons with the anchor, %d beyond the drift budget; want 1, %d\n%s", len(o.res.Anchors), len(o.res.Drifts), want, o.log)
+			}
+		}
+	}
 	cases := []policyCase{
 		{setting: "fail-on", value: "never", judged: exit(1), own: exit(0)},
 		{setting: "min-effect-bpb", value: "0.1", judged: verdictIs("fresh", "regressed", 1), own: verdictIs("fresh", "no change", -1)},
@@ -150,6 +175,8 @@ func TestActionPolicyRefusesLooserSettings(t *testing.T) {
 		}, own: scoredWith("decided budget 45m")},
 		{setting: "budget", value: "1m", base: map[string]string{"until": "decided"},
 			judged: scoredWith("decided budget 45m"), own: scoredWith("decided budget 1m")},
+		{setting: "max-drift-bpb", value: "0.1", base: anchored, judged: drifts(1), own: drifts(0)},
+		{setting: "anchor", value: anchorFile("fresh-easy", 1.00), base: anchored, judged: drifts(1), own: drifts(0)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.setting, func(t *testing.T) {

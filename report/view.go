@@ -30,6 +30,10 @@ type Comment struct {
 	// Gate optionally says whose settings judged the pull request and
 	// what it tried to loosen (Markdown paragraphs); shown under Verdict.
 	Gate []string
+	// Anchors optionally holds each test's comparison with the model's
+	// anchor run, judged against the drift budget (its MinEffect); shown
+	// beside the change against the baseline.
+	Anchors []*compare.Comparison
 }
 
 // Contamination is shown under the headline: one line, the items found
@@ -216,6 +220,7 @@ func newView(cm Comment, s style) view {
 	for _, c := range cm.Tests {
 		v.addTest(c, s)
 	}
+	v.addAnchors(cm.Tests, cm.Anchors, s)
 	v.Flags = cm.ServerFlags
 	v.Verdict = s.bold(cm.Verdict)
 	v.Gate = cm.Gate
@@ -395,6 +400,9 @@ func pairedLine(c *compare.Comparison, s style) string {
 	line := sprintf("%s: %s paired", testTitle(c), recordNoun(c, c.N))
 	if c.OnlyBase > 0 || c.OnlyHead > 0 {
 		line += sprintf(" (%s only in base, %s only in head, left out)", FormatCount(c.OnlyBase), FormatCount(c.OnlyHead))
+	}
+	if r := ReusedLine(c); r != "" {
+		line += "; " + r
 	}
 	if seq := SequentialLine(c); seq != "" {
 		line += "; " + seq

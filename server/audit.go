@@ -86,6 +86,9 @@ func (s *Server) uploadAudit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if created {
+		s.notifyAudit(a, judged)
+	}
 	s.log.Info("audit stored", "id", a.ID, "created", created, "model", a.Model, "verdict", a.Verdict, "runs", len(runIDs))
 	out := client.AuditUploadResult{ID: a.ID, URL: s.absURL(auditPath(a.ID)), Created: created, Repo: a.Repo,
 		Model: a.Model, Revision: a.Revision, SHA: a.SHA, Verdict: a.Verdict, Runs: runIDs}

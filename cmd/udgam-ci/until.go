@@ -85,6 +85,7 @@ func (u *untilFlags) until(test string) (*evals.Until, error) {
 		if base, err = runfile.ReadFile(u.Baseline); err != nil {
 			return nil, err
 		}
+		u.base = base
 	}
 	h, tr, err := compare.StartSequential(base, test, u.OrderSeed, u.Level, u.MinEffect.Of(test), u.Budget)
 	if err != nil {
