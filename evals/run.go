@@ -76,6 +76,12 @@ func (c *RunCommon) Begin(m runner.Model, t RunTest) (runfile.Header, []int, err
 	return h, idx, err
 }
 
+// Reuses says whether the run with header h takes c.Reuse's records, an
+// unchanged model's, instead of scoring (Start writes them).
+func (c *RunCommon) Reuses(h runfile.Header) bool {
+	return c.Reuse != nil && !c.Resume && runfile.Unchanged(&h, &c.Reuse.Header) == nil
+}
+
 // Start opens the run file (or resumes it) and the record loop over
 // pending, the checked records; it returns the loop and the indexes into
 // pending still to score.

@@ -89,8 +89,12 @@ func CostOf(h *Sequential, docs []Doc, items []Item) Cost {
 }
 
 // TextBytesOf is a document's text in bytes: all of it, where the run
-// recorded that, else the bytes scored (runs before text_bytes).
+// recorded that, else the bytes scored (runs before text_bytes); a span
+// record's share of its document's.
 func TextBytesOf(d *Doc) int {
+	if d.Of != "" {
+		return d.Bytes // a span: its share of the document's bytes
+	}
 	if d.TextBytes > 0 {
 		return d.TextBytes
 	}

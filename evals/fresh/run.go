@@ -3,6 +3,7 @@ package fresh
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/runfile"
@@ -59,7 +60,11 @@ func Run(ctx context.Context, m runner.Model, opt RunOptions) (Result, error) {
 	// A sequential run over spans scores one window of a document per
 	// record (spans[j], from 1), in the order of the spans.
 	spans := opt.Selection.Until.Spans()
-	if h.Sequential != nil && h.Sequential.Unit == runfile.UnitSpan {
+	if opt.Reuses(h) {
+		// an unchanged model takes the baseline's whole documents, not spans
+		spans, idx = nil, slices.Compact(slices.Sorted(slices.Values(idx)))
+	}
+	if spans != nil && h.Sequential != nil && h.Sequential.Unit == runfile.UnitSpan {
 		test.Label, test.Noun = "spans", "spans"
 	}
 	// Text the tokenizer is known to get wrong fails here, before the run
