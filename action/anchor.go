@@ -101,17 +101,13 @@ func (r *actionRun) compareAnchors(ctx context.Context, res *Result) error {
 		opts := r.compareOptions()
 		opts.AllowSettingsMismatch = false
 		opts.HeadlineOnly = true
-		opts.MinEffectBPB, opts.MinEffectAccuracy = MinEffectOption(r.in.MaxDriftBPB), MinEffectOption(r.in.MaxDriftAcc)
+		opts.MinEffect = compare.MinEffect{BPB: r.in.MaxDriftBPB, Accuracy: r.in.MaxDriftAcc}
 		c, err := compare.Runs(anchors[i], head, opts)
 		if err != nil {
 			res.AnchorErrors = append(res.AnchorErrors, fmt.Sprintf("%s: against anchor run %s: %v", head.Header.Test, anchors[i].Header.ID, err))
 			continue
 		}
-		budget := r.in.MaxDriftAcc
-		if c.Metric == compare.MetricBPB {
-			budget = r.in.MaxDriftBPB
-		}
-		judgeDrift(c, budget)
+		judgeDrift(c, opts.MinEffect.Of(head.Header.Test))
 		res.Anchors = append(res.Anchors, c)
 	}
 	return nil

@@ -69,7 +69,7 @@ func TestActionDriftFailsAtTheFirstPullRequestBeyondTheBudget(t *testing.T) {
 			t.Fatalf("merge %d: %d comparisons, %d with the anchor\n%s", k, len(o.res.Comparisons), len(o.res.Anchors), o.log)
 		}
 		c, a := o.res.Comparisons[0], o.res.Anchors[0]
-		if c.Verdict != compare.NoChange || c.Delta < 0.001 || c.Delta > compare.DefaultMinEffectBPB {
+		if c.Verdict != compare.NoChange || c.Delta < 0.001 || c.Delta > compare.DefaultMinEffect(runfile.TestFresh) {
 			t.Errorf("merge %d against main: %s, delta %.4f; want no change, inside the minimum effect", k, c.Verdict, c.Delta)
 		}
 		if want := float64(k) * 0.0015; a.BaseRun.ID != "fresh-release-1" || a.Delta < want-0.0005 || a.Delta > want+0.0005 || a.CI[0] >= a.Delta || a.CI[1] <= a.Delta {

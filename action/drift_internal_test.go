@@ -20,7 +20,7 @@ func TestJudgeDriftOfSequentialHead(t *testing.T) {
 		budget float64
 		want   compare.Verdict
 	}{{0.01, compare.NoChange}, {0.004, compare.Regressed}} {
-		c, err := compare.Runs(anchor, head, compare.Options{Resamples: 500, HeadlineOnly: true, MinEffectBPB: tt.budget})
+		c, err := compare.Runs(anchor, head, compare.Options{Resamples: 500, HeadlineOnly: true, MinEffect: compare.MinEffect{BPB: tt.budget}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -243,13 +243,11 @@ func (r *actionRun) compare(ctx context.Context, res *Result) error {
 }
 
 func (r *actionRun) compareOptions() compare.Options {
-	return compare.Options{
-		Resamples:             r.in.Resamples,
-		Seed:                  compare.DefaultSeed,
-		MinEffectBPB:          MinEffectOption(r.in.MinEffectBPB),
-		MinEffectAccuracy:     MinEffectOption(r.in.MinEffectAcc),
-		AllowSettingsMismatch: true, // compared, and flagged loudly
-	}
+	o := compare.NewOptions()
+	o.Resamples, o.Seed = r.in.Resamples, compare.DefaultSeed
+	o.MinEffect = compare.MinEffect{BPB: r.in.MinEffectBPB, Accuracy: r.in.MinEffectAcc}
+	o.AllowSettingsMismatch = true // compared, and flagged loudly
+	return o
 }
 
 // publish writes the job summary and, on a pull request, the PR comment.
@@ -283,17 +281,6 @@ func (r *actionRun) publish(ctx context.Context, res *Result, links []report.Lin
 		res.Comment = r.comment(ctx, c)
 	}
 	return nil
-}
-
-// MinEffectOption maps a minimum effect as people give it (the Action's
-// inputs, the command line's --min-effect) onto compare.Options. It is
-// the threshold itself, so 0 is no minimum; in compare.Options a zero
-// field is the default, so 0 becomes NoMinEffect.
-func MinEffectOption(v float64) float64 {
-	if v == 0 {
-		return compare.NoMinEffect
-	}
-	return v
 }
 
 // model returns the GGUF to score and what the run header should say of it.

@@ -82,16 +82,17 @@ func gateTrial(t *testing.T, i uint64, decided bool) []*compare.Comparison {
 		probes[j] = comparetest.ProbeRun("probes-"+name, "m", items[j])
 	}
 	runs["fresh"], runs["probes"] = fresh, probes
-	opts := compare.Options{Resamples: 1000, HeadlineOnly: true, Workers: 1}
-	drift := compare.Options{Resamples: 1000, HeadlineOnly: true, Workers: 1,
-		MinEffectBPB: compare.DefaultMaxDriftBPB, MinEffectAccuracy: compare.DefaultMaxDriftAccuracy}
+	opts := compare.NewOptions()
+	opts.Resamples, opts.HeadlineOnly, opts.Workers = 1000, true, 1
+	drift := opts
+	drift.MinEffect = compare.MinEffect{BPB: compare.DefaultMaxDriftBPB, Accuracy: compare.DefaultMaxDriftAccuracy}
 	var out []*compare.Comparison
 	for _, test := range []string{"fresh", "probes"} {
 		r := runs[test]
 		head := r[1]
-		minEffect, budget := compare.DefaultMinEffectBPB, compare.DefaultMaxDriftBPB
+		minEffect, budget := compare.DefaultMinEffect(test), compare.DefaultMaxDriftBPB
 		if test == "probes" {
-			minEffect, budget = compare.DefaultMinEffectAccuracy, compare.DefaultMaxDriftAccuracy
+			budget = compare.DefaultMaxDriftAccuracy
 		}
 		if decided {
 			head = untilDecided(t, r[0], head, minEffect)

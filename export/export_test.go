@@ -40,7 +40,7 @@ func results(t *testing.T) []export.Result {
 	base := servertest.Spec{Test: runfile.TestProbes, Model: model, Seed: 6, Records: 400, Score: 60}.Run()
 	base.Header.Dataset.Smoke = true
 	base.Header.Dataset.Revision = head.Header.Dataset.Revision
-	probes, err := export.Compared(base, head, compare.Options{})
+	probes, err := export.Compared(base, head, compare.NewOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func TestSequentialOnEverySurface(t *testing.T) {
 	for _, tc := range cases {
 		head := comparetest.FreshRun("head-s", "udgamlabs/tiny-lm", comparetest.Jittered(comparetest.Shifted(docs, tc.shift), 2, 0.01))
 		seq := comparetest.SequentialHead(base, head, tc.k, 0.002)
-		c := mustCompare(t, base, seq, compare.Options{Seed: 1})
+		c := mustCompare(t, base, seq, compare.Options{MinEffect: defaultMinEffect, Seed: 1})
 		scored, all, tokens, allTokens := 0, 0, 0, 0
 		for _, d := range seq.Docs {
 			scored, tokens = scored+d.Bytes, tokens+d.Tokens

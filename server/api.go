@@ -151,7 +151,7 @@ func wireRun(r *store.Run) client.Run {
 		BaselineID: r.BaselineID, Flags: r.Flags, Header: r.Header, Summary: r.Summary, Invalid: r.Invalid,
 		Partial: r.Partial,
 	}
-	if q := r.Sequential; q != nil {
+	if q := replayOf(r); q != nil {
 		out.Stop = &runfile.Stop{Reason: q.Reason, Scored: q.Scored, CI: q.CI}
 		out.Cost = &q.Cost
 	}

@@ -128,7 +128,7 @@ func (s *Server) readAudit(mr *multipart.Reader) (*audit.Report, audit.RunFiles,
 			if err != nil {
 				return nil, runs, err
 			}
-			if err := s.store.CheckRun(r); err != nil {
+			if _, err := checkRun(s.store, r, store.PutOptions{}); err != nil {
 				return nil, runs, fmt.Errorf("%s: %w", name, err)
 			}
 			*slots[i] = r

@@ -133,7 +133,7 @@ func badgeOf(r *store.Run, baseRef string, since *anchorSince) badgeSpec {
 	switch {
 	case since != nil:
 		d := since.Delta
-		ci, minEffect, budget := [2]float64{d.Lo, d.Hi}, compare.DefaultMinEffect(m), "no drift budget"
+		ci, minEffect, budget := [2]float64{d.Lo, d.Hi}, compare.DefaultMinEffect(r.Test), "no drift budget"
 		if a := since.MaxDrift; a != nil && *a > 0 {
 			minEffect, budget = *a, "drift budget "+report.FormatScore(m, *a)
 		}
@@ -142,7 +142,7 @@ func badgeOf(r *store.Run, baseRef string, since *anchorSince) badgeSpec {
 		b.Title += fmt.Sprintf("; since the anchor, run %s: %s %s, %s (%s)", d.AnchorID, report.FormatDelta(m, d.Delta), report.FormatCI(m, ci), b.Verdict, budget)
 	case r.DeltaBase != "" && r.DeltaBase == r.BaselineID:
 		ci := [2]float64{r.DeltaLo, r.DeltaHi}
-		b.Verdict = compare.Judge(m, r.Delta, ci, compare.DefaultMinEffect(m))
+		b.Verdict = compare.Judge(m, r.Delta, ci, compare.DefaultMinEffect(r.Test))
 		b.Value += " " + change(r.Delta)
 		b.Title += fmt.Sprintf("; since run %s: %s %s, %s", r.DeltaBase, report.FormatDelta(m, r.Delta), report.FormatCI(m, ci), b.Verdict)
 	}

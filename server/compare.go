@@ -148,7 +148,9 @@ func (s *Server) compare(c echo.Context, baseID, headID string) (*compare.Compar
 // interval of each change (the same numbers: each part of a comparison
 // resamples its own stream).
 func compareOpts(resamples int, seed uint64, headlineOnly bool) compare.Options {
-	return compare.Options{Resamples: resamples, Seed: seed, AllowSettingsMismatch: true, ByLevel: true, HeadlineOnly: headlineOnly}
+	o := compare.NewOptions()
+	o.Resamples, o.Seed, o.AllowSettingsMismatch, o.ByLevel, o.HeadlineOnly = resamples, seed, true, true, headlineOnly
+	return o
 }
 
 // defaultResamples is the bootstrap size of a comparison that asks for none.

@@ -308,7 +308,7 @@ func (s *Server) historySection(model, test string, runs []store.Run, ref string
 			if r.DeltaBase != "" {
 				row.Delta = report.FormatDelta(r.Score.Metric, r.Delta) + " paired"
 				row.DeltaCI = report.FormatCI(r.Score.Metric, [2]float64{r.DeltaLo, r.DeltaHi})
-				if q := r.Sequential; q != nil {
+				if q := replayOf(r); q != nil {
 					row.DeltaCI += " anytime-valid " + report.IntervalLabel(q.Level)
 				}
 				row.CompareURL = comparePath(r.DeltaBase, r.ID)
@@ -405,6 +405,8 @@ type groupRow struct {
 
 type runPage struct {
 	Run *store.Run
+	// Replay is a sequential run's stop as this server replayed it.
+	Replay *compare.Sequential
 	// Audits are the artifact audits of the run's model at its commit.
 	Audits []auditView
 	// Probes is a probes run's summary as score probes prints it (its
@@ -445,7 +447,7 @@ func (s *Server) runPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := runPage{Run: r, Partial: coverage(r)}
+	p := runPage{Run: r, Replay: replayOf(r), Partial: coverage(r)}
 	if p.Audits, err = s.commitAudits(c, r); err != nil {
 		return err
 	}

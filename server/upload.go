@@ -37,19 +37,18 @@ func (s *Server) upload(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.CheckRun(run); err != nil {
+	opt := store.PutOptions{BaseRef: c.QueryParam("base_ref"), BaselineID: c.QueryParam("baseline")}
+	if opt.BaseRef == "" {
+		opt.BaseRef = s.cfg.BaseRef
+	}
+	checked, err := checkRun(s.store, run, opt)
+	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
 	if run.Header.Git.Repo != tok.Repo {
 		return echo.NewHTTPError(http.StatusForbidden, fmt.Sprintf("this token uploads runs of %s only; run %s is from %s", tok.Repo, run.Header.ID, run.Header.Git.Repo))
 	}
-	opt := store.PutOptions{BaseRef: c.QueryParam("base_ref"), BaselineID: c.QueryParam("baseline")}
-	if opt.BaseRef == "" {
-		opt.BaseRef = s.cfg.BaseRef
-	} else if err := store.ValidRef(opt.BaseRef); err != nil {
-		return badRequest("base_ref: %v", err)
-	}
-	res, err := s.store.PutRun(ctx, run, opt)
+	res, err := ingest(ctx, s.store, checked)
 	if err != nil {
 		return err
 	}

@@ -86,7 +86,7 @@ func exportRuns(e *env, o exportOptions) error {
 		}
 		var res export.Result
 		if b := bases[r.Header.Test]; b != nil {
-			res, err = export.Compared(b, r, compare.Options{})
+			res, err = export.Compared(b, r, compare.NewOptions())
 			delete(bases, r.Header.Test)
 		} else {
 			res, err = export.Of(r)

@@ -35,9 +35,18 @@ type scoreFlags struct {
 	untilFlags
 }
 
-// scoreOptions are a score command's options: flags bound by register
-// (which also sets the defaults the Action starts from) and checked by
-// validate.
+// newScoreFlags are the shared flags' defaults, which add registers the
+// flags over.
+func newScoreFlags() scoreFlags {
+	f := scoreFlags{GPU: "auto", untilFlags: newUntilFlags()}
+	f.Run.BOSMode = evals.BOSAuto
+	f.Run.Selection.Seed = 1
+	return f
+}
+
+// scoreOptions are a score command's options: made with their defaults by
+// the command's constructor (which the Action starts from too), bound to
+// flags by register and checked by validate.
 type scoreOptions interface {
 	register(fs *flag.FlagSet)
 	validate(e *env, pos []string) error
@@ -78,7 +87,7 @@ func (r *scoreFlags) add(fs *flag.FlagSet, unit, group string) {
 	fs.IntVar(&r.Threads, "threads", 0, "CPU threads, at most the machine's cores (default: all cores)")
 	fs.IntVar(&sel.Limit, "limit", 0, "score only the first N selected "+unit+" (0: all)")
 	fs.IntVar(&sel.Sample, "sample", 0, "score a seeded subset of N "+unit+", stratified by "+group)
-	fs.Int64Var(&sel.Seed, "seed", 1, "seed of --sample")
+	fs.Int64Var(&sel.Seed, "seed", sel.Seed, "seed of --sample")
 	fs.Func("match", "score only the "+unit+" whose id matches this regular expression (RE2), before --sample", func(s string) error {
 		re, err := regexp.Compile(s)
 		if err != nil {
@@ -95,7 +104,7 @@ func (r *scoreFlags) add(fs *flag.FlagSet, unit, group string) {
 	fs.StringVar(&r.Contamination, "contamination", "", "record in the run header what a contamination scan report (contamination scan --out) found among the "+unit+" (all are scored)")
 	fs.StringVar(&r.Exclude, "exclude", "", "the same, and leave out the "+unit+" the scan found in the training data")
 	fs.Float64Var(&r.ExcludeAbove, "exclude-above", 0, "with --exclude or --contamination: count as found only "+unit+" with more than this fraction of their n-grams in the training data")
-	fs.StringVar(&r.GPU, "gpu", "auto", "auto: offload every layer to a GPU backend when one is present (Metal, CUDA); cpu: never")
+	fs.StringVar(&r.GPU, "gpu", r.GPU, "auto: offload every layer to a GPU backend when one is present (Metal, CUDA); cpu: never")
 	fs.StringVar(&r.Run.Header.ModelName, "model-name", "", "model name for the run header (default: the GGUF's name)")
 	fs.StringVar(&r.Run.Header.ModelRevision, "model-revision", "", "model revision (commit) for the run header")
 	r.untilFlags.add(fs, unit)

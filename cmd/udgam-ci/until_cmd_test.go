@@ -37,8 +37,7 @@ func TestScoreUntilDecidedCommand(t *testing.T) {
 	score(3, base, nil)
 	head := filepath.Join(dir, "head.jsonl")
 	score(4, head, func(o *scoreProbesOptions) {
-		none := 0.0
-		o.Until, o.Baseline, o.Budget, o.MinEffect = "decided", base, "60", &none
+		o.Until, o.Baseline, o.Budget, o.MinEffect = "decided", base, "60", compare.MinEffect{}
 	})
 
 	h, err := runfile.ReadFile(head)

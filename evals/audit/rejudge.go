@@ -76,15 +76,9 @@ func Rejudge(rep *Report, runs RunFiles, limits Limits) (*Report, error) {
 			return nil, fmt.Errorf("%s: %d resamples, over the %d a server recomputes", c.Test, c.Resamples, MaxResamples)
 		}
 	}
-	minEffect := func(v float64) float64 {
-		if v == 0 {
-			return compare.NoMinEffect
-		}
-		return v
-	}
 	opt := Options{Quantized: rep.Quantized, Limits: rep.Limits, Compare: compare.Options{
 		Resamples: rep.Fresh.Resamples, Seed: rep.Fresh.Seed, Confidence: rep.Fresh.Confidence,
-		MinEffectBPB: minEffect(rep.Fresh.MinEffect), MinEffectAccuracy: minEffect(rep.Probes.MinEffect)}}
+		MinEffect: compare.MinEffect{BPB: rep.Fresh.MinEffect, Accuracy: rep.Probes.MinEffect}}}
 	got, err := Judge(runs.RefFresh, runs.ArtFresh, runs.RefProbes, runs.ArtProbes, rep.KL, opt)
 	if err != nil {
 		return nil, err

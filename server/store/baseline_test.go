@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/server"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
@@ -61,7 +62,7 @@ func TestBaselineRuleIsOne(t *testing.T) {
 			}
 			defer s.Close()
 			put(t, s, older, store.PutOptions{})
-			if _, err := s.PutRun(ctx, tc.run(t), store.PutOptions{}); err != nil {
+			if _, err := server.Ingest(ctx, s, tc.run(t), store.PutOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			if tc.broken {
@@ -80,7 +81,7 @@ func TestBaselineRuleIsOne(t *testing.T) {
 				t.Fatal(err)
 			}
 			picked := put(t, s, servertest.Spec{ID: "pr", Seed: 3, Started: day(3), Ref: "pr"}, store.PutOptions{}).Run.BaselineID
-			_, err = s.PutRun(ctx, servertest.Spec{ID: "asks", Seed: 4, Started: day(4), Ref: "pr"}.Run(), store.PutOptions{BaselineID: "cand"})
+			_, err = server.Ingest(ctx, s, servertest.Spec{ID: "asks", Seed: 4, Started: day(4), Ref: "pr"}.Run(), store.PutOptions{BaselineID: "cand"})
 			var bb *store.BadBaselineError
 			if err != nil && !errors.As(err, &bb) {
 				t.Fatal(err)

@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/server"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
@@ -35,20 +38,21 @@ func TestSequentialRunIsNeverABaseline(t *testing.T) {
 	q.Stop = &runfile.Stop{Reason: "complete", Scored: full.Run().Len(), CI: q.Stop.CI}
 	h.Sequential, h.ID = &q, "main-forged"
 	forged.Header = h
-	if _, err := s.PutRun(ctx, &forged, store.PutOptions{}); err == nil || !strings.Contains(err.Error(), "claim is refused") {
+	if _, err := server.Ingest(ctx, s, &forged, store.PutOptions{}); err == nil || !strings.Contains(err.Error(), "claim is refused") {
 		t.Fatalf("a header claiming complete after 50 records: %v, want refused", err)
 	}
-	res, err := s.PutRun(ctx, seq, store.PutOptions{})
+	res, err := server.Ingest(ctx, s, seq, store.PutOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := res.Run; r.Partial != "50 of 200, sequential" || r.Sequential == nil || r.Sequential.Scored != 50 || r.BaselineID != "main-full" {
-		t.Fatalf("stored sequential run: partial %q, replay %+v, baseline %q", r.Partial, r.Sequential, r.BaselineID)
+	var rep compare.Sequential
+	if r := res.Run; r.Partial != "50 of 200, sequential" || json.Unmarshal(r.Sequential, &rep) != nil || rep.Scored != 50 || r.BaselineID != "main-full" {
+		t.Fatalf("stored sequential run: partial %q, replay %s, baseline %q", r.Partial, r.Sequential, r.BaselineID)
 	}
 	hidden := *seq
 	hidden.Header.ID, hidden.Header.Sequential, hidden.Header.StartedAt = "main-hidden", nil, day(3)
 	hidden.Header.Dataset.Count = full.Run().Len()
-	if res, err := s.PutRun(ctx, &hidden, store.PutOptions{}); err != nil || res.Run.Partial != "50 of 200" {
+	if res, err := server.Ingest(ctx, s, &hidden, store.PutOptions{}); err != nil || res.Run.Partial != "50 of 200" {
 		t.Fatalf("50 of 200 records without a sequential rule: %+v %v", res.Run.Partial, err)
 	}
 	repo, model := full.Run().Header.Git.Repo, full.Run().Header.Model.Name
@@ -61,11 +65,46 @@ func TestSequentialRunIsNeverABaseline(t *testing.T) {
 		t.Errorf("a PR run's baseline is %q, want main-full (not a partial run)", res.Run.BaselineID)
 	}
 	for i, id := range []string{"main-seq", "main-hidden"} {
-		_, err := s.PutRun(ctx, servertest.Spec{ID: "asks-" + id, Seed: uint64(10 + i), Ref: "pr"}.Run(), store.PutOptions{BaselineID: id})
+		_, err := server.Ingest(ctx, s, servertest.Spec{ID: "asks-" + id, Seed: uint64(10 + i), Ref: "pr"}.Run(), store.PutOptions{BaselineID: id})
 		var bb *store.BadBaselineError
 		if !errors.As(err, &bb) || !strings.Contains(err.Error(), "partial") {
 			t.Errorf("partial run %s asked for as a baseline: %v, want refused", id, err)
 		}
+	}
+}
+
+// A repeated upload of a sequential run is answered as stored before its
+// stop is replayed: the replay needs the baseline's records, taken away
+// here, and a second replay would fail.
+func TestRepeatedSequentialUploadNotReplayed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := open(t)
+	full := servertest.Spec{ID: "main-full", Seed: 1}
+	put(t, s, full, store.PutOptions{})
+	seq, err := servertest.Sequential(full.Run(), servertest.Spec{ID: "main-seq", Seed: 2}, 50, 7, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := server.Ingest(ctx, s, seq, store.PutOptions{}); err != nil || !res.Created {
+		t.Fatalf("first upload: %+v %v", res, err)
+	}
+	db, err := sql.Open("sqlite", s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`DELETE FROM records WHERE run_id = 'main-full'`); err != nil {
+		t.Fatal(err)
+	}
+	res, err := server.Ingest(ctx, s, seq, store.PutOptions{})
+	if err != nil || res.Created || res.Run.ID != "main-seq" {
+		t.Fatalf("the same run again: created %v, run %q, %v; want found stored without a replay", res.Created, res.Run.ID, err)
+	}
+	other := *seq
+	other.Header.ID = "main-seq-2"
+	if _, err := server.Ingest(ctx, s, &other, store.PutOptions{}); err == nil {
+		t.Fatal("a new sequential run was stored against a baseline without records")
 	}
 }
 
@@ -94,7 +133,7 @@ func TestSequentialRunOverSpans(t *testing.T) {
 	day := func(d int) time.Time { return time.Date(2026, 11, d, 0, 0, 0, 0, time.UTC) }
 	base := servertest.Spec{ID: "main-full", Test: runfile.TestFresh, Seed: 1, Records: 40, Started: day(1)}.Run()
 	withSpans(base)
-	if _, err := s.PutRun(ctx, base, store.PutOptions{}); err != nil {
+	if _, err := server.Ingest(ctx, s, base, store.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	head := servertest.Spec{ID: "pr-spans", Test: runfile.TestFresh, Seed: 2, Records: 40, Started: day(2), Ref: "pr"}.Run()
@@ -130,14 +169,15 @@ func TestSequentialRunOverSpans(t *testing.T) {
 	fh := *head.Header.Sequential
 	fh.Stop = &runfile.Stop{Reason: "complete", Scored: n, CI: rep.CI}
 	forged.Header.ID, forged.Header.Sequential = "pr-forged", &fh
-	if _, err := s.PutRun(ctx, &forged, store.PutOptions{}); err == nil || !strings.Contains(err.Error(), "claim is refused") {
+	if _, err := server.Ingest(ctx, s, &forged, store.PutOptions{}); err == nil || !strings.Contains(err.Error(), "claim is refused") {
 		t.Fatalf("a header claiming complete after %d spans: %v, want refused", n, err)
 	}
-	res, err := s.PutRun(ctx, head, store.PutOptions{})
+	res, err := server.Ingest(ctx, s, head, store.PutOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := res.Run; r.Sequential == nil || r.Sequential.Scored != n || r.Sequential.Unit != runfile.UnitSpan || !strings.HasPrefix(r.Partial, fmt.Sprintf("%d of %d, sequential, ", n, h.Total)) {
-		t.Fatalf("stored run over spans: partial %q, replay %+v", r.Partial, r.Sequential)
+	var stored compare.Sequential
+	if r := res.Run; json.Unmarshal(r.Sequential, &stored) != nil || stored.Scored != n || stored.Unit != runfile.UnitSpan || !strings.HasPrefix(r.Partial, fmt.Sprintf("%d of %d, sequential, ", n, h.Total)) {
+		t.Fatalf("stored run over spans: partial %q, replay %s", r.Partial, r.Sequential)
 	}
 }

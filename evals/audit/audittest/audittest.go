@@ -85,8 +85,10 @@ func Judged(t testing.TB, s Spec) (*audit.Report, audit.RunFiles) {
 	runs := audit.RunFiles{
 		RefFresh: side(comparetest.FreshRun("rf", "m", docs), "f16", s.RefSHA256), ArtFresh: side(comparetest.FreshRun("af", "m", comparetest.Shifted(docs, s.BPBRise)), art, s.ArtSHA256),
 		RefProbes: side(comparetest.ProbeRun("rp", "m", ref), "f16", s.RefSHA256), ArtProbes: side(comparetest.ProbeRun("ap", "m", got), art, s.ArtSHA256)}
+	cmp := compare.NewOptions() // as audit artifact judges
+	cmp.Resamples, cmp.Seed = s.Resamples, s.Seed
 	rep, err := audit.Judge(runs.RefFresh, runs.ArtFresh, runs.RefProbes, runs.ArtProbes,
-		s.KL, audit.Options{Compare: compare.Options{Resamples: s.Resamples, Seed: s.Seed}, Limits: s.Limits, Quantized: s.Quantized})
+		s.KL, audit.Options{Compare: cmp, Limits: s.Limits, Quantized: s.Quantized})
 	if err != nil {
 		t.Fatal(err)
 	}
