@@ -32,6 +32,9 @@ type scoreFlags struct {
 	// scoring nothing, when the model is unchanged (--until decided's
 	// --baseline is taken without it).
 	ReuseIfUnchanged string
+	// Rescore scores an unchanged model all the same (a check of the
+	// engine's determinism against the baseline).
+	Rescore bool
 	untilFlags
 }
 
@@ -109,6 +112,7 @@ func (r *scoreFlags) add(fs *flag.FlagSet, unit, group string) {
 	fs.StringVar(&r.Run.Header.ModelRevision, "model-revision", "", "model revision (commit) for the run header")
 	r.untilFlags.add(fs, unit)
 	fs.StringVar(&r.ReuseIfUnchanged, "reuse-if-unchanged", "", "a baseline's run file: when the model is unchanged from its model (the same GGUF fingerprint: tensors, tokenizer, every key but names) and every setting is the same, write its records instead of scoring (--until decided does this with --baseline)")
+	fs.BoolVar(&r.Rescore, "rescore", false, "score even when the model is unchanged from the baseline's (--until decided otherwise takes its records)")
 	fs.StringVar(&r.Git.Repo, "git-repo", "", "OWNER/NAME of the training repository (default: GITHUB_REPOSITORY)")
 	fs.StringVar(&r.Git.SHA, "git-sha", "", "commit of the training repository (default: GITHUB_SHA)")
 	fs.StringVar(&r.Git.Ref, "git-ref", "", "branch: main or the PR's head ref (default: from GITHUB_*)")
@@ -132,7 +136,7 @@ func (r *scoreFlags) common(e *env, test string, dataset runfile.Dataset) (evals
 		if c.Reuse, err = runfile.ReadFile(r.ReuseIfUnchanged); err != nil {
 			return c, fmt.Errorf("--reuse-if-unchanged: %w", err)
 		}
-	case c.Selection.Until != nil:
+	case c.Selection.Until != nil && !r.Rescore:
 		c.Reuse = r.base // until read it
 	}
 	c.Header.Git = r.git(e)

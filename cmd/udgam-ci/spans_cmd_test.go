@@ -37,7 +37,8 @@ func TestScoreFreshSpansThroughLlama(t *testing.T) {
 	}
 	base, head := filepath.Join(dir, "base.jsonl"), filepath.Join(dir, "head.jsonl")
 	score(base)
-	score(head, "--until", "decided", "--baseline", base, "--min-effect", "0")
+	// the same model: --rescore scores it, which reuse would not
+	score(head, "--until", "decided", "--baseline", base, "--min-effect", "0", "--rescore")
 	b, err := runfile.ReadFile(base)
 	if err != nil {
 		t.Fatal(err)
