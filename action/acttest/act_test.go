@@ -76,7 +76,7 @@ type job struct {
 type result struct {
 	err     error // act's exit: the job's failure
 	log     string
-	outputs map[string]string // the Action's outputs, as the workflow read them
+	outputs map[string]string // the Action's outputs, as action.yml maps them
 	summary string            // the job summary
 }
 
@@ -136,8 +136,9 @@ func TestActionUnderAct(t *testing.T) {
 	if pr.err != nil {
 		t.Fatalf("the pull request job failed: %v", pr.err)
 	}
+	// Both tests compared and uploaded, a comment: every output has a value.
 	wantOutputs(t, pr, map[string]string{"verdict": "improved", "fresh-verdict": "improved", "settings-mismatch": "false"},
-		"comment-url", "fresh-base", "fresh-delta", "fresh-ci-low", "fresh-ci-high", "probes-verdict", "run-url")
+		action.OutputNames()...)
 	comments := gh.Comments(1)
 	if len(comments) != 1 || !strings.Contains(comments[0].Body, "<!-- udgam-ci: model="+model+" -->") {
 		t.Fatalf("PR 1 has %d comments, want the one udgam-ci comment: %+v", len(comments), comments)
@@ -247,7 +248,6 @@ func (e *e2e) run(name string, j job) result {
 		"--env", "GITHUB_REPOSITORY=" + repo,
 		"--var", "UDGAM_SERVER_URL=" + e.serverURL,
 		"--var", "DATA_COMMIT=" + dataRev,
-		"--var", "E2E_OUT=" + dir,
 	}
 	for k, v := range j.vars {
 		args = append(args, "--var", k+"="+v)
@@ -270,7 +270,7 @@ func (e *e2e) run(name string, j job) result {
 	logFile.Close()
 	logBytes, _ := os.ReadFile(logPath)
 	r := result{err: runErr}
-	r.log, r.summary = readLog(logBytes)
+	r.log, r.summary, r.outputs = readLog(logBytes)
 	if keep := os.Getenv("UDGAM_ACT_LOGS"); keep != "" {
 		if err := os.WriteFile(filepath.Join(keep, name+".log"), []byte(r.log), 0o644); err != nil {
 			t.Error(err)
@@ -284,10 +284,8 @@ func (e *e2e) run(name string, j job) result {
 	if runErr != nil && !errors.As(runErr, &exit) {
 		t.Fatalf("act %s did not run: %v", name, runErr)
 	}
-	if out, err := os.ReadFile(filepath.Join(dir, "outputs.json")); err != nil {
-		t.Errorf("act %s: the workflow kept no outputs (%v); its log ends:\n%s", name, err, tail(r.log, 60))
-	} else if err := json.Unmarshal(out, &r.outputs); err != nil {
-		t.Errorf("act %s: outputs %q: %v", name, out, err)
+	if r.outputs == nil {
+		t.Errorf("act %s: the step udgam set no outputs; its log ends:\n%s", name, tail(r.log, 60))
 	}
 	if runErr != nil || t.Failed() || os.Getenv("UDGAM_ACT_VERBOSE") != "" {
 		t.Logf("act %s log:\n%s", name, tail(r.log, 200))
@@ -297,26 +295,50 @@ func (e *e2e) run(name string, j job) result {
 
 // logLine is one line of act's --json log.
 type logLine struct {
-	Msg     string `json:"msg"`
-	Command string `json:"command"`
-	Content string `json:"content"`
-	Time    string `json:"time"`
+	Msg     string   `json:"msg"`
+	Command string   `json:"command"`
+	Content string   `json:"content"` // a summary's
+	Name    string   `json:"name"`    // a set-output's
+	Arg     string   `json:"arg"`
+	Stage   string   `json:"stage"`
+	StepID  []string `json:"stepID"` // the composite's steps: [udgam run]
+	Time    string   `json:"time"`
 }
 
-// readLog turns act's --json log into text, and finds the job summary:
+// readLog turns act's --json log into text, and finds the job summary and
+// the Action's outputs.
+//
 // act gives each step its own summary file, as GitHub does, and logs what
-// a step wrote to it; the Action's composite step logs it last, with
-// every inner step's.
-func readLog(b []byte) (text, summary string) {
+// a step wrote to it; the Action's composite step logs it last, with every
+// inner step's.
+//
+// The outputs are those action.yml's outputs: section maps, which act sets
+// on the step udgam when its inner steps are done, before it logs the
+// step's end. act then also reads the step's GITHUB_OUTPUT file, which
+// still holds what the inner step run wrote there, and sets those too
+// (GitHub does not): so steps.udgam.outputs in the workflow would hide a
+// broken mapping whose output has its inner step's name, and the test
+// reads the mapped values here instead.
+func readLog(b []byte) (text, summary string, outputs map[string]string) {
 	var sb strings.Builder
+	mapped := false
 	for _, line := range strings.Split(string(b), "\n") {
 		var l logLine
 		if json.Unmarshal([]byte(line), &l) != nil {
 			sb.WriteString(line + "\n")
 			continue
 		}
-		if l.Command == "summary" {
+		outer := len(l.StepID) == 1 && l.StepID[0] == "udgam" && l.Stage == "Main"
+		switch {
+		case l.Command == "summary":
 			summary = l.Content
+		case outer && l.Command == "set-output" && !mapped:
+			if outputs == nil {
+				outputs = map[string]string{}
+			}
+			outputs[l.Name] = l.Arg
+		case outer && (strings.Contains(l.Msg, "Success - Main") || strings.Contains(l.Msg, "Failure - Main")):
+			mapped = true
 		}
 		ts := l.Time
 		if len(ts) >= 19 {
@@ -324,7 +346,7 @@ func readLog(b []byte) (text, summary string) {
 		}
 		sb.WriteString(ts + " " + strings.TrimRight(l.Msg, "\n") + "\n")
 	}
-	return sb.String(), summary
+	return sb.String(), summary, outputs
 }
 
 // startHub publishes the three models (byte bigrams fitted on more and
