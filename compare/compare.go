@@ -175,6 +175,9 @@ type RunRef struct {
 	GitRef   string `json:"git_ref,omitempty"`
 	PR       *int   `json:"pr,omitempty"`
 	Records  int    `json:"records"`
+	// Reused is set when the run scored nothing: its model was unchanged
+	// from a baseline's, whose records it holds.
+	Reused *runfile.Reused `json:"reused,omitempty"`
 	// The test data: what a reader needs to know what was measured.
 	DatasetRevision string `json:"dataset_revision,omitempty"`
 	DatasetSHA256   string `json:"dataset_sha256,omitempty"`
@@ -347,7 +350,7 @@ func runRef(r *runfile.Run) RunRef {
 		ID: h.ID, Model: h.Model.Name, Revision: h.Model.Revision, Dataset: h.Dataset.Name,
 		GitSHA: h.Git.SHA, GitRef: h.Git.Ref, PR: h.Git.PR, Records: r.Len(),
 		DatasetRevision: h.Dataset.Revision, DatasetSHA256: h.Dataset.SHA256, DatasetCount: h.Dataset.Count,
-		Smoke: h.Dataset.Smoke, Constant: h.Dataset.Constant,
+		Smoke: h.Dataset.Smoke, Constant: h.Dataset.Constant, Reused: h.Reused,
 	}
 	if h.Test == runfile.TestProbes && len(r.Items) > 0 {
 		ref.Chance = map[string]float64{}
@@ -463,11 +466,11 @@ func (j judge) result(key string, recs []record) (Result, error) {
 		TooFew: len(recs) < j.opts.MinShared,
 	}
 	r.MDE = mde(r.SE, j.opts.Confidence)
-	r.Significant = !r.TooFew && excludesZero(r.CI) && math.Abs(r.Delta) >= j.minEffect
 	r.Verdict = NoChange
-	if r.Significant {
-		r.Verdict = direction(j.metric, r.Delta > 0)
+	if !r.TooFew {
+		r.Verdict = Judge(j.metric, r.Delta, r.CI, j.minEffect)
 	}
+	r.Significant = r.Verdict != NoChange
 	if j.metric == MetricAccuracy {
 		r.Flips = flips(recs)
 		if r.Margin, err = j.margin(key, recs, &r); err != nil {
@@ -475,6 +478,17 @@ func (j judge) result(key string, recs []record) (Result, error) {
 		}
 	}
 	return r, nil
+}
+
+// Judge is the verdict rule of a change with its interval: it counts
+// when the interval excludes zero and the change is at least minEffect,
+// and its direction and the metric say which way. Stored changes (the
+// server's, since an anchor) are judged by it too.
+func Judge(metric string, delta float64, ci [2]float64, minEffect float64) Verdict {
+	if !excludesZero(ci) || math.Abs(delta) < minEffect {
+		return NoChange
+	}
+	return direction(metric, delta > 0)
 }
 
 // mde is the smallest true delta the sample would detect: with the

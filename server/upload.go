@@ -57,6 +57,9 @@ func (s *Server) upload(c echo.Context) error {
 	if res.Created && r.BaselineID != "" {
 		s.queueDelta(r.ID, r.BaselineID)
 	}
+	if res.Created {
+		s.queueAnchorDelta(ctx, &r)
+	}
 	out := client.UploadResult{
 		ID: r.ID, URL: s.absURL(runPath(r.ID)), Created: res.Created, Test: r.Test, Repo: r.Repo, Model: r.Model,
 		Score: wireScore(r.Score), BaselineID: r.BaselineID, Flags: r.Flags,

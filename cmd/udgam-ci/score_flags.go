@@ -28,6 +28,10 @@ type scoreFlags struct {
 	Contamination string  // a contamination scan report, recorded in the header
 	Exclude       string  // the same, and what it found is left out
 	ExcludeAbove  float64 // found means: more than this fraction of n-grams
+	// ReuseIfUnchanged is a baseline run whose records the run takes,
+	// scoring nothing, when the model is unchanged (--until decided's
+	// --baseline is taken without it).
+	ReuseIfUnchanged string
 	untilFlags
 }
 
@@ -95,6 +99,7 @@ func (r *scoreFlags) add(fs *flag.FlagSet, unit, group string) {
 	fs.StringVar(&r.Run.Header.ModelName, "model-name", "", "model name for the run header (default: the GGUF's name)")
 	fs.StringVar(&r.Run.Header.ModelRevision, "model-revision", "", "model revision (commit) for the run header")
 	r.untilFlags.add(fs, unit)
+	fs.StringVar(&r.ReuseIfUnchanged, "reuse-if-unchanged", "", "a baseline's run file: when the model is unchanged from its model (the same GGUF fingerprint: tensors, tokenizer, every key but names) and every setting is the same, write its records instead of scoring (--until decided does this with --baseline)")
 	fs.StringVar(&r.Git.Repo, "git-repo", "", "OWNER/NAME of the training repository (default: GITHUB_REPOSITORY)")
 	fs.StringVar(&r.Git.SHA, "git-sha", "", "commit of the training repository (default: GITHUB_SHA)")
 	fs.StringVar(&r.Git.Ref, "git-ref", "", "branch: main or the PR's head ref (default: from GITHUB_*)")
@@ -112,6 +117,14 @@ func (r *scoreFlags) common(e *env, test string, dataset runfile.Dataset) (evals
 	}
 	if c.Selection.Until, err = r.until(test); err != nil {
 		return c, err
+	}
+	switch {
+	case r.ReuseIfUnchanged != "":
+		if c.Reuse, err = runfile.ReadFile(r.ReuseIfUnchanged); err != nil {
+			return c, fmt.Errorf("--reuse-if-unchanged: %w", err)
+		}
+	case c.Selection.Until != nil:
+		c.Reuse = r.base // until read it
 	}
 	c.Header.Git = r.git(e)
 	c.Header.Runtime = r.runtime(e, r.Threads)

@@ -78,6 +78,7 @@ func (u *untilFlags) until(test string) (*evals.Until, error) {
 		if base, err = runfile.ReadFile(u.Baseline); err != nil {
 			return nil, err
 		}
+		u.base = base
 	}
 	minEffect := compare.DefaultMinEffectAccuracy
 	switch {

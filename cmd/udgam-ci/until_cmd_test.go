@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -50,18 +49,11 @@ func TestScoreUntilDecidedCommand(t *testing.T) {
 	if st == nil || h.Len() != st.Scored || st.Scored > 60 {
 		t.Fatalf("head run: %d records, stop %+v", h.Len(), st)
 	}
-	e, stdout, stderr := freshTestEnv()
-	if code := run(e, []string{"compare", base, head, "--json"}); code != 0 {
-		t.Fatalf("compare: exit %d: %s", code, stderr.String())
-	}
-	var c compare.Comparison
-	if err := json.Unmarshal(stdout.Bytes(), &c); err != nil {
-		t.Fatal(err)
-	}
+	c := compareJSON(t, base, head)
 	if c.Sequential == nil || c.Sequential.Scored != st.Scored || c.Sequential.Total != 105 || c.CI != st.CI || c.Sequential.CI != st.CI {
 		t.Errorf("compare --json: ci %v sequential %+v; the run stopped with %+v", c.CI, c.Sequential, st)
 	}
-	e, stdout, _ = freshTestEnv()
+	e, stdout, _ := freshTestEnv()
 	if code := run(e, []string{"compare", base, head}); code != 0 || !strings.Contains(stdout.String(), fmt.Sprintf("after %d of 105 items", st.Scored)) {
 		t.Errorf("compare text: exit %d\n%s", code, stdout.String())
 	}

@@ -63,8 +63,8 @@ type Claim struct {
 // the report judged under limits, the uploader's limits and verdict kept
 // as its Claimed when they differ.
 func Rejudge(rep *Report, runs RunFiles, limits Limits) (*Report, error) {
-	if rep.Claimed != nil {
-		return nil, fmt.Errorf("claimed is set by a report server, never by an upload")
+	if rep.Claimed != nil || rep.Verified != nil {
+		return nil, fmt.Errorf("claimed and verified are set by a report server, never by an upload")
 	}
 	for i, p := range runs.All() {
 		if *p == nil {

@@ -32,7 +32,7 @@ var stages = []struct {
 	{"comparison", []string{"compare"}},
 	// The artifact audit scores two models, compares them and renders its
 	// section: it comes after the comparison it makes.
-	{"comment/server", []string{"report", "templates", "action", "server", "evals/audit"}},
+	{"comment/server", []string{"report", "templates", "action", "server", "export", "evals/audit"}},
 	{"wiring", []string{"cmd"}},
 }
 

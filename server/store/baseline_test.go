@@ -13,10 +13,11 @@ import (
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
 
-// TestBaselineRuleIsOne ties the three places a baseline is chosen to one
+// TestBaselineRuleIsOne ties the places a baseline is chosen to one
 // rule: the newest run Baseline answers, the run an upload is checked
-// against when it names none, and a run an upload names. For each kind of
-// run, all three agree on whether it can be a baseline (issue 41).
+// against when it names none, a run an upload names, and the run pinned as
+// an anchor. For each kind of run, all agree on whether it can be a
+// baseline (issues 41, 48).
 func TestBaselineRuleIsOne(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -84,9 +85,11 @@ func TestBaselineRuleIsOne(t *testing.T) {
 			if err != nil && !errors.As(err, &bb) {
 				t.Fatal(err)
 			}
-			got := [3]bool{b.ID == "cand", picked == "cand", err == nil}
-			if want := [3]bool{tc.can, tc.can, tc.can}; got != want {
-				t.Errorf("can be a baseline (Baseline, picked, named): %v, want %v (named: %v)", got, want, err)
+			// An anchor is pinned by the same rule (issue 48).
+			_, pinErr := s.PinAnchor(ctx, "cand", store.Token{Repo: h.Git.Repo}, nil)
+			got := [4]bool{b.ID == "cand", picked == "cand", err == nil, pinErr == nil}
+			if want := [4]bool{tc.can, tc.can, tc.can, tc.can}; got != want {
+				t.Errorf("can be a baseline (Baseline, picked, named, pinned as the anchor): %v, want %v (named: %v; pinned: %v)", got, want, err, pinErr)
 			}
 		})
 	}

@@ -3,10 +3,12 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
 	"github.com/udgamlabs/udgam-ci/server/store"
@@ -64,5 +66,78 @@ func TestSequentialRunIsNeverABaseline(t *testing.T) {
 		if !errors.As(err, &bb) || !strings.Contains(err.Error(), "partial") {
 			t.Errorf("partial run %s asked for as a baseline: %v, want refused", id, err)
 		}
+	}
+}
+
+// withSpans gives every document of r windows' spans of 128 tokens (the
+// last what is left), its bits shared by tokens, as a run since issue 49
+// records them.
+func withSpans(r *runfile.Run) {
+	for i := range r.Docs {
+		d := &r.Docs[i]
+		d.Spans = nil
+		for left := d.Tokens; left > 0; left -= 128 {
+			n := min(128, left)
+			d.Spans = append(d.Spans, runfile.Span{Tokens: n, Bits: d.Bits * float64(n) / float64(d.Tokens)})
+		}
+		d.Windows, d.Bits = len(d.Spans), runfile.SpanBits(d.Spans)
+	}
+}
+
+// A Fresh Text run over spans is stored with the store's replay of its
+// stop against its baseline's stored spans, counted in spans; a header
+// whose stop differs is refused.
+func TestSequentialRunOverSpans(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := open(t)
+	day := func(d int) time.Time { return time.Date(2026, 11, d, 0, 0, 0, 0, time.UTC) }
+	base := servertest.Spec{ID: "main-full", Test: runfile.TestFresh, Seed: 1, Records: 40, Started: day(1)}.Run()
+	withSpans(base)
+	if _, err := s.PutRun(ctx, base, store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	head := servertest.Spec{ID: "pr-spans", Test: runfile.TestFresh, Seed: 2, Records: 40, Started: day(2), Ref: "pr"}.Run()
+	for i := range head.Docs { // the same documents, other bits
+		d := base.Docs[i]
+		d.Bits *= 1 + 0.05*float64(i%3)
+		head.Docs[i] = d
+	}
+	withSpans(head)
+	h, tr, err := compare.StartSequential(base, runfile.TestFresh, 7, 0.95, 0, "")
+	if err != nil || h.Unit != runfile.UnitSpan {
+		t.Fatalf("start: unit %q, %v", h.Unit, err)
+	}
+	spans := map[string]runfile.Doc{}
+	for i := range head.Docs {
+		for _, u := range runfile.SplitSpans(&head.Docs[i]) {
+			spans[u.ID] = u
+		}
+	}
+	const n = 60
+	head.Docs = nil
+	for _, id := range tr.Order(base.IDs(), h.Seed)[:n] {
+		head.Docs = append(head.Docs, spans[id])
+	}
+	head.Header.Sequential = &h
+	rep, _, err := compare.ReplaySequential(base, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Stop = &runfile.Stop{Reason: rep.Reason, Scored: rep.Scored, CI: rep.CI}
+
+	forged := *head
+	fh := *head.Header.Sequential
+	fh.Stop = &runfile.Stop{Reason: "complete", Scored: n, CI: rep.CI}
+	forged.Header.ID, forged.Header.Sequential = "pr-forged", &fh
+	if _, err := s.PutRun(ctx, &forged, store.PutOptions{}); err == nil || !strings.Contains(err.Error(), "claim is refused") {
+		t.Fatalf("a header claiming complete after %d spans: %v, want refused", n, err)
+	}
+	res, err := s.PutRun(ctx, head, store.PutOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Run; r.Sequential == nil || r.Sequential.Scored != n || r.Sequential.Unit != runfile.UnitSpan || !strings.HasPrefix(r.Partial, fmt.Sprintf("%d of %d, sequential, ", n, h.Total)) {
+		t.Fatalf("stored run over spans: partial %q, replay %+v", r.Partial, r.Sequential)
 	}
 }

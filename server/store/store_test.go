@@ -314,7 +314,7 @@ func TestReopenKeepsDataAndSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if v, err := s.SchemaVersion(ctx); err != nil || v != 5 {
+	if v, err := s.SchemaVersion(ctx); err != nil || v != 7 {
 		t.Fatalf("schema version %d, %v", v, err)
 	}
 	if _, err := s.GetRun(ctx, "keep"); err != nil {
@@ -420,7 +420,7 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer again.Close()
-	if v, err := again.SchemaVersion(context.Background()); err != nil || v != 5 {
+	if v, err := again.SchemaVersion(context.Background()); err != nil || v != 7 {
 		t.Fatalf("schema version %d, %v", v, err)
 	}
 }
