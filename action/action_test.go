@@ -51,6 +51,7 @@ type fakeScorer struct {
 	calls  []string // "test@revision"
 	scans  []string // the contamination report each call was given
 	seqs   []*action.SequentialRequest
+	data   []string // "test@revision data" of each call
 }
 
 func (s *fakeScorer) Score(ctx context.Context, req action.ScoreRequest) (*runfile.Run, error) {
@@ -62,6 +63,7 @@ func (s *fakeScorer) Score(ctx context.Context, req action.ScoreRequest) (*runfi
 	s.calls = append(s.calls, req.Test+"@"+req.ModelRevision)
 	s.scans = append(s.scans, req.Contamination)
 	s.seqs = append(s.seqs, req.Sequential)
+	s.data = append(s.data, req.Test+"@"+req.ModelRevision+" "+req.Data)
 	score := s.scores[req.ModelRevision][req.Test]
 	s.mu.Unlock()
 	if score == 0 {
@@ -95,6 +97,7 @@ func (s *fakeScorer) count(call string) int {
 // fakeServer is the report server as the action sees it.
 type fakeServer struct {
 	baselines map[string]*runfile.Run // test -> run
+	anchors   map[string]*runfile.Run // test -> run
 	uploads   []string                // "test base_ref"
 }
 
@@ -105,6 +108,19 @@ func (f *fakeServer) Upload(ctx context.Context, run *runfile.Run, baseRef strin
 
 func (f *fakeServer) Baseline(ctx context.Context, repo, model, test, ref string) (*runfile.Run, error) {
 	return f.baselines[test], nil
+}
+
+func (f *fakeServer) Anchor(ctx context.Context, repo, model, test string) (*runfile.Run, error) {
+	return f.anchors[test], nil
+}
+
+func (f *fakeServer) Run(ctx context.Context, id string) (*runfile.Run, error) {
+	for _, r := range f.anchors {
+		if r.Header.ID == id {
+			return r, nil
+		}
+	}
+	return nil, fmt.Errorf("run %s: %w", id, client.ErrNotFound)
 }
 
 func (f *fakeServer) UploadAudit(ctx context.Context, rep *audit.Report, dir string) (action.Uploaded, error) {
@@ -118,6 +134,8 @@ type world struct {
 	gh     *actiontest.GitHub
 	hub    *hubtest.Hub
 	scorer *fakeScorer
+	// score, when set, scores instead of scorer.
+	score  action.Scorer
 	server *fakeServer
 	cache  string
 	// newServer connects to the report server; the fake unless a test
@@ -190,10 +208,13 @@ func (w *world) run(event string, payload string, inputs map[string]string) outc
 			c.HTTP = &http.Client{}
 			return c
 		},
-		Scorer: w.scorer,
+		Scorer: action.Scorer(w.scorer),
 		Server: w.newServer,
 		Scan:   w.scan,
 		Audit:  w.audit,
+	}
+	if w.score != nil {
+		deps.Scorer = w.score
 	}
 	res, err := action.Run(context.Background(), deps)
 	out, _ := os.ReadFile(files["output"])

@@ -77,7 +77,7 @@ func (r *actionRun) auditFinding() []finding {
 	}
 	return []finding{{title: "udgam-ci: artifact audit failed",
 		msg:   "artifact " + r.in.Artifact + ": " + strings.Join(r.auditReport.Reasons, "; "),
-		fails: r.in.FailOn != FailOnNever}}
+		fails: failsOn(r.in.FailOn, failAudit)}}
 }
 
 // uploadAudit stores the audit on the report server beside the head runs;

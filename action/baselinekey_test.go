@@ -28,6 +28,9 @@ var notScoring = map[string]string{
 	"FailOn":         "the job's exit code",
 	"MinEffectBPB":   "judges comparisons, not scores",
 	"MinEffectAcc":   "judges comparisons, not scores",
+	"Anchor":         "another run the head is compared with; the baseline is scored as before",
+	"MaxDriftBPB":    "judges the comparison with the anchor",
+	"MaxDriftAcc":    "judges the comparison with the anchor",
 	"WorkDir":        "where head runs are written",
 	"CacheDir":       "where the cache is",
 	"Resamples":      "the comparison's bootstrap",
@@ -36,6 +39,7 @@ var notScoring = map[string]string{
 	"Budget":         "a baseline is always scored whole",
 	"Artifact":       "audits the head's artifact",
 	"MaxDegradation": "judges the audit",
+	"Policy":         "where the gate's settings are read",
 }
 
 // TestBaselineKeyHoldsEveryScoringInput changes each input in turn: one

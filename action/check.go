@@ -101,6 +101,13 @@ func (r *actionRun) checkOf(res Result, summary string) Check {
 	default:
 		c.Conclusion = CheckSuccess
 	}
+	// Branch protection shows the title: it must say the gate was
+	// loosened, or refused, even when the verdict line had no room.
+	for _, f := range r.gateState.finding() {
+		if reason := strings.TrimPrefix(f.title, "udgam-ci: "); !strings.Contains(c.Title, reason) {
+			c.Title += " Also: " + reason + "."
+		}
+	}
 	path := r.workflowPath()
 	for _, f := range fs {
 		level := "warning"

@@ -84,6 +84,11 @@ type Server interface {
 	// Baseline returns the latest run of model's test on ref of repo, or
 	// nil and no error when there is none.
 	Baseline(ctx context.Context, repo, model, test, ref string) (*runfile.Run, error)
+	// Anchor returns the run of model's test pinned as repo's anchor, or
+	// nil and no error when none is.
+	Anchor(ctx context.Context, repo, model, test string) (*runfile.Run, error)
+	// Run returns a stored run with its records.
+	Run(ctx context.Context, id string) (*runfile.Run, error)
 	// UploadAudit stores an artifact audit beside the runs of its commit.
 	// dir holds the four run files it was judged from (the server
 	// recomputes it from them).

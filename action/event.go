@@ -18,6 +18,7 @@ type Event struct {
 	SHA       string // the commit being evaluated
 	Ref       string // branch name: the PR's head ref, or the pushed branch
 	BaseRef   string // the PR's base branch
+	BaseSHA   string // the PR's base commit, where the gate's policy is read
 	PR        int    // 0 when the run belongs to no pull request
 	Default   string // the repository's default branch, when the payload names it
 	APIURL    string // REST base, https://api.github.com or GHES's /api/v3
@@ -71,6 +72,7 @@ type prJSON struct {
 	} `json:"head"`
 	Base struct {
 		Ref string `json:"ref"`
+		SHA string `json:"sha"`
 	} `json:"base"`
 }
 
@@ -125,7 +127,7 @@ func (e *Event) readPayload(path string) error {
 	case p.PullRequest != nil: // pull_request, pull_request_target
 		e.PR = p.PullRequest.Number
 		e.Ref = p.PullRequest.Head.Ref
-		e.BaseRef = p.PullRequest.Base.Ref
+		e.BaseRef, e.BaseSHA = p.PullRequest.Base.Ref, p.PullRequest.Base.SHA
 		// pull_request_target runs on the base commit; what is evaluated is
 		// the PR's head, so record that.
 		if p.PullRequest.Head.SHA != "" {
@@ -137,7 +139,7 @@ func (e *Event) readPayload(path string) error {
 		if len(p.WorkflowRun.PullRequests) > 0 {
 			pr := p.WorkflowRun.PullRequests[0]
 			e.PR = pr.Number
-			e.BaseRef = pr.Base.Ref
+			e.BaseRef, e.BaseSHA = pr.Base.Ref, pr.Base.SHA
 		} else if p.WorkflowRun.Event == "push" {
 			// The triggering workflow ran on a push: treat it as one.
 			e.Kind = "push"

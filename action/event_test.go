@@ -28,9 +28,9 @@ func TestReadEvent(t *testing.T) {
 			name: "pull_request_target records the PR head, not the base commit",
 			kind: "pull_request_target",
 			env:  map[string]string{"GITHUB_SHA": strings.Repeat("a", 40)},
-			payload: `{"pull_request":{"number":9,"head":{"ref":"fork-branch","sha":"` + strings.Repeat("c", 40) + `"},"base":{"ref":"dev"}},
+			payload: `{"pull_request":{"number":9,"head":{"ref":"fork-branch","sha":"` + strings.Repeat("c", 40) + `"},"base":{"ref":"dev","sha":"` + strings.Repeat("3", 40) + `"}},
 				"repository":{"full_name":"acme/train","default_branch":"main"}}`,
-			want: Event{Kind: "pull_request_target", Repo: "acme/train", SHA: strings.Repeat("c", 40), Ref: "fork-branch", BaseRef: "dev", PR: 9, Default: "main"},
+			want: Event{Kind: "pull_request_target", Repo: "acme/train", SHA: strings.Repeat("c", 40), Ref: "fork-branch", BaseRef: "dev", BaseSHA: strings.Repeat("3", 40), PR: 9, Default: "main"},
 		},
 		{
 			name:    "push to the default branch",
@@ -49,8 +49,8 @@ func TestReadEvent(t *testing.T) {
 			name: "workflow_run of a PR",
 			kind: "workflow_run",
 			payload: `{"workflow_run":{"event":"pull_request","head_branch":"feat","head_sha":"` + strings.Repeat("e", 40) + `",
-				"pull_requests":[{"number":12,"head":{"ref":"feat"},"base":{"ref":"main"}}]},"repository":{"full_name":"acme/train","default_branch":"main"}}`,
-			want: Event{Kind: "workflow_run", Repo: "acme/train", SHA: strings.Repeat("e", 40), Ref: "feat", BaseRef: "main", PR: 12, Default: "main"},
+				"pull_requests":[{"number":12,"head":{"ref":"feat"},"base":{"ref":"main","sha":"` + strings.Repeat("4", 40) + `"}}]},"repository":{"full_name":"acme/train","default_branch":"main"}}`,
+			want: Event{Kind: "workflow_run", Repo: "acme/train", SHA: strings.Repeat("e", 40), Ref: "feat", BaseRef: "main", BaseSHA: strings.Repeat("4", 40), PR: 12, Default: "main"},
 		},
 		{
 			name:    "workflow_run of a push",

@@ -57,10 +57,19 @@ type Inputs struct {
 	FailOn                   string
 	MinEffectBPB             float64
 	MinEffectAcc             float64
-	WorkDir                  string // where run files are written
-	CacheDir                 string // models and cached baseline runs
-	Resamples                int
-	PR                       int // overrides the event's PR (workflow_run of a fork's PR names none)
+	// Anchor names the model's anchor run per test: "server" (the run
+	// pinned on the report server), run files, or run ids on the report
+	// server, separated by commas; "" compares with no anchor.
+	Anchor string
+	// MaxDriftBPB and MaxDriftAcc are the drift budget: the largest
+	// change since the anchor the gate lets through; 0 for none (the
+	// change is shown, never judged).
+	MaxDriftBPB float64
+	MaxDriftAcc float64
+	WorkDir     string // where run files are written
+	CacheDir    string // models and cached baseline runs
+	Resamples   int
+	PR          int // overrides the event's PR (workflow_run of a fork's PR names none)
 	// Until is "all" or "decided" (the default): a pull request's runs
 	// stop once their anytime-valid comparison with the baseline decides,
 	// or at Budget; a push to the base branch scores every record.
@@ -73,6 +82,9 @@ type Inputs struct {
 	// path, an hf:// GGUF at a commit, or a quantization type.
 	Artifact       string
 	MaxDegradation audit.Limits
+	// Policy is the policy file read at a pull request's base commit
+	// (policy.go): the gate's settings there outrank looser inputs.
+	Policy string
 }
 
 // input describes one action.yml input: the reader and action.yml must agree
@@ -107,8 +119,11 @@ var inputList = []input{
 	{"github-token", ""},
 	{"comment", "true"},
 	{"fail-on", FailOnRegression},
-	{"min-effect-bpb", strconv.FormatFloat(compare.DefaultMinEffectBPB, 'g', -1, 64)},
-	{"min-effect-accuracy", strconv.FormatFloat(compare.DefaultMinEffectAccuracy, 'g', -1, 64)},
+	{"min-effect-bpb", strconv.FormatFloat(compare.DefaultMinEffect(runfile.TestFresh), 'g', -1, 64)},
+	{"min-effect-accuracy", strconv.FormatFloat(compare.DefaultMinEffect(runfile.TestProbes), 'g', -1, 64)},
+	{"anchor", ""},
+	{"max-drift-bpb", strconv.FormatFloat(compare.DefaultMaxDriftBPB, 'g', -1, 64)},
+	{"max-drift-accuracy", strconv.FormatFloat(compare.DefaultMaxDriftAccuracy, 'g', -1, 64)},
 	{"work-dir", "udgam-ci-runs"},
 	{"cache-dir", ""},
 	{"resamples", strconv.Itoa(compare.DefaultResamples)},
@@ -118,6 +133,7 @@ var inputList = []input{
 	{"budget", DefaultBudget},
 	{"artifact", ""},
 	{"max-degradation", audit.DefaultLimits.String()},
+	{"policy", DefaultPolicyPath},
 }
 
 // InputNames lists the inputs `udgam-ci action` reads, in action.yml order.
@@ -171,6 +187,78 @@ func inputGetenv(getenv func(string) string) func(string) string {
 	}
 }
 
+// fields reads named values (the step's inputs, a policy file's keys) into
+// typed settings, reporting each problem by the name it came from, so the
+// two read a setting by the same rules.
+type fields struct {
+	get func(name string) string // the value, or its default when empty
+	bad func(name, format string, args ...any)
+}
+
+func (f fields) oneOf(name string, valid []string) string {
+	v := strings.ToLower(f.get(name))
+	if !slices.Contains(valid, v) {
+		f.bad(name, "%q is not one of %s", v, strings.Join(valid, ", "))
+	}
+	return v
+}
+
+func (f fields) integer(name string, min int) int {
+	v := f.get(name)
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min {
+		f.bad(name, "%q is not a whole number >= %d", v, min)
+	}
+	return n
+}
+
+func (f fields) number(name string) float64 {
+	v := f.get(name)
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil || x < 0 {
+		f.bad(name, "%q is not a number >= 0", v)
+	}
+	return x
+}
+
+func (f fields) boolean(name string) bool {
+	v := f.get(name)
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		f.bad(name, "%q is not true or false", v)
+	}
+	return b
+}
+
+// gate reads the settings that decide the verdict (GateSettings).
+func (f fields) gate() GateSettings {
+	g := GateSettings{
+		FailOn:            f.oneOf("fail-on", validFailOn),
+		MinEffectBPB:      f.number("min-effect-bpb"),
+		MinEffectAccuracy: f.number("min-effect-accuracy"),
+		FreshData:         f.get("fresh-data"),
+		ProbeItems:        f.get("probe-items"),
+		Baseline:          f.get("baseline"),
+		Until:             f.oneOf("until", []string{UntilAll, UntilDecided}),
+		Budget:            f.get("budget"),
+		MaxDriftBPB:       f.number("max-drift-bpb"),
+		MaxDriftAccuracy:  f.number("max-drift-accuracy"),
+		Anchor:            strings.TrimSpace(f.get("anchor")),
+	}
+	if _, _, err := evals.ParseBudget(g.Budget); err != nil {
+		f.bad("budget", "%v", err)
+	}
+	tests, err := parseTests(f.get("tests"))
+	if err != nil {
+		f.bad("tests", "%v", err)
+	}
+	g.Tests = tests
+	if err := checkBaseline(g.Baseline); err != nil {
+		f.bad("baseline", "%v", err)
+	}
+	return g
+}
+
 // ReadInputs reads and validates every input. All problems are reported
 // together so a user fixes the workflow once.
 func ReadInputs(a *githubactions.Action, isLocal func(path string) bool) (Inputs, error) {
@@ -182,83 +270,37 @@ func ReadInputs(a *githubactions.Action, isLocal func(path string) bool) (Inputs
 	}
 	var errs []string
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
-	oneOf := func(name string, valid []string) string {
-		v := strings.ToLower(get(name))
-		for _, ok := range valid {
-			if v == ok {
-				return v
-			}
-		}
-		bad("input %s: %q is not one of %s", name, v, strings.Join(valid, ", "))
-		return v
-	}
-	integer := func(name string, min int) int {
-		v := get(name)
-		n, err := strconv.Atoi(v)
-		if err != nil || n < min {
-			bad("input %s: %q is not a whole number >= %d", name, v, min)
-		}
-		return n
-	}
-	number := func(name string) float64 {
-		v := get(name)
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 {
-			bad("input %s: %q is not a number >= 0", name, v)
-		}
-		return f
-	}
-	boolean := func(name string) bool {
-		v := get(name)
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			bad("input %s: %q is not true or false", name, v)
-		}
-		return b
-	}
+	f := fields{get: get, bad: func(name, format string, args ...any) { bad("input "+name+": "+format, args...) }}
 
 	in := Inputs{
 		Model:                    get("model"),
 		ModelName:                get("model-name"),
 		Revision:                 get("revision"),
 		Subfolder:                get("subfolder"),
-		AllowUnpinned:            boolean("allow-unpinned"),
-		AllowUnverifiedTokenizer: boolean("allow-unverified-tokenizer"),
-		Baseline:                 get("baseline"),
-		FreshData:                get("fresh-data"),
-		ProbeItems:               get("probe-items"),
+		AllowUnpinned:            f.boolean("allow-unpinned"),
+		AllowUnverifiedTokenizer: f.boolean("allow-unverified-tokenizer"),
 		ProbeVariants:            get("probe-variants"),
-		Dtype:                    oneOf("dtype", validDtypes),
-		AddBOS:                   oneOf("add-bos", validAddBOS),
-		Window:                   integer("window", 1),
-		Stride:                   integer("stride", 1),
-		Threads:                  integer("threads", 0),
-		GPU:                      oneOf("gpu", validGPU),
+		Dtype:                    f.oneOf("dtype", validDtypes),
+		AddBOS:                   f.oneOf("add-bos", validAddBOS),
+		Window:                   f.integer("window", 1),
+		Stride:                   f.integer("stride", 1),
+		Threads:                  f.integer("threads", 0),
+		GPU:                      f.oneOf("gpu", validGPU),
 		ServerURL:                strings.TrimRight(get("server-url"), "/"),
 		ServerToken:              get("server-token"),
 		GitHubToken:              get("github-token"),
-		Comment:                  boolean("comment"),
-		FailOn:                   oneOf("fail-on", validFailOn),
-		MinEffectBPB:             number("min-effect-bpb"),
-		MinEffectAcc:             number("min-effect-accuracy"),
+		Comment:                  f.boolean("comment"),
 		WorkDir:                  get("work-dir"),
 		CacheDir:                 get("cache-dir"),
-		Resamples:                integer("resamples", 100),
-		PR:                       integer("pr", 0),
-		Until:                    oneOf("until", []string{UntilAll, UntilDecided}),
-		Budget:                   get("budget"),
+		Resamples:                f.integer("resamples", 100),
+		PR:                       f.integer("pr", 0),
+		Policy:                   get("policy"),
 	}
-	if _, _, err := evals.ParseBudget(in.Budget); err != nil {
-		bad("input %v", err)
-	}
+	in.setGate(f.gate())
 	if in.Stride > in.Window {
 		bad("input stride: %d is larger than window %d", in.Stride, in.Window)
 	}
-	tests, err := parseTests(get("tests"))
-	if err != nil {
-		bad("input tests: %v", err)
-	}
-	in.Tests = tests
+	var err error
 	if in.Artifact = strings.TrimSpace(get("artifact")); in.Artifact != "" {
 		if _, err := audit.ParseArtifact(in.Artifact); err != nil {
 			bad("input artifact: %v", err)
@@ -288,8 +330,8 @@ func ReadInputs(a *githubactions.Action, isLocal func(path string) bool) (Inputs
 	if in.ModelName == "" {
 		in.ModelName = in.Model
 	}
-	if err := checkBaseline(in.Baseline); err != nil {
-		bad("input baseline: %v", err)
+	if err := checkAnchor(in.Anchor, in.ServerURL, isLocal); err != nil {
+		bad("input anchor: %v", err)
 	}
 	if in.ServerToken != "" && in.ServerURL == "" {
 		bad("input server-token: set without server-url")

@@ -85,6 +85,26 @@ func TestReadInputs(t *testing.T) {
 			err:  []string{`input model: "./nope/m.gguf" is neither an existing path nor a hub id`},
 		},
 		{
+			name: "anchor and drift budget",
+			env: map[string]string{"INPUT_MODEL": local, "INPUT_ANCHOR": "server", "INPUT_SERVER-URL": "https://evals.example",
+				"INPUT_MAX-DRIFT-BPB": "0.02"},
+			check: func(t *testing.T, in Inputs) {
+				if in.Anchor != AnchorServer || in.MaxDriftBPB != 0.02 || in.MaxDriftAcc != 3 {
+					t.Errorf("parsed %+v", in)
+				}
+			},
+		},
+		{
+			name: "anchor that cannot be reached",
+			env:  map[string]string{"INPUT_MODEL": local, "INPUT_ANCHOR": "server", "INPUT_MAX-DRIFT-ACCURACY": "-2"},
+			err:  []string{"input anchor: server needs server-url", `input max-drift-accuracy: "-2"`},
+		},
+		{
+			name: "anchor run id without a server",
+			env:  map[string]string{"INPUT_MODEL": local, "INPUT_ANCHOR": "fresh-0042,"},
+			err:  []string{`input anchor: "fresh-0042" is neither a run file nor, without server-url, a run on the report server`},
+		},
+		{
 			name: "stride over window",
 			env:  map[string]string{"INPUT_MODEL": local, "INPUT_WINDOW": "512", "INPUT_STRIDE": "1024"},
 			err:  []string{"input stride: 1024 is larger than window 512"},

@@ -35,6 +35,10 @@ func OutputNames() []string {
 	for _, t := range validTestNames {
 		names = append(names, t+"-score", t+"-run-file", t+"-base", t+"-delta", t+"-ci-low", t+"-ci-high", t+"-verdict")
 	}
+	names = append(names, "drift")
+	for _, t := range validTestNames {
+		names = append(names, t+"-anchor-delta", t+"-anchor-ci-low", t+"-anchor-ci-high")
+	}
 	return names
 }
 
@@ -56,6 +60,18 @@ func (r *actionRun) outputs(res Result, links []report.Link) {
 		verdict = worse(verdict, string(c.Verdict))
 	}
 	r.setOutput("verdict", verdict)
+	drift := "none"
+	for _, c := range res.Anchors {
+		p := c.Test + "-anchor-"
+		r.setOutput(p+"delta", report.FormatOutput(c.Metric, c.Delta))
+		r.setOutput(p+"ci-low", report.FormatOutput(c.Metric, c.CI[0]))
+		r.setOutput(p+"ci-high", report.FormatOutput(c.Metric, c.CI[1]))
+		drift = "within"
+	}
+	if len(res.Drifts) > 0 {
+		drift = "beyond"
+	}
+	r.setOutput("drift", drift)
 	r.setOutput("settings-mismatch", strconv.FormatBool(res.Mismatch))
 	var urls []string
 	for _, l := range links {
@@ -87,13 +103,31 @@ type finding struct {
 	test       string // the test it concerns, "" for the whole run
 }
 
+// failAudit is the kind of finding an artifact audit beyond its limits is;
+// the other kinds are named by the fail-on value that fails on them alone.
+const failAudit = "audit"
+
+// findingKinds are the kinds of finding fail-on decides about.
+var findingKinds = []string{FailOnRegression, failAudit, FailOnMismatch, FailOnContamination}
+
+// failsOn reports whether fail-on makes a finding of kind fail the job:
+// every value but never fails on a regression and a failed audit, and
+// settings-mismatch and contamination on their own kind besides.
+func failsOn(failOn, kind string) bool {
+	if kind == FailOnRegression || kind == failAudit {
+		return failOn != FailOnNever
+	}
+	return failOn == kind
+}
+
 // findings lists what the gate reports, in the order it reports them.
 func (r *actionRun) findings(res Result) []finding {
 	out := r.auditFinding()
+	out = append(out, r.gateState.finding()...)
 	if r.found() {
 		out = append(out, finding{title: "udgam-ci: test items in the training data",
 			msg:   "contamination: " + r.scanReport.Line() + " (see " + r.scanPath + ")",
-			fails: r.in.FailOn == FailOnContamination})
+			fails: failsOn(r.in.FailOn, FailOnContamination)})
 	}
 	for _, c := range res.Regressions {
 		unit := ""
@@ -103,8 +137,9 @@ func (r *actionRun) findings(res Result) []finding {
 		msg := fmt.Sprintf("%s %s regressed: %s %s -> %s, delta %s%s (%s %s) against baseline run %s",
 			r.in.ModelName, c.Test, c.Metric, report.FormatScore(c.Metric, c.Base), report.FormatScore(c.Metric, c.Head),
 			report.FormatDelta(c.Metric, c.Delta), unit, report.IntervalLabel(c.Level()), report.FormatCI(c.Metric, c.CI), c.BaseRun.ID)
-		out = append(out, finding{title: "udgam-ci: " + c.Test + " regressed", msg: msg, fails: r.in.FailOn != FailOnNever, test: c.Test})
+		out = append(out, finding{title: "udgam-ci: " + c.Test + " regressed", msg: msg, fails: failsOn(r.in.FailOn, FailOnRegression), test: c.Test})
 	}
+	out = append(out, r.driftFindings(res)...)
 	if res.Mismatch {
 		var diffs []string
 		for _, c := range res.Comparisons {
@@ -118,7 +153,7 @@ func (r *actionRun) findings(res Result) []finding {
 		if len(diffs) == 0 {
 			msg = "the report server flagged the baseline's settings as different from this run's"
 		}
-		out = append(out, finding{title: "udgam-ci: settings mismatch", msg: msg, fails: r.in.FailOn == FailOnMismatch})
+		out = append(out, finding{title: "udgam-ci: settings mismatch", msg: msg, fails: failsOn(r.in.FailOn, FailOnMismatch)})
 	}
 	return out
 }
@@ -182,8 +217,18 @@ func scoresMarkdown(model string, heads []*runfile.Run, links []report.Link, not
 	return b.String()
 }
 
+// gateMarkdown is the gate's lines as paragraphs, for a job summary that
+// compares nothing.
+func gateMarkdown(lines []string) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	return "\n" + strings.Join(lines, "\n\n") + "\n"
+}
+
 // Gate is what the Action concludes under failOn from comparisons made
-// outside a job, with no scan and no server: whether the job fails, and
+// outside a job, with no scan and no server (their regressions judged
+// together as the Action judges them): whether the job fails, and
 // the comment's verdict line. `udgam-ci compare --fail-on` exits by it and
 // the demo's comment shows its line.
 func Gate(failOn, model string, cs []*compare.Comparison) (fails bool, line string) {
@@ -191,9 +236,7 @@ func Gate(failOn, model string, cs []*compare.Comparison) (fails bool, line stri
 	res := Result{Comparisons: cs}
 	for _, c := range cs {
 		res.Mismatch = res.Mismatch || c.Mismatch
-		if c.Verdict == compare.Regressed {
-			res.Regressions = append(res.Regressions, c)
-		}
 	}
+	judgeFamily(&res)
 	return jobVerdict(failOn, r.findings(res))
 }

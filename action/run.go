@@ -33,7 +33,13 @@ type Result struct {
 	Check       *CheckResult   // nil when no Check run was written
 	Mismatch    bool           // a judged settings difference, local or flagged by the server
 	Regressions []*compare.Comparison
-	ExitCode    int
+	// Anchors compare each head run with its test's anchor run; Drifts
+	// are those beyond the drift budget, AnchorErrors the anchors named
+	// that could not be compared.
+	Anchors      []*compare.Comparison
+	Drifts       []*compare.Comparison
+	AnchorErrors []string
+	ExitCode     int
 }
 
 // actionRun holds one action run's state.
@@ -54,6 +60,9 @@ type actionRun struct {
 	headPath     string        // the scored GGUF
 	headRevision string        // its model revision (a hub commit)
 	auditReport  *audit.Report // the artifact audit; nil without one
+
+	gateState *gateState   // the base's policy on a pull request; nil on a push
+	effective GateSettings // the settings judged by, drift budget included
 }
 
 // Run is `udgam-ci action`: it reads inputs and the event, scores, compares,
@@ -76,7 +85,9 @@ func Run(ctx context.Context, d Deps) (Result, error) {
 	if err != nil {
 		return Result{ExitCode: 1}, err
 	}
-	if in.PR != 0 {
+	if in.PR != 0 && ev.PR == 0 {
+		// Only where the event names none: a pull request must not borrow
+		// another's number, and with it that one's label.
 		ev.PR = in.PR
 	}
 	if in.CacheDir == "" {
@@ -111,6 +122,10 @@ func defaultCacheDir(getenv func(string) string) string {
 func (r *actionRun) run(ctx context.Context) (Result, error) {
 	var res Result
 	r.a.Infof("udgam-ci %s: %s %s on %s (event %s, PR %d)", release.Version, r.in.ModelName, r.in.Revision, r.ev.Repo, r.ev.Kind, r.ev.PR)
+	r.effective = r.in.gate()
+	if err := r.applyPolicy(ctx); err != nil {
+		return res, err
+	}
 	if err := r.scan(ctx); err != nil {
 		return res, err
 	}
@@ -135,6 +150,12 @@ func (r *actionRun) run(ctx context.Context) (Result, error) {
 			return res, err
 		}
 	}
+	if !r.ev.IsBaselinePush() {
+		if err := r.compareAnchors(ctx, &res); err != nil {
+			return res, err
+		}
+	}
+	judgeFamily(&res)
 	var links []report.Link
 	var flags []string
 	if r.srv != nil {
@@ -217,21 +238,16 @@ func (r *actionRun) compare(ctx context.Context, res *Result) error {
 		if c.Mismatch {
 			res.Mismatch = true
 		}
-		if c.Verdict == compare.Regressed {
-			res.Regressions = append(res.Regressions, c)
-		}
 	}
 	return nil
 }
 
 func (r *actionRun) compareOptions() compare.Options {
-	return compare.Options{
-		Resamples:             r.in.Resamples,
-		Seed:                  compare.DefaultSeed,
-		MinEffectBPB:          MinEffectOption(r.in.MinEffectBPB),
-		MinEffectAccuracy:     MinEffectOption(r.in.MinEffectAcc),
-		AllowSettingsMismatch: true, // compared, and flagged loudly
-	}
+	o := compare.NewOptions()
+	o.Resamples, o.Seed = r.in.Resamples, compare.DefaultSeed
+	o.MinEffect = compare.MinEffect{BPB: r.in.MinEffectBPB, Accuracy: r.in.MinEffectAcc}
+	o.AllowSettingsMismatch = true // compared, and flagged loudly
+	return o
 }
 
 // publish writes the job summary and, on a pull request, the PR comment.
@@ -241,7 +257,7 @@ func (r *actionRun) publish(ctx context.Context, res *Result, links []report.Lin
 		if r.scanReport != nil {
 			notes = append(slices.Clone(notes), "Contamination: "+r.scanReport.Line())
 		}
-		md := scoresMarkdown(r.in.ModelName, res.Heads, links, notes) + r.auditSection()
+		md := scoresMarkdown(r.in.ModelName, res.Heads, links, notes) + report.AnchorMarkdown(res.Anchors) + gateMarkdown(r.gateState.lines()) + r.auditSection()
 		r.summary(md)
 		res.Check = r.check(ctx, *res, md)
 		return nil
@@ -252,7 +268,8 @@ func (r *actionRun) publish(ctx context.Context, res *Result, links []report.Lin
 	}
 	_, verdict := jobVerdict(r.in.FailOn, r.findings(*res))
 	c := report.Comment{Model: r.in.ModelName, Tests: res.Comparisons, RunURLs: links, ServerFlags: flags,
-		Contamination: r.contaminationView(res.Comparisons, r.bases, heads), Verdict: verdict}
+		Contamination: r.contaminationView(res.Comparisons, r.bases, heads), Verdict: verdict, Gate: r.gateState.lines(),
+		Anchors: res.Anchors}
 	var body strings.Builder
 	if err := report.RenderSummary(&body, c); err != nil {
 		return err
@@ -264,17 +281,6 @@ func (r *actionRun) publish(ctx context.Context, res *Result, links []report.Lin
 		res.Comment = r.comment(ctx, c)
 	}
 	return nil
-}
-
-// MinEffectOption maps a minimum effect as people give it (the Action's
-// inputs, the command line's --min-effect) onto compare.Options. It is
-// the threshold itself, so 0 is no minimum; in compare.Options a zero
-// field is the default, so 0 becomes NoMinEffect.
-func MinEffectOption(v float64) float64 {
-	if v == 0 {
-		return compare.NoMinEffect
-	}
-	return v
 }
 
 // model returns the GGUF to score and what the run header should say of it.
@@ -344,6 +350,9 @@ func (r *actionRun) score(ctx context.Context, test string, m fetch.Model, out s
 	if err != nil {
 		return nil, fmt.Errorf("score %s of %s: %w", test, in.ModelName, err)
 	}
+	if u := run.Header.Reused; u != nil {
+		r.a.Noticef("%s of %s: %s", test, in.ModelName, u.Line())
+	}
 	// The scorer knows the GGUF; only the fetch knows where it came from.
 	hm := &run.Header.Model
 	hm.Name = m.Model.Name
@@ -397,21 +406,30 @@ func (r *actionRun) baselines(ctx context.Context, tests []string) ([]*runfile.R
 			out[i] = b
 		}
 	default:
-		byTest := map[string]*runfile.Run{}
-		for _, p := range strings.Split(in.Baseline, ",") {
-			p = strings.TrimSpace(p)
-			run, err := runfile.ReadFile(p)
-			if err != nil {
-				return nil, fmt.Errorf("baseline: %w", err)
-			}
-			if prev, dup := byTest[run.Header.Test]; dup {
-				return nil, fmt.Errorf("baseline: %s and run %s are both %s runs; give one per test", p, prev.Header.ID, run.Header.Test)
-			}
-			byTest[run.Header.Test] = run
+		return runsByTest("baseline", in.Baseline, tests, runfile.ReadFile)
+	}
+	return out, nil
+}
+
+// runsByTest reads the runs a comma-separated list names (the baseline's
+// or the anchor's), one per test, and returns them in tests' order, nil
+// where none was named.
+func runsByTest(what, list string, tests []string, read func(string) (*runfile.Run, error)) ([]*runfile.Run, error) {
+	byTest := map[string]*runfile.Run{}
+	for _, p := range strings.Split(list, ",") {
+		p = strings.TrimSpace(p)
+		run, err := read(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
-		for i, test := range tests {
-			out[i] = byTest[test]
+		if prev, dup := byTest[run.Header.Test]; dup {
+			return nil, fmt.Errorf("%s: %s and run %s are both %s runs; give one per test", what, p, prev.Header.ID, run.Header.Test)
 		}
+		byTest[run.Header.Test] = run
+	}
+	out := make([]*runfile.Run, len(tests))
+	for i, test := range tests {
+		out[i] = byTest[test]
 	}
 	return out, nil
 }

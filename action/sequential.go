@@ -50,10 +50,7 @@ func (r *actionRun) sequential(test string) *SequentialRequest {
 		}
 		return nil
 	}
-	min := r.in.MinEffectAcc
-	if test == runfile.TestFresh {
-		min = r.in.MinEffectBPB
-	}
+	min := r.compareOptions().MinEffect.Of(test)
 	if _, _, err := compare.StartSequential(base, test, sequential.DefaultSeed, compare.DefaultConfidence, min, r.in.Budget); err != nil {
 		r.warn("no sequential run", "%s: %v; every record is scored", test, err)
 		return nil

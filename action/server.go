@@ -43,6 +43,18 @@ func (s reportServer) Baseline(ctx context.Context, repo, model, test, ref strin
 	return run, err
 }
 
+func (s reportServer) Anchor(ctx context.Context, repo, model, test string) (*runfile.Run, error) {
+	run, err := s.c.Anchor(ctx, repo, model, test)
+	if errors.Is(err, client.ErrNotFound) {
+		return nil, nil // none pinned
+	}
+	return run, err
+}
+
+func (s reportServer) Run(ctx context.Context, id string) (*runfile.Run, error) {
+	return s.c.RunFile(ctx, id)
+}
+
 func (s reportServer) UploadAudit(ctx context.Context, rep *audit.Report, dir string) (Uploaded, error) {
 	up := client.AuditUpload{Runs: map[string][]byte{}}
 	var err error

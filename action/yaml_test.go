@@ -30,6 +30,7 @@ type actionYAML struct {
 
 type step struct {
 	ID   string            `yaml:"id"`
+	If   string            `yaml:"if"`
 	Name string            `yaml:"name"`
 	Uses string            `yaml:"uses"`
 	Run  string            `yaml:"run"`
@@ -50,6 +51,10 @@ func readAction(t *testing.T) actionYAML {
 	return a
 }
 
+// stepInputs are action.yml inputs that only its steps read, never the
+// binary, with their defaults.
+var stepInputs = map[string]string{"setup-go": "true"}
+
 // TestActionYAMLMatchesInputs checks action.yml declares exactly the inputs
 // and outputs `udgam-ci action` reads and writes, with the same defaults,
 // and passes every input to the binary.
@@ -61,7 +66,24 @@ func TestActionYAMLMatchesInputs(t *testing.T) {
 	}
 	var declared []string
 	for name := range a.Inputs {
-		declared = append(declared, name)
+		if _, ok := stepInputs[name]; !ok {
+			declared = append(declared, name)
+		}
+	}
+	for name, def := range stepInputs {
+		in, ok := a.Inputs[name]
+		if !ok || in.Default != def || strings.TrimSpace(in.Description) == "" {
+			t.Errorf("input %s: declared %v, default %q, want default %q and a description", name, ok, in.Default, def)
+		}
+		used := 0
+		for _, s := range a.Runs.Steps {
+			if strings.Contains(s.If, "inputs."+name) {
+				used++
+			}
+		}
+		if used == 0 {
+			t.Errorf("input %s is read by no step's if:", name)
+		}
 	}
 	slices.Sort(declared)
 	want := slices.Sorted(slices.Values(InputNames()))
@@ -69,6 +91,9 @@ func TestActionYAMLMatchesInputs(t *testing.T) {
 		t.Errorf("action.yml inputs\n %v\nudgam-ci action reads\n %v", declared, want)
 	}
 	for name, in := range a.Inputs {
+		if _, ok := stepInputs[name]; ok {
+			continue
+		}
 		if strings.TrimSpace(in.Description) == "" {
 			t.Errorf("input %s has no description", name)
 		}

@@ -30,34 +30,53 @@ const (
 	NoChange  Verdict = "no change"
 )
 
-// Defaults used when an Options field is zero.
+// Defaults used when an Options field is zero; the minimum effect has
+// its own (DefaultMinEffect), since 0 asks for none.
 const (
-	DefaultResamples         = 4000
-	DefaultConfidence        = 0.95
-	DefaultMinEffectBPB      = 0.002
-	DefaultMinEffectAccuracy = 1.0 // percentage points
-	DefaultMinShared         = 10
-	// NoMinEffect, as MinEffectBPB or MinEffectAccuracy, asks for no
-	// minimum effect (so does any negative value). It cannot be 0: a zero
-	// field means the default, like every other field of Options.
-	NoMinEffect   = -1.0
-	DefaultMovers = 5
+	DefaultResamples  = 4000
+	DefaultConfidence = 0.95
+	DefaultMinShared  = 10
+	DefaultMovers     = 5
 	// DefaultSeed seeds the bootstrap wherever no seed is asked for: the
 	// command line, the Action and the report server, so one comparison
 	// shows the same interval on every surface.
 	DefaultSeed uint64 = 0
 )
 
-// Options tune Runs. The zero value gives the defaults above.
+// MinEffect is the smallest delta that counts as a change, per test, in
+// its unit: bits per byte for fresh text, accuracy points for probes. 0
+// is no minimum: a change counts once its interval excludes zero.
+type MinEffect struct {
+	BPB      float64
+	Accuracy float64
+}
+
+// DefaultMinEffect is test's default minimum effect, in its unit: the one
+// the command line, the Action and compare all start from.
+func DefaultMinEffect(test string) float64 {
+	if test == runfile.TestFresh {
+		return 0.002 // bits per byte
+	}
+	return 1.0 // accuracy points
+}
+
+// Of is the minimum effect for test.
+func (m MinEffect) Of(test string) float64 {
+	if test == runfile.TestFresh {
+		return m.BPB
+	}
+	return m.Accuracy
+}
+
+// Options tune Runs. NewOptions gives the defaults; in the zero value the
+// fields that say so take their default, and the minimum effect is 0.
 type Options struct {
 	Resamples  int     // bootstrap resamples; 0 means DefaultResamples
 	Seed       uint64  // the generator's seed; every seed is valid, 0 included
 	Confidence float64 // interval level in (0,1); 0 means DefaultConfidence
-	// MinEffectBPB and MinEffectAccuracy are the smallest deltas that
-	// count as a change; 0 means the default, NoMinEffect (or any
-	// negative value) no minimum.
-	MinEffectBPB      float64
-	MinEffectAccuracy float64
+	// MinEffect is the smallest delta per test that counts as a change;
+	// 0 is none.
+	MinEffect MinEffect
 	// MinShared is the fewest shared records Runs accepts; groups with
 	// fewer are shown but never judged. 0 means DefaultMinShared.
 	MinShared int
@@ -75,11 +94,18 @@ type Options struct {
 	Workers int
 }
 
+// NewOptions are the options every surface starts from: each test's
+// default minimum effect, and the other defaults above.
+func NewOptions() Options {
+	return Options{
+		Resamples: DefaultResamples, Confidence: DefaultConfidence, MinShared: DefaultMinShared, Movers: DefaultMovers,
+		MinEffect: MinEffect{BPB: DefaultMinEffect(runfile.TestFresh), Accuracy: DefaultMinEffect(runfile.TestProbes)},
+	}
+}
+
 func (o Options) withDefaults() Options {
 	orDefault(&o.Resamples, DefaultResamples)
 	orDefault(&o.Confidence, DefaultConfidence)
-	orDefault(&o.MinEffectBPB, DefaultMinEffectBPB)
-	orDefault(&o.MinEffectAccuracy, DefaultMinEffectAccuracy)
 	orDefault(&o.MinShared, DefaultMinShared)
 	orDefault(&o.Movers, DefaultMovers)
 	return o
@@ -101,6 +127,11 @@ func (o Options) validate() error {
 		return fmt.Errorf("confidence %v: want a level between 0 and 1, such as 0.95", o.Confidence)
 	case o.MinShared < 1:
 		return fmt.Errorf("minimum shared records %d: want at least 1", o.MinShared)
+	}
+	for _, v := range []float64{o.MinEffect.BPB, o.MinEffect.Accuracy} {
+		if !(v >= 0) || math.IsInf(v, 1) {
+			return fmt.Errorf("minimum effect %v: want a number, 0 or more", v)
+		}
 	}
 	return nil
 }
@@ -175,6 +206,9 @@ type RunRef struct {
 	GitRef   string `json:"git_ref,omitempty"`
 	PR       *int   `json:"pr,omitempty"`
 	Records  int    `json:"records"`
+	// Reused is set when the run scored nothing: its model was unchanged
+	// from a baseline's, whose records it holds.
+	Reused *runfile.Reused `json:"reused,omitempty"`
 	// The test data: what a reader needs to know what was measured.
 	DatasetRevision string `json:"dataset_revision,omitempty"`
 	DatasetSHA256   string `json:"dataset_sha256,omitempty"`
@@ -278,14 +312,14 @@ func RunsContext(ctx context.Context, base, head *runfile.Run, opts Options) (*C
 	switch c.Test {
 	case runfile.TestFresh:
 		p = pairDocs(base.Docs, head.Docs)
-		c.Metric, c.GroupBy, c.MinEffect = MetricBPB, "source", opts.MinEffectBPB
+		c.Metric, c.GroupBy = MetricBPB, "source"
 	case runfile.TestProbes:
 		p = pairItems(base.Items, head.Items)
-		c.Metric, c.GroupBy, c.MinEffect = MetricAccuracy, "type", opts.MinEffectAccuracy
+		c.Metric, c.GroupBy = MetricAccuracy, "type"
 	default:
 		return nil, fmt.Errorf("run %s: unknown test %q", bh.ID, c.Test)
 	}
-	c.MinEffect = max(0, c.MinEffect) // negative asks for no minimum
+	c.MinEffect = opts.MinEffect.Of(c.Test)
 	c.OnlyBase, c.OnlyHead = p.onlyBase, p.onlyHead
 	if n := len(p.recs); n < opts.MinShared {
 		return nil, fmt.Errorf("runs %s and %s share %d records (base has %d, head %d); at least %d are needed",
@@ -347,7 +381,7 @@ func runRef(r *runfile.Run) RunRef {
 		ID: h.ID, Model: h.Model.Name, Revision: h.Model.Revision, Dataset: h.Dataset.Name,
 		GitSHA: h.Git.SHA, GitRef: h.Git.Ref, PR: h.Git.PR, Records: r.Len(),
 		DatasetRevision: h.Dataset.Revision, DatasetSHA256: h.Dataset.SHA256, DatasetCount: h.Dataset.Count,
-		Smoke: h.Dataset.Smoke, Constant: h.Dataset.Constant,
+		Smoke: h.Dataset.Smoke, Constant: h.Dataset.Constant, Reused: h.Reused,
 	}
 	if h.Test == runfile.TestProbes && len(r.Items) > 0 {
 		ref.Chance = map[string]float64{}
@@ -463,11 +497,11 @@ func (j judge) result(key string, recs []record) (Result, error) {
 		TooFew: len(recs) < j.opts.MinShared,
 	}
 	r.MDE = mde(r.SE, j.opts.Confidence)
-	r.Significant = !r.TooFew && excludesZero(r.CI) && math.Abs(r.Delta) >= j.minEffect
 	r.Verdict = NoChange
-	if r.Significant {
-		r.Verdict = direction(j.metric, r.Delta > 0)
+	if !r.TooFew {
+		r.Verdict = Judge(j.metric, r.Delta, r.CI, j.minEffect)
 	}
+	r.Significant = r.Verdict != NoChange
 	if j.metric == MetricAccuracy {
 		r.Flips = flips(recs)
 		if r.Margin, err = j.margin(key, recs, &r); err != nil {
@@ -475,6 +509,17 @@ func (j judge) result(key string, recs []record) (Result, error) {
 		}
 	}
 	return r, nil
+}
+
+// Judge is the verdict rule of a change with its interval: it counts
+// when the interval excludes zero and the change is at least minEffect,
+// and its direction and the metric say which way. Stored changes (the
+// server's, since an anchor) are judged by it too.
+func Judge(metric string, delta float64, ci [2]float64, minEffect float64) Verdict {
+	if !excludesZero(ci) || math.Abs(delta) < minEffect {
+		return NoChange
+	}
+	return direction(metric, delta > 0)
 }
 
 // mde is the smallest true delta the sample would detect: with the

@@ -66,7 +66,9 @@ func TestConstantShiftRecovered(t *testing.T) {
 		{0.01, Regressed},
 		{0.0015, NoChange}, // below the default minimum effect of 0.002
 	} {
-		c, err := Runs(comparetest.FreshRun("a", "m", docs), comparetest.FreshRun("b", "m", comparetest.Shifted(docs, tc.shift)), Options{Seed: 1})
+		opts := NewOptions()
+		opts.Seed = 1
+		c, err := Runs(comparetest.FreshRun("a", "m", docs), comparetest.FreshRun("b", "m", comparetest.Shifted(docs, tc.shift)), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,12 +236,13 @@ func TestMinEffect(t *testing.T) {
 		opts Options
 		want Verdict
 	}{
-		{"bpb below default", comparetest.FreshRun("a", "m", docs), comparetest.FreshRun("b", "m", comparetest.Shifted(docs, -0.001)), Options{}, NoChange},
-		{"bpb with no minimum", comparetest.FreshRun("a", "m", docs), comparetest.FreshRun("b", "m", comparetest.Shifted(docs, -0.001)), Options{MinEffectBPB: NoMinEffect}, Improved},
-		{"bpb above a raised minimum", comparetest.FreshRun("a", "m", docs), comparetest.FreshRun("b", "m", comparetest.Shifted(docs, 0.004)), Options{MinEffectBPB: 0.003}, Regressed},
-		{"bpb below a raised minimum", comparetest.FreshRun("a", "m", docs), comparetest.FreshRun("b", "m", comparetest.Shifted(docs, 0.004)), Options{MinEffectBPB: 0.005}, NoChange},
-		{"accuracy under 1 point", comparetest.ProbeRun("a", "m", items), comparetest.ProbeRun("b", "m", comparetest.ShiftItems(items, 150)), Options{}, NoChange},
-		{"accuracy with a 0.3 point minimum", comparetest.ProbeRun("a", "m", items), comparetest.ProbeRun("b", "m", comparetest.ShiftItems(items, 150)), Options{MinEffectAccuracy: 0.3}, Improved},
+		{"bpb below default", comparetest.FreshRun("a", "m", docs), comparetest.FreshRun("b", "m", comparetest.Shifted(docs, -0.001)), NewOptions(), NoChange},
+		{"bpb with no minimum", comparetest.FreshRun("a", "m", docs), comparetest.FreshRun("b", "m", comparetest.Shifted(docs, -0.001)), minEffect(MinEffect{Accuracy: 1}), Improved},
+		{"zero value has no minimum", comparetest.FreshRun("a", "m", docs), comparetest.FreshRun("b", "m", comparetest.Shifted(docs, -0.001)), Options{}, Improved},
+		{"bpb above a raised minimum", comparetest.FreshRun("a", "m", docs), comparetest.FreshRun("b", "m", comparetest.Shifted(docs, 0.004)), minEffect(MinEffect{BPB: 0.003}), Regressed},
+		{"bpb below a raised minimum", comparetest.FreshRun("a", "m", docs), comparetest.FreshRun("b", "m", comparetest.Shifted(docs, 0.004)), minEffect(MinEffect{BPB: 0.005}), NoChange},
+		{"accuracy under 1 point", comparetest.ProbeRun("a", "m", items), comparetest.ProbeRun("b", "m", comparetest.ShiftItems(items, 150)), NewOptions(), NoChange},
+		{"accuracy with a 0.3 point minimum", comparetest.ProbeRun("a", "m", items), comparetest.ProbeRun("b", "m", comparetest.ShiftItems(items, 150)), minEffect(MinEffect{Accuracy: 0.3}), Improved},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := Runs(tc.base, tc.head, tc.opts)
@@ -253,6 +256,25 @@ func TestMinEffect(t *testing.T) {
 				t.Errorf("interval %v should exclude zero in this case", c.CI)
 			}
 		})
+	}
+}
+
+// minEffect is NewOptions with m as the minimum effect.
+func minEffect(m MinEffect) Options {
+	o := NewOptions()
+	o.MinEffect = m
+	return o
+}
+
+// A negative or not-a-number minimum effect is refused, never read as
+// none or as the default.
+func TestMinEffectRefused(t *testing.T) {
+	t.Parallel()
+	docs := comparetest.SynthDocs(30, 5, 0.9, 0.02)
+	for _, m := range []MinEffect{{BPB: -1}, {Accuracy: math.NaN()}, {BPB: math.Inf(1)}} {
+		if _, err := Runs(comparetest.FreshRun("a", "m", docs), comparetest.FreshRun("b", "m", docs), minEffect(m)); err == nil || !strings.Contains(err.Error(), "minimum effect") {
+			t.Errorf("minimum effect %+v: %v, want refused", m, err)
+		}
 	}
 }
 

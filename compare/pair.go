@@ -22,7 +22,13 @@ type paired struct {
 	onlyBase, onlyHead int
 }
 
+// pairDocs pairs documents; a run over spans (runfile.UnitSpan) pairs
+// whole with the other run where all its spans are in, its span records
+// otherwise, so a finished run over spans compares exactly as the whole
+// run does.
 func pairDocs(base, head []runfile.Doc) paired {
+	base, head = runfile.JoinSpans(base), runfile.JoinSpans(head)
+	base, head = splitFor(base, head), splitFor(head, base)
 	return pairByID(base, head, func(d *runfile.Doc) string { return d.ID }, func(b, h *runfile.Doc) record {
 		return record{id: b.ID, group: runfile.OrNone(b.Source), bn: b.Bits, bd: float64(b.Bytes), hn: h.Bits, hd: float64(h.Bytes)}
 	})
@@ -34,6 +40,29 @@ func pairItems(base, head []runfile.Item) paired {
 			bn: b2f(b.Correct), bd: 1, hn: b2f(h.Correct), hd: 1,
 			baseMargin: margin(b), headMargin: margin(h)}.withNorm(b, h)
 	})
+}
+
+// splitFor replaces each whole document of docs that other holds only as
+// span records with its span records.
+func splitFor(docs, other []runfile.Doc) []runfile.Doc {
+	part := map[string]bool{}
+	for i := range other {
+		if other[i].Of != "" {
+			part[other[i].Of] = true
+		}
+	}
+	if len(part) == 0 {
+		return docs
+	}
+	var out []runfile.Doc
+	for i := range docs {
+		if d := &docs[i]; part[d.ID] && len(d.Spans) > 0 {
+			out = append(out, runfile.SplitSpans(d)...)
+		} else {
+			out = append(out, *d)
+		}
+	}
+	return out
 }
 
 // pairByID joins the records with the same id, in base-run order (ids are

@@ -13,13 +13,18 @@ import (
 // interval of the whole set's delta (also in Result.CI), how much was
 // scored, why it stopped and whether that decided.
 type Sequential struct {
-	Level     float64    `json:"level"`
-	MinEffect float64    `json:"min_effect"` // the run's own, in the test's unit
-	Seed      uint64     `json:"seed"`       // of the order
-	Budget    string     `json:"budget,omitempty"`
-	Scored    int        `json:"scored"` // records in the sequence
-	Total     int        `json:"total"`  // records in the whole set
-	CI        [2]float64 `json:"ci"`
+	Level     float64 `json:"level"`
+	MinEffect float64 `json:"min_effect"` // the run's own, in the test's unit
+	Seed      uint64  `json:"seed"`       // of the order
+	Budget    string  `json:"budget,omitempty"`
+	Scored    int     `json:"scored"` // records in the sequence
+	Total     int     `json:"total"`  // records in the whole set
+	// Cost is what the head run scored (all its records, past a gap in the
+	// order too) out of the whole set, in records and bytes.
+	Cost runfile.Cost `json:"cost"`
+	// Unit is the header's: runfile.UnitSpan when the records are spans.
+	Unit string     `json:"unit,omitempty"`
+	CI   [2]float64 `json:"ci"`
 	// Reason is compare/sequential's: beyond, within, complete, budget or
 	// stopped (ended otherwise: interrupted, or a shard's part ran out).
 	Reason  string `json:"reason"`
@@ -102,7 +107,16 @@ func ReplaySequential(base, head *runfile.Run) (*Sequential, string, error) {
 		}
 	}
 	s := &Sequential{Level: h.Level, MinEffect: h.MinEffect, Seed: h.Seed, Budget: h.Budget,
-		Scored: tr.Scored(), Total: h.Total, CI: tr.Interval(), LeftOut: head.Len() - tr.Scored(), Broken: tr.Broken()}
+		Scored: tr.Scored(), Total: h.Total, Unit: h.Unit, CI: tr.Interval(), LeftOut: head.Len() - tr.Scored(), Broken: tr.Broken()}
+	s.Cost = runfile.CostOf(h, head.Docs, head.Items)
+	whole := runfile.CostOf(nil, base.Docs, base.Items) // the baseline holds the whole set
+	if s.Cost.TotalBytes == 0 {
+		s.Cost.TotalBytes = whole.TotalBytes // runs made before the header recorded it
+	}
+	if bs, hs := base.Header.Settings, head.Header.Settings; bs.TokenizerSHA256 != "" && bs.TokenizerSHA256 == hs.TokenizerSHA256 && bs.AddBOS == hs.AddBOS {
+		// the same tokenizer and BOS give each record the baseline's tokens
+		s.Cost.TotalTokens = whole.Tokens
+	}
 	s.Reason = tr.Decision()
 	note := ""
 	if s.Reason == "" && !tr.Bounded() {

@@ -31,10 +31,17 @@ type Tracker struct {
 	// take-all record was in: a shard's deal of the order, which holds
 	// only some of the longest documents and so cannot decide alone.
 	partial bool
+	// spans, in a run over spans (runfile.UnitSpan), lists each
+	// document's span ids in order; nil when records are whole.
+	spans map[string][]string
 }
 
-// baseRec is a baseline record's score: bits and bytes, or correct and 1.
-type baseRec struct{ n, d float64 }
+// baseRec is a baseline record's score: bits and bytes, or correct and 1;
+// and a span's tokens, which the head's must equal.
+type baseRec struct {
+	n, d   float64
+	tokens int
+}
 
 // NewTracker checks that base can anchor the sequential run s of test and
 // starts the sequence: the baseline must hold every record of the set
@@ -49,6 +56,10 @@ func NewTracker(base *runfile.Run, test string, s runfile.Sequential) (*Tracker,
 	switch {
 	case bh.Test != test:
 		return nil, fmt.Errorf("baseline run %s is a %s run, not %s", bh.ID, bh.Test, test)
+	case s.Unit == runfile.UnitSpan:
+		return newSpanTracker(base, s)
+	case s.Unit != "":
+		return nil, fmt.Errorf("sequential: unknown unit %q", s.Unit)
 	case base.Len() != s.Total:
 		return nil, fmt.Errorf("baseline run %s holds %d records of the %d in the set: --until decided needs a baseline that scored the whole set", bh.ID, base.Len(), s.Total)
 	}
@@ -63,7 +74,7 @@ func NewTracker(base *runfile.Run, test string, s runfile.Sequential) (*Tracker,
 				return nil, fmt.Errorf("baseline run %s document %s: scored without BOS, so its byte count depends on the tokenizer; --until decided needs both runs to score every byte (--add-bos auto or yes, with a model that has a BOS token)", bh.ID, d.ID)
 			}
 			w := float64(d.Bytes)
-			t.base[d.ID] = baseRec{d.Bits, w}
+			t.base[d.ID] = baseRec{n: d.Bits, d: w}
 			cfg.W += w
 			weights[i] = w
 		}
@@ -81,7 +92,7 @@ func NewTracker(base *runfile.Run, test string, s runfile.Sequential) (*Tracker,
 		cfg.MinEffect /= t.scale
 		cfg.Unit = true // a paired difference of correctness is −1, 0 or 1
 		for _, it := range base.Items {
-			t.base[it.ID] = baseRec{b2f(it.Correct), 1}
+			t.base[it.ID] = baseRec{n: b2f(it.Correct), d: 1}
 		}
 		cfg.W = float64(len(base.Items))
 	default:
@@ -95,8 +106,64 @@ func NewTracker(base *runfile.Run, test string, s runfile.Sequential) (*Tracker,
 	return t, nil
 }
 
-// Has reports whether the baseline holds the record id.
+// newSpanTracker is NewTracker for a Fresh Text run over spans: the
+// units are every window's scored span of the baseline's documents
+// (runfile.SplitSpans), in no stratum, and the bound on a span's residual
+// bits is scaled by a pilot of the first spans (sequential.Config.Pilot).
+func newSpanTracker(base *runfile.Run, s runfile.Sequential) (*Tracker, error) {
+	bh := base.Header
+	if bh.Test != runfile.TestFresh {
+		return nil, fmt.Errorf("baseline run %s: a %s run has no spans", bh.ID, bh.Test)
+	}
+	if err := spanReady(base); err != nil {
+		return nil, err
+	}
+	t := &Tracker{test: runfile.TestFresh, scale: 1, noun: "span", base: map[string]baseRec{}, seen: map[string]bool{},
+		spans: make(map[string][]string, len(base.Docs))}
+	var w float64
+	for i := range base.Docs {
+		ids := []string{}
+		for _, u := range runfile.SplitSpans(&base.Docs[i]) {
+			t.base[u.ID] = baseRec{u.Bits, float64(u.Bytes), u.Tokens}
+			ids = append(ids, u.ID)
+			w += float64(u.Bytes)
+		}
+		t.spans[base.Docs[i].ID] = ids
+	}
+	if len(t.base) != s.Total {
+		return nil, fmt.Errorf("baseline run %s holds %d spans of the %d in the set: --until decided needs a baseline that scored the whole set", bh.ID, len(t.base), s.Total)
+	}
+	pilot := min(sequential.DefaultPilot, s.Total)
+	seq, err := sequential.New(sequential.Config{N: s.Total, W: w, Level: s.Level, MinEffect: s.MinEffect, First: pilot, Pilot: pilot})
+	if err != nil {
+		return nil, fmt.Errorf("baseline run %s: %w", bh.ID, err)
+	}
+	t.seq = seq
+	return t, nil
+}
+
+// spanReady says why base cannot anchor a run over spans, if it cannot:
+// a document scored without BOS, or with bytes but no spans recorded (a
+// run older than spans).
+func spanReady(base *runfile.Run) error {
+	for i := range base.Docs {
+		d := &base.Docs[i]
+		switch {
+		case d.FirstUnscored:
+			return fmt.Errorf("baseline run %s document %s: scored without BOS, so its byte count depends on the tokenizer; --until decided needs both runs to score every byte (--add-bos auto or yes, with a model that has a BOS token)", base.Header.ID, d.ID)
+		case d.Bytes > 0 && len(d.Spans) == 0:
+			return fmt.Errorf("baseline run %s document %s: no spans recorded (a run before spans were)", base.Header.ID, d.ID)
+		}
+	}
+	return nil
+}
+
+// Has reports whether the baseline holds the record id, or, over spans,
+// the document id.
 func (t *Tracker) Has(id string) bool {
+	if _, ok := t.spans[id]; ok {
+		return true
+	}
 	_, ok := t.base[id]
 	return ok
 }
@@ -106,9 +173,10 @@ func (t *Tracker) Has(id string) bool {
 func (t *Tracker) Add(rec any) error {
 	var id string
 	var n, d float64
+	tokens := 0
 	switch r := rec.(type) {
 	case runfile.Doc:
-		id, n, d = r.ID, r.Bits, float64(r.Bytes)
+		id, n, d, tokens = r.ID, r.Bits, float64(r.Bytes), r.Tokens
 	case runfile.Item:
 		id, n, d = r.ID, b2f(r.Correct), 1
 	default:
@@ -122,6 +190,8 @@ func (t *Tracker) Add(rec any) error {
 		return fmt.Errorf("sequential: %s %s given twice", t.noun, id)
 	case d != b.d:
 		return fmt.Errorf("sequential: %s %s: the head scored %g bytes, the baseline %g; --until decided needs both runs to score every byte (a BOS token on both sides)", t.noun, id, d, b.d)
+	case t.spans != nil && tokens != b.tokens:
+		return fmt.Errorf("sequential: span %s: the head scored %d tokens, the baseline %d; --until decided over spans pairs the same windows, so both runs need the same tokenizer, window and stride", id, tokens, b.tokens)
 	}
 	if len(t.seen) < len(t.first) && !t.first[id] {
 		t.partial = true
@@ -133,10 +203,13 @@ func (t *Tracker) Add(rec any) error {
 	}
 	if at := t.seq.Broken(); at != nil && t.broken == "" {
 		assumed := fmt.Sprintf("%.4g bits off the whole set's change per byte times its bytes, the most the stopping rule assumes of any document after the %d longest", t.resid, len(t.first))
+		if t.spans != nil {
+			assumed = fmt.Sprintf("%.4g bits off the whole set's change per byte times its bytes, the most the stopping rule assumes of any span after raising its bound %d times", t.seq.Resid(), len(t.seq.Raised()))
+		}
 		if len(at) == 2 {
-			t.broken = fmt.Sprintf("documents %s and %s changed so differently that one of them is more than %s", t.ids[at[0]-1], t.ids[at[1]-1], assumed)
+			t.broken = fmt.Sprintf("%ss %s and %s changed so differently that one of them is more than %s", t.noun, t.ids[at[0]-1], t.ids[at[1]-1], assumed)
 		} else {
-			t.broken = fmt.Sprintf("document %s changed by more than %s, given the others", t.ids[at[0]-1], assumed)
+			t.broken = fmt.Sprintf("%s %s changed by more than %s, given the others", t.noun, t.ids[at[0]-1], assumed)
 		}
 	}
 	return nil
@@ -148,8 +221,16 @@ func (t *Tracker) Add(rec any) error {
 func (t *Tracker) Broken() string { return t.broken }
 
 // Order is the order the run scores ids in (the baseline's set): the
-// take-all stratum first, then the rest in the seeded random order.
+// take-all stratum first, then the rest in the seeded random order; over
+// spans, every span of the documents ids in the seeded random order.
 func (t *Tracker) Order(ids []string, seed uint64) []string {
+	if t.spans != nil {
+		var units []string
+		for _, id := range ids {
+			units = append(units, t.spans[id]...)
+		}
+		ids = units
+	}
 	return sequential.Order(ids, t.first, seed)
 }
 
@@ -201,7 +282,15 @@ func StartSequential(base *runfile.Run, test string, seed uint64, level, minEffe
 		return runfile.Sequential{}, nil, errors.New("sequential: no baseline run")
 	}
 	h := runfile.Sequential{Rule: runfile.RuleUntilDecided, Seed: seed, Level: level, MinEffect: max(0, minEffect),
-		Budget: budget, Baseline: base.Header.ID, Total: base.Len()}
+		Budget: budget, Baseline: base.Header.ID, Total: base.Len(), Bytes: runfile.CostOf(nil, base.Docs, nil).Bytes}
+	if test == runfile.TestFresh && spanReady(base) == nil {
+		// the baseline recorded its windows' spans: sample those, small
+		// and alike in size, instead of whole documents
+		h.Unit, h.Total = runfile.UnitSpan, 0
+		for i := range base.Docs {
+			h.Total += len(base.Docs[i].Spans)
+		}
+	}
 	t, err := NewTracker(base, test, h)
 	return h, t, err
 }

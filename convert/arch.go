@@ -29,6 +29,28 @@ type Architecture struct {
 	Convert func(cfg Config, w Weights) (KV, []Tensor, error)
 }
 
+// archConfig is an architecture's config.json, read and checked: the
+// shape converters take (read the config, then write keys, then tensors).
+type archConfig interface {
+	kv() KV
+	tensors(w Weights) ([]Tensor, error)
+}
+
+// byShape makes an Architecture's Convert from its config reader.
+func byShape[C archConfig](read func(Config, Weights) (C, error)) func(Config, Weights) (KV, []Tensor, error) {
+	return func(cfg Config, w Weights) (KV, []Tensor, error) {
+		c, err := read(cfg, w)
+		if err != nil {
+			return nil, nil, err
+		}
+		ts, err := c.tensors(w)
+		if err != nil {
+			return nil, nil, err
+		}
+		return c.kv(), ts, nil
+	}
+}
+
 // KV is GGUF metadata: key to value (uint32, float32, bool, string or
 // slices of those), as ollama's GGUF writer takes it.
 type KV = map[string]any

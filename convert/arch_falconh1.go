@@ -16,7 +16,7 @@ var FalconH1 = &Architecture{
 	Classes: []string{"FalconH1ForCausalLM"},
 	GGUF:    "falcon-h1",
 	Kind:    "hybrid",
-	Convert: convertFalconH1,
+	Convert: byShape(readFalconH1Config),
 }
 
 // FalconH1RopeTheta is rope_theta when config.json sets none.
@@ -80,29 +80,86 @@ func (f falconMults) mup(m mixer2) []float64 {
 	return out
 }
 
-func convertFalconH1(cfg Config, w Weights) (KV, []Tensor, error) {
+// falconH1Config is what the converter takes from a Falcon-H1 config.json,
+// read as FalconH1Config reads it and checked against llama.cpp's
+// falcon-h1 graph.
+type falconH1Config struct {
+	hidden, ffn, layers, heads, kvHeads, headDim, vocab, context int
+	eps, theta                                                   float64
+	tied                                                         bool
+	mults                                                        falconMults
+	mixer                                                        mixer2
+}
+
+func readFalconH1Config(cfg Config, _ Weights) (falconH1Config, error) {
 	r := cfg.Reader()
-	hidden := r.Int("hidden_size")
-	ffn := r.Int("intermediate_size")
-	layers := r.Int("num_hidden_layers")
-	heads := r.Int("num_attention_heads")
+	c := falconH1Config{
+		hidden:  r.Int("hidden_size"),
+		ffn:     r.Int("intermediate_size"),
+		layers:  r.Int("num_hidden_layers"),
+		heads:   r.Int("num_attention_heads"),
+		vocab:   r.Int("vocab_size"),
+		context: r.IntOr("max_position_embeddings", 8192),
+		eps:     r.FloatOr("rms_norm_eps", 1e-5),
+		tied:    r.BoolOr("tie_word_embeddings", false),
+		// FalconH1Config (transformers 5) has no rope_theta of its own:
+		// absent, it is RotaryEmbeddingConfigMixin.default_theta, 1e4
+		// (transformers 4 wrote 1e5 into every config it saved, so such
+		// files say it).
+		theta: r.FloatOr("rope_theta", FalconH1RopeTheta),
+	}
 	// Hugging Face's FalconH1Config tells an absent key from a null one:
 	// absent takes the class default, null a value derived from others.
-	kvHeads := r.IntOr("num_key_value_heads", absentOr(cfg, "num_key_value_heads", 8, heads))
-	vocab := r.Int("vocab_size")
-	context := r.IntOr("max_position_embeddings", 8192)
-	eps := r.FloatOr("rms_norm_eps", 1e-5)
-	tied := r.BoolOr("tie_word_embeddings", false)
-	// FalconH1Config (transformers 5) has no rope_theta of its own: absent,
-	// it is RotaryEmbeddingConfigMixin.default_theta, 1e4 (transformers 4
-	// wrote 1e5 into every config it saved, so such files say it).
-	theta := r.FloatOr("rope_theta", FalconH1RopeTheta)
+	c.kvHeads = r.IntOr("num_key_value_heads", absentOr(cfg, "num_key_value_heads", 8, c.heads))
 	if raw := r.Raw("rope_parameters"); raw != nil {
 		if t, ok := r.PlainRope("rope_parameters", raw); ok {
-			theta = t
+			c.theta = t
 		}
 	}
-	mults := readFalconMults(r)
+	c.mults = readFalconMults(r)
+	c.mixer = readFalconMixer(cfg, r, c.hidden)
+	r.Refuse("hidden_act", `"silu"`)
+	r.Refuse("attention_bias", "false")  // llama.cpp's graph adds no attention bias
+	r.Refuse("mlp_bias", "false")        // nor MLP biases scaled by the multipliers
+	r.Refuse("mamba_proj_bias", "false") // nor an in_proj bias
+	r.Refuse("projectors_bias", "false") // nor an out_proj bias
+	r.Refuse("rope_scaling")
+	r.Refuse("sliding_window")
+	r.Refuse("quantization_config")
+	refuseTimeStepLimit(r)
+	if err := r.Err(); err != nil {
+		return c, err
+	}
+	c.headDim = r.IntOr("head_dim", c.hidden/c.heads)
+	m := &c.mixer
+	switch dh := r.Raw("mamba_d_head"); {
+	case dh == nil || string(dh) == `"auto"`:
+		m.headDim = m.inner / m.heads
+	default:
+		m.headDim = r.IntOr("mamba_d_head", 0)
+	}
+	switch {
+	case r.Err() != nil:
+		return c, r.Err()
+	case c.kvHeads <= 0 || c.heads%c.kvHeads != 0:
+		return c, fmt.Errorf("config.json: num_key_value_heads %d does not divide num_attention_heads %d", c.kvHeads, c.heads)
+	case c.headDim <= 0 || c.headDim%2 != 0:
+		return c, fmt.Errorf("config.json: head_dim %d is not a positive even number (rope turns pairs)", c.headDim)
+	case c.eps <= 0 || c.theta <= 0:
+		return c, fmt.Errorf("config.json: rms_norm_eps %v and rope_theta %v must be positive", c.eps, c.theta)
+	}
+	if err := m.check(); err != nil {
+		return c, err
+	}
+	if m.norm && m.inner%m.groups != 0 {
+		return c, fmt.Errorf("config.json: mamba_n_groups %d does not divide mamba_d_ssm %d", m.groups, m.inner)
+	}
+	return c, nil
+}
+
+// readFalconMixer reads the Mamba-2 mixer's sizes (all but its head size,
+// which needs the inner size checked first).
+func readFalconMixer(cfg Config, r *ConfigReader, hidden int) mixer2 {
 	m := mixer2{
 		hidden: hidden,
 		heads:  r.Int("mamba_n_heads"),
@@ -128,46 +185,35 @@ func convertFalconH1(cfg Config, w Weights) (KV, []Tensor, error) {
 			r.Fail(fmt.Errorf("config.json: mamba_rms_norm is true but mamba_norm_before_gate is absent (Hugging Face's default, true, is not what llama.cpp computes)"))
 		}
 	}
-	r.Refuse("hidden_act", `"silu"`)
-	r.Refuse("attention_bias", "false")  // llama.cpp's graph adds no attention bias
-	r.Refuse("mlp_bias", "false")        // nor MLP biases scaled by the multipliers
-	r.Refuse("mamba_proj_bias", "false") // nor an in_proj bias
-	r.Refuse("projectors_bias", "false") // nor an out_proj bias
-	r.Refuse("rope_scaling")
-	r.Refuse("sliding_window")
-	r.Refuse("quantization_config")
-	refuseTimeStepLimit(r)
-	if err := r.Err(); err != nil {
-		return nil, nil, err
-	}
-	headDim := r.IntOr("head_dim", hidden/heads)
-	switch dh := r.Raw("mamba_d_head"); {
-	case dh == nil || string(dh) == `"auto"`:
-		m.headDim = m.inner / m.heads
-	default:
-		m.headDim = r.IntOr("mamba_d_head", 0)
-	}
-	switch {
-	case r.Err() != nil:
-		return nil, nil, r.Err()
-	case kvHeads <= 0 || heads%kvHeads != 0:
-		return nil, nil, fmt.Errorf("config.json: num_key_value_heads %d does not divide num_attention_heads %d", kvHeads, heads)
-	case headDim <= 0 || headDim%2 != 0:
-		return nil, nil, fmt.Errorf("config.json: head_dim %d is not a positive even number (rope turns pairs)", headDim)
-	case eps <= 0 || theta <= 0:
-		return nil, nil, fmt.Errorf("config.json: rms_norm_eps %v and rope_theta %v must be positive", eps, theta)
-	}
-	if err := m.check(); err != nil {
-		return nil, nil, err
-	}
-	if m.norm && m.inner%m.groups != 0 {
-		return nil, nil, fmt.Errorf("config.json: mamba_n_groups %d does not divide mamba_d_ssm %d", m.groups, m.inner)
-	}
+	return m
+}
 
+func (c falconH1Config) kv() KV {
+	kv := c.mixer.kv("falcon-h1")
+	for k, val := range (KV{
+		"falcon-h1.vocab_size":                       uint32(c.vocab),
+		"falcon-h1.context_length":                   uint32(c.context),
+		"falcon-h1.embedding_length":                 uint32(c.hidden),
+		"falcon-h1.block_count":                      uint32(c.layers),
+		"falcon-h1.feed_forward_length":              uint32(c.ffn),
+		"falcon-h1.attention.head_count":             uint32(c.heads),
+		"falcon-h1.attention.head_count_kv":          uint32(c.kvHeads),
+		"falcon-h1.attention.key_length":             uint32(c.headDim),
+		"falcon-h1.attention.value_length":           uint32(c.headDim),
+		"falcon-h1.attention.layer_norm_rms_epsilon": float32(c.eps),
+		"falcon-h1.rope.freq_base":                   float32(c.theta),
+	}) {
+		kv[k] = val
+	}
+	return kv
+}
+
+func (c falconH1Config) tensors(w Weights) ([]Tensor, error) {
 	tk := &Taker{W: w, Names: falconH1Names}
 	take := tk.Named
-	h, v, ff := uint64(hidden), uint64(vocab), uint64(ffn)
-	q, kvDim := uint64(heads*headDim), uint64(kvHeads*headDim)
+	mults := c.mults
+	h, v, ff := uint64(c.hidden), uint64(c.vocab), uint64(c.ffn)
+	q, kvDim := uint64(c.heads*c.headDim), uint64(c.kvHeads*c.headDim)
 	norm := func(hf string) Tensor {
 		t := take(hf, h)
 		t.F32 = true
@@ -179,27 +225,27 @@ func convertFalconH1(cfg Config, w Weights) (KV, []Tensor, error) {
 	// matrix carries lm_head_multiplier. Tied embeddings carry the other
 	// multiplier in token_embd, so the output is written on its own.
 	switch {
-	case !tied:
+	case !c.tied:
 		ts = append(ts, take("lm_head.weight", v, h).Map(scaleBy(mults.lmHead)))
 	case w.Shape("lm_head.weight") != nil:
-		return nil, nil, fmt.Errorf("tie_word_embeddings is true but the checkpoint has its own lm_head.weight")
+		return nil, fmt.Errorf("tie_word_embeddings is true but the checkpoint has its own lm_head.weight")
 	case mults.lmHead != mults.embedding:
 		out := embed
 		out.Name = "output.weight"
 		ts = append(ts, out.Map(scaleBy(mults.lmHead)))
 	}
-	mup := mults.mup(m)
+	mup := mults.mup(c.mixer)
 	inProj := func(vals []float32) ([]float32, error) {
 		cols := len(vals) / len(mup)
 		out := make([]float32, len(vals))
 		for row, f := range mup {
-			for c := range cols {
-				out[row*cols+c] = float32(float64(vals[row*cols+c]) * f)
+			for col := range cols {
+				out[row*cols+col] = float32(float64(vals[row*cols+col]) * f)
 			}
 		}
 		return out, nil
 	}
-	for l := range layers {
+	for l := range c.layers {
 		p := fmt.Sprintf("model.layers.%d.", l)
 		ts = append(ts,
 			norm(p+"input_layernorm.weight"),
@@ -212,33 +258,17 @@ func convertFalconH1(cfg Config, w Weights) (KV, []Tensor, error) {
 			take(p+"feed_forward.up_proj.weight", ff, h),
 			take(p+"feed_forward.down_proj.weight", h, ff).Map(scaleBy(mults.down)),
 		)
-		ts = append(ts, m.tensors(tk, p+"mamba.", inProj, scaleBy(mults.ssmOut))...)
+		ts = append(ts, c.mixer.tensors(tk, p+"mamba.", inProj, scaleBy(mults.ssmOut))...)
 		if name := p + "mamba.mup_vector"; w.Shape(name) != nil {
 			if err := checkMupVector(w, name, mup, mults.ssmIn); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 		}
 	}
 	if err := tk.Err(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	kv := m.kv("falcon-h1")
-	for k, val := range (KV{
-		"falcon-h1.vocab_size":                       uint32(vocab),
-		"falcon-h1.context_length":                   uint32(context),
-		"falcon-h1.embedding_length":                 uint32(hidden),
-		"falcon-h1.block_count":                      uint32(layers),
-		"falcon-h1.feed_forward_length":              uint32(ffn),
-		"falcon-h1.attention.head_count":             uint32(heads),
-		"falcon-h1.attention.head_count_kv":          uint32(kvHeads),
-		"falcon-h1.attention.key_length":             uint32(headDim),
-		"falcon-h1.attention.value_length":           uint32(headDim),
-		"falcon-h1.attention.layer_norm_rms_epsilon": float32(eps),
-		"falcon-h1.rope.freq_base":                   float32(theta),
-	}) {
-		kv[k] = val
-	}
-	return kv, ts, nil
+	return ts, nil
 }
 
 // falconH1Names are Falcon-H1's tensors: attention, MLP and a Mamba-2

@@ -17,25 +17,37 @@ var Gemma3 = &Architecture{
 	Classes: []string{"Gemma3ForCausalLM"},
 	GGUF:    "gemma3",
 	Kind:    "transformer",
-	Convert: convertGemma3,
+	Convert: byShape(readGemma3Config),
 }
 
-func convertGemma3(cfg Config, w Weights) (KV, []Tensor, error) {
+// gemma3Config is what the converter takes from a Gemma 3 config.json,
+// read with Gemma3TextConfig's defaults and checked against what
+// llama.cpp's gemma3 graph computes.
+type gemma3Config struct {
+	hidden, ffn, layers, heads, kvHeads, headDim, vocab, context int
+	eps, ropeTheta, softcap                                      float64
+	tied                                                         bool
+	// window is the sliding window, 0 when every layer attends globally.
+	window int
+}
+
+func readGemma3Config(cfg Config, _ Weights) (gemma3Config, error) {
 	r := cfg.Reader()
-	// Defaults are Gemma3TextConfig's.
-	hidden := r.Int("hidden_size")
-	ffn := r.Int("intermediate_size")
-	layers := r.Int("num_hidden_layers")
-	heads := r.Int("num_attention_heads")
-	kvHeads := r.IntOr("num_key_value_heads", 4)
-	headDim := r.IntOr("head_dim", 256)
-	vocab := r.Int("vocab_size")
-	context := r.IntOr("max_position_embeddings", 131072)
-	eps := r.FloatOr("rms_norm_eps", 1e-6)
+	c := gemma3Config{
+		hidden:  r.Int("hidden_size"),
+		ffn:     r.Int("intermediate_size"),
+		layers:  r.Int("num_hidden_layers"),
+		heads:   r.Int("num_attention_heads"),
+		kvHeads: r.IntOr("num_key_value_heads", 4),
+		headDim: r.IntOr("head_dim", 256),
+		vocab:   r.Int("vocab_size"),
+		context: r.IntOr("max_position_embeddings", 131072),
+		eps:     r.FloatOr("rms_norm_eps", 1e-6),
+		softcap: r.FloatOr("final_logit_softcapping", 0),
+		tied:    r.BoolOr("tie_word_embeddings", true),
+	}
 	window := r.IntOr("sliding_window", 4096)
 	scalar := r.FloatOr("query_pre_attn_scalar", 256)
-	softcap := r.FloatOr("final_logit_softcapping", 0)
-	tied := r.BoolOr("tie_word_embeddings", true)
 	r.Refuse("hidden_activation", `"gelu_pytorch_tanh"`)
 	r.Refuse("hidden_act", `"gelu_pytorch_tanh"`)
 	// llama.cpp's gemma3 graph has no attention soft-capping, no biases,
@@ -44,59 +56,68 @@ func convertGemma3(cfg Config, w Weights) (KV, []Tensor, error) {
 	r.Refuse("attention_bias", "false")
 	r.Refuse("use_bidirectional_attention", "false")
 	r.Refuse("rope_scaling")
-	ropeTheta := gemma3Rope(r)
-	types := gemma3LayerTypes(r, layers)
+	c.ropeTheta = gemma3Rope(r)
+	types := gemma3LayerTypes(r, c.layers)
 	if err := r.Err(); err != nil {
-		return nil, nil, err
+		return c, err
 	}
 	switch {
-	case kvHeads <= 0 || heads%kvHeads != 0:
-		return nil, nil, fmt.Errorf("config.json: num_key_value_heads %d does not divide num_attention_heads %d", kvHeads, heads)
-	case headDim <= 0 || headDim%2 != 0:
-		return nil, nil, fmt.Errorf("config.json: head_dim %d is not a positive even number (rope turns pairs)", headDim)
-	case eps <= 0 || softcap < 0:
-		return nil, nil, fmt.Errorf("config.json: rms_norm_eps %v, final_logit_softcapping %v: want positive values", eps, softcap)
+	case c.kvHeads <= 0 || c.heads%c.kvHeads != 0:
+		return c, fmt.Errorf("config.json: num_key_value_heads %d does not divide num_attention_heads %d", c.kvHeads, c.heads)
+	case c.headDim <= 0 || c.headDim%2 != 0:
+		return c, fmt.Errorf("config.json: head_dim %d is not a positive even number (rope turns pairs)", c.headDim)
+	case c.eps <= 0 || c.softcap < 0:
+		return c, fmt.Errorf("config.json: rms_norm_eps %v, final_logit_softcapping %v: want positive values", c.eps, c.softcap)
 	}
 	// llama.cpp scales queries by 1/sqrt(head_dim), or by
 	// 1/sqrt(hidden/heads) for the 62-layer (27B) model.
-	if want := gemma3QueryScalar(layers, hidden, heads, headDim); scalar != want {
-		return nil, nil, fmt.Errorf("config.json: query_pre_attn_scalar = %v is not supported: llama.cpp's gemma3 scales queries by 1/sqrt(%v) for this shape", scalar, want)
-	}
-
-	kv := KV{
-		"gemma3.context_length":                   uint32(context),
-		"gemma3.embedding_length":                 uint32(hidden),
-		"gemma3.block_count":                      uint32(layers),
-		"gemma3.feed_forward_length":              uint32(ffn),
-		"gemma3.attention.head_count":             uint32(heads),
-		"gemma3.attention.head_count_kv":          uint32(kvHeads),
-		"gemma3.attention.key_length":             uint32(headDim),
-		"gemma3.attention.value_length":           uint32(headDim),
-		"gemma3.attention.layer_norm_rms_epsilon": float32(eps),
-		"gemma3.rope.freq_base":                   float32(ropeTheta),
-		"gemma3.rope.dimension_count":             uint32(headDim),
-		"gemma3.vocab_size":                       uint32(vocab),
+	if want := gemma3QueryScalar(c.layers, c.hidden, c.heads, c.headDim); scalar != want {
+		return c, fmt.Errorf("config.json: query_pre_attn_scalar = %v is not supported: llama.cpp's gemma3 scales queries by 1/sqrt(%v) for this shape", scalar, want)
 	}
 	switch {
 	case !slices.Contains(types, "sliding_attention"):
 		// No sliding layer: written without a window, llama.cpp attends
 		// globally everywhere.
-	case !slices.Equal(types, gemma3Pattern(layers, ggufspec.Gemma3SWAPattern)):
+	case !slices.Equal(types, gemma3Pattern(c.layers, ggufspec.Gemma3SWAPattern)):
 		// llama.cpp's loader sets this pattern whatever the GGUF says.
-		return nil, nil, fmt.Errorf("config.json: layer_types %v is not supported: llama.cpp's gemma3 makes every %dth layer global and the others sliding-window", types, ggufspec.Gemma3SWAPattern)
-	case layers < ggufspec.Gemma3SWAPattern:
+		return c, fmt.Errorf("config.json: layer_types %v is not supported: llama.cpp's gemma3 makes every %dth layer global and the others sliding-window", types, ggufspec.Gemma3SWAPattern)
+	case c.layers < ggufspec.Gemma3SWAPattern:
 		// llama.cpp would build a global-attention cache with no layer,
 		// and abort on its first decode (GGML_ASSERT(buffer)).
-		return nil, nil, fmt.Errorf("config.json: num_hidden_layers = %d is not supported: llama.cpp's gemma3 needs a global-attention layer (layer %d) when sliding_window is set", layers, ggufspec.Gemma3SWAPattern-1)
+		return c, fmt.Errorf("config.json: num_hidden_layers = %d is not supported: llama.cpp's gemma3 needs a global-attention layer (layer %d) when sliding_window is set", c.layers, ggufspec.Gemma3SWAPattern-1)
 	case window <= 0:
-		return nil, nil, fmt.Errorf("config.json: sliding_window = %d with sliding_attention layers; want a positive window", window)
+		return c, fmt.Errorf("config.json: sliding_window = %d with sliding_attention layers; want a positive window", window)
 	default:
-		kv["gemma3.attention.sliding_window"] = uint32(window)
+		c.window = window
 	}
-	if softcap > 0 {
-		kv["gemma3.final_logit_softcapping"] = float32(softcap)
-	}
+	return c, nil
+}
 
+func (c gemma3Config) kv() KV {
+	kv := KV{
+		"gemma3.context_length":                   uint32(c.context),
+		"gemma3.embedding_length":                 uint32(c.hidden),
+		"gemma3.block_count":                      uint32(c.layers),
+		"gemma3.feed_forward_length":              uint32(c.ffn),
+		"gemma3.attention.head_count":             uint32(c.heads),
+		"gemma3.attention.head_count_kv":          uint32(c.kvHeads),
+		"gemma3.attention.key_length":             uint32(c.headDim),
+		"gemma3.attention.value_length":           uint32(c.headDim),
+		"gemma3.attention.layer_norm_rms_epsilon": float32(c.eps),
+		"gemma3.rope.freq_base":                   float32(c.ropeTheta),
+		"gemma3.rope.dimension_count":             uint32(c.headDim),
+		"gemma3.vocab_size":                       uint32(c.vocab),
+	}
+	if c.window > 0 {
+		kv["gemma3.attention.sliding_window"] = uint32(c.window)
+	}
+	if c.softcap > 0 {
+		kv["gemma3.final_logit_softcapping"] = float32(c.softcap)
+	}
+	return kv
+}
+
+func (c gemma3Config) tensors(w Weights) ([]Tensor, error) {
 	tk := &Taker{W: w, Names: gemma3Names}
 	take := tk.Named
 	// Gemma stores norm weights as offsets from one; llama.cpp multiplies
@@ -106,43 +127,43 @@ func convertGemma3(cfg Config, w Weights) (KV, []Tensor, error) {
 		t.F32 = true
 		return t.Map(plusOne)
 	}
-	h, v, ff := uint64(hidden), uint64(vocab), uint64(ffn)
-	q, kvDim := uint64(heads*headDim), uint64(kvHeads*headDim)
+	h, v, ff := uint64(c.hidden), uint64(c.vocab), uint64(c.ffn)
+	q, kvDim := uint64(c.heads*c.headDim), uint64(c.kvHeads*c.headDim)
 	ts := []Tensor{
 		take("model.embed_tokens.weight", v, h),
-		norm("model.norm.weight", hidden),
+		norm("model.norm.weight", c.hidden),
 	}
-	out, err := outputMatrix(w, tied, "lm_head.weight", "model.embed_tokens.weight", v, h)
+	out, err := outputMatrix(w, c.tied, "lm_head.weight", "model.embed_tokens.weight", v, h)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if out != nil {
 		ts = append(ts, *out)
 	}
-	for l := range layers {
+	for l := range c.layers {
 		p := fmt.Sprintf("model.layers.%d.", l)
 		// Gemma turns (i, i+d/2), as llama.cpp's NEOX rope does: q and k
 		// keep their order.
 		ts = append(ts,
-			norm(p+"input_layernorm.weight", hidden),
+			norm(p+"input_layernorm.weight", c.hidden),
 			take(p+"self_attn.q_proj.weight", q, h),
 			take(p+"self_attn.k_proj.weight", kvDim, h),
 			take(p+"self_attn.v_proj.weight", kvDim, h),
-			norm(p+"self_attn.q_norm.weight", headDim),
-			norm(p+"self_attn.k_norm.weight", headDim),
+			norm(p+"self_attn.q_norm.weight", c.headDim),
+			norm(p+"self_attn.k_norm.weight", c.headDim),
 			take(p+"self_attn.o_proj.weight", h, q),
-			norm(p+"post_attention_layernorm.weight", hidden),
-			norm(p+"pre_feedforward_layernorm.weight", hidden),
+			norm(p+"post_attention_layernorm.weight", c.hidden),
+			norm(p+"pre_feedforward_layernorm.weight", c.hidden),
 			take(p+"mlp.gate_proj.weight", ff, h),
 			take(p+"mlp.up_proj.weight", ff, h),
 			take(p+"mlp.down_proj.weight", h, ff),
-			norm(p+"post_feedforward_layernorm.weight", hidden),
+			norm(p+"post_feedforward_layernorm.weight", c.hidden),
 		)
 	}
 	if err := tk.Err(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return kv, ts, nil
+	return ts, nil
 }
 
 // gemma3Names are Gemma 3's tensors: the decoder's with the sandwich

@@ -14,7 +14,7 @@ var Lfm2 = &Architecture{
 	Classes: []string{"Lfm2ForCausalLM"},
 	GGUF:    "lfm2",
 	Kind:    "hybrid",
-	Convert: convertLfm2,
+	Convert: byShape(readLfm2Config),
 }
 
 // lfm2Names are LFM2's tensors: each layer a short convolution or attention.
@@ -40,103 +40,120 @@ var lfm2Names = tensorNames{
 	"model.layers.N.self_attn.k_layernorm.weight": "blk.N.attn_k_norm.weight",
 }
 
-func convertLfm2(cfg Config, w Weights) (KV, []Tensor, error) {
+// lfm2Config is what the converter takes from an LFM2 config.json, read
+// with Lfm2Config's defaults and checked against llama.cpp's lfm2 graph.
+type lfm2Config struct {
+	hidden, layers, heads, kvHeads, headDim, vocab, context, lCache, ffn int
+	eps, ropeTheta                                                       float64
+	tied                                                                 bool
+	types                                                                []string // "conv" or "full_attention", one per layer
+}
+
+// readLfm2Config reads config.json; w is asked only for the feed-forward
+// width, which the config's own arithmetic must agree with.
+func readLfm2Config(cfg Config, w Weights) (lfm2Config, error) {
 	r := cfg.Reader()
-	// Defaults are Lfm2Config's.
-	hidden := r.Int("hidden_size")
-	layers := r.Int("num_hidden_layers")
-	heads := r.Int("num_attention_heads")
-	kvHeads := r.IntOr("num_key_value_heads", 8)
-	vocab := r.Int("vocab_size")
-	context := r.IntOr("max_position_embeddings", 128000)
-	eps := r.FloatOr("norm_eps", 1e-5)
-	lCache := r.IntOr("conv_L_cache", 3)
-	// theta wins over rope_theta, and rope_parameters over both.
-	ropeTheta := r.FloatOr("theta", r.FloatOr("rope_theta", 1e6))
-	// tie_embedding is LFM2's own name and wins, as in Lfm2Config.
-	tied := r.BoolOr("tie_embedding", r.BoolOr("tie_word_embeddings", true))
-	ffn := lfm2FeedForward(r)
-	types := lfm2LayerTypes(r, layers)
+	c := lfm2Config{
+		hidden:  r.Int("hidden_size"),
+		layers:  r.Int("num_hidden_layers"),
+		heads:   r.Int("num_attention_heads"),
+		kvHeads: r.IntOr("num_key_value_heads", 8),
+		vocab:   r.Int("vocab_size"),
+		context: r.IntOr("max_position_embeddings", 128000),
+		eps:     r.FloatOr("norm_eps", 1e-5),
+		lCache:  r.IntOr("conv_L_cache", 3),
+		// theta wins over rope_theta, and rope_parameters over both.
+		ropeTheta: r.FloatOr("theta", r.FloatOr("rope_theta", 1e6)),
+		// tie_embedding is LFM2's own name and wins, as in Lfm2Config.
+		tied: r.BoolOr("tie_embedding", r.BoolOr("tie_word_embeddings", true)),
+	}
+	c.ffn = lfm2FeedForward(r)
+	c.types = lfm2LayerTypes(r, c.layers)
 	// llama.cpp's lfm2 has no convolution biases and no rope scaling.
 	r.Refuse("conv_bias", "false")
 	r.Refuse("rope_scaling")
 	if raw := r.Raw("rope_parameters"); raw != nil {
 		if theta, ok := r.PlainRope("rope_parameters", raw); ok {
-			ropeTheta = theta
+			c.ropeTheta = theta
 		}
 	}
 	if err := r.Err(); err != nil {
-		return nil, nil, err
+		return c, err
 	}
-	headDim := hidden / heads
+	c.headDim = c.hidden / c.heads
 	switch {
-	case hidden%heads != 0:
-		return nil, nil, fmt.Errorf("config.json: hidden_size %d is not a multiple of num_attention_heads %d", hidden, heads)
-	case cfg.Has("head_dim") && r.IntOr("head_dim", 0) != headDim:
+	case c.hidden%c.heads != 0:
+		return c, fmt.Errorf("config.json: hidden_size %d is not a multiple of num_attention_heads %d", c.hidden, c.heads)
+	case cfg.Has("head_dim") && r.IntOr("head_dim", 0) != c.headDim:
 		// llama.cpp's lfm2 sizes q and the output by the embedding.
-		return nil, nil, fmt.Errorf("config.json: head_dim %d is not supported: llama.cpp's lfm2 needs hidden_size / num_attention_heads = %d", r.IntOr("head_dim", 0), headDim)
-	case headDim%2 != 0:
-		return nil, nil, fmt.Errorf("config.json: head size %d is not even (rope turns pairs)", headDim)
-	case kvHeads <= 0 || heads%kvHeads != 0:
-		return nil, nil, fmt.Errorf("config.json: num_key_value_heads %d does not divide num_attention_heads %d", kvHeads, heads)
-	case lCache < 2:
-		return nil, nil, fmt.Errorf("config.json: conv_L_cache = %d; llama.cpp's short convolution needs a kernel of at least 2", lCache)
-	case eps <= 0 || ropeTheta <= 0:
-		return nil, nil, fmt.Errorf("config.json: norm_eps %v, rope_theta %v: want positive values", eps, ropeTheta)
+		return c, fmt.Errorf("config.json: head_dim %d is not supported: llama.cpp's lfm2 needs hidden_size / num_attention_heads = %d", r.IntOr("head_dim", 0), c.headDim)
+	case c.headDim%2 != 0:
+		return c, fmt.Errorf("config.json: head size %d is not even (rope turns pairs)", c.headDim)
+	case c.kvHeads <= 0 || c.heads%c.kvHeads != 0:
+		return c, fmt.Errorf("config.json: num_key_value_heads %d does not divide num_attention_heads %d", c.kvHeads, c.heads)
+	case c.lCache < 2:
+		return c, fmt.Errorf("config.json: conv_L_cache = %d; llama.cpp's short convolution needs a kernel of at least 2", c.lCache)
+	case c.eps <= 0 || c.ropeTheta <= 0:
+		return c, fmt.Errorf("config.json: norm_eps %v, rope_theta %v: want positive values", c.eps, c.ropeTheta)
 	}
 	// llama.cpp's hybrid memory aborts on a decode when either of its
 	// parts (attention cache, convolution state) holds no layer.
-	if !slices.Contains(types, "conv") || !slices.Contains(types, "full_attention") {
-		return nil, nil, fmt.Errorf("config.json: layer_types %v is not supported: llama.cpp's lfm2 needs both conv and full_attention layers", types)
+	if !slices.Contains(c.types, "conv") || !slices.Contains(c.types, "full_attention") {
+		return c, fmt.Errorf("config.json: layer_types %v is not supported: llama.cpp's lfm2 needs both conv and full_attention layers", c.types)
 	}
 	// The feed-forward size comes from the weights; the config's own
 	// arithmetic (block_auto_adjust_ff_dim) must agree with them.
 	w1 := w.Shape("model.layers.0.feed_forward.w1.weight")
 	if len(w1) != 2 {
-		return nil, nil, fmt.Errorf("checkpoint has no 2-D tensor model.layers.0.feed_forward.w1.weight")
+		return c, fmt.Errorf("checkpoint has no 2-D tensor model.layers.0.feed_forward.w1.weight")
 	}
-	if int(w1[0]) != ffn {
-		return nil, nil, fmt.Errorf("feed_forward.w1 has %d rows; config.json's intermediate size works out to %d", w1[0], ffn)
+	if int(w1[0]) != c.ffn {
+		return c, fmt.Errorf("feed_forward.w1 has %d rows; config.json's intermediate size works out to %d", w1[0], c.ffn)
 	}
+	return c, nil
+}
 
-	kvPerLayer := make([]uint32, layers)
-	for i, t := range types {
+func (c lfm2Config) kv() KV {
+	kvPerLayer := make([]uint32, c.layers)
+	for i, t := range c.types {
 		if t == "full_attention" {
-			kvPerLayer[i] = uint32(kvHeads)
+			kvPerLayer[i] = uint32(c.kvHeads)
 		}
 	}
-	kv := KV{
-		"lfm2.context_length":                   uint32(context),
-		"lfm2.embedding_length":                 uint32(hidden),
-		"lfm2.block_count":                      uint32(layers),
-		"lfm2.feed_forward_length":              uint32(ffn),
-		"lfm2.attention.head_count":             uint32(heads),
+	return KV{
+		"lfm2.context_length":                   uint32(c.context),
+		"lfm2.embedding_length":                 uint32(c.hidden),
+		"lfm2.block_count":                      uint32(c.layers),
+		"lfm2.feed_forward_length":              uint32(c.ffn),
+		"lfm2.attention.head_count":             uint32(c.heads),
 		"lfm2.attention.head_count_kv":          kvPerLayer, // 0 marks a convolution layer
-		"lfm2.attention.key_length":             uint32(headDim),
-		"lfm2.attention.value_length":           uint32(headDim),
-		"lfm2.attention.layer_norm_rms_epsilon": float32(eps),
-		"lfm2.rope.freq_base":                   float32(ropeTheta),
-		"lfm2.rope.dimension_count":             uint32(headDim),
-		"lfm2.shortconv.l_cache":                uint32(lCache),
-		"lfm2.vocab_size":                       uint32(vocab),
+		"lfm2.attention.key_length":             uint32(c.headDim),
+		"lfm2.attention.value_length":           uint32(c.headDim),
+		"lfm2.attention.layer_norm_rms_epsilon": float32(c.eps),
+		"lfm2.rope.freq_base":                   float32(c.ropeTheta),
+		"lfm2.rope.dimension_count":             uint32(c.headDim),
+		"lfm2.shortconv.l_cache":                uint32(c.lCache),
+		"lfm2.vocab_size":                       uint32(c.vocab),
 	}
+}
 
+func (c lfm2Config) tensors(w Weights) ([]Tensor, error) {
 	tk := &Taker{W: w, Names: lfm2Names}
 	take := tk.Named
-	h, v, ff := uint64(hidden), uint64(vocab), uint64(ffn)
-	kvDim, hd := uint64(kvHeads*headDim), uint64(headDim)
+	h, v, ff := uint64(c.hidden), uint64(c.vocab), uint64(c.ffn)
+	kvDim, hd := uint64(c.kvHeads*c.headDim), uint64(c.headDim)
 	ts := []Tensor{
 		take("model.embed_tokens.weight", v, h),
 		take("model.embedding_norm.weight", h),
 	}
-	out, err := outputMatrix(w, tied, "lm_head.weight", "model.embed_tokens.weight", v, h)
+	out, err := outputMatrix(w, c.tied, "lm_head.weight", "model.embed_tokens.weight", v, h)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if out != nil {
 		ts = append(ts, *out)
 	}
-	for l, typ := range types {
+	for l, typ := range c.types {
 		p := fmt.Sprintf("model.layers.%d.", l)
 		ts = append(ts,
 			take(p+"operator_norm.weight", h),
@@ -148,8 +165,8 @@ func convertLfm2(cfg Config, w Weights) (KV, []Tensor, error) {
 		if typ == "conv" {
 			// Conv1d's [hidden, 1, L] squeezed to [hidden, L], float32:
 			// ggml's CPU ssm_conv takes no other type.
-			conv := take(p+"conv.conv.weight", h, 1, uint64(lCache))
-			conv.Shape = []uint64{h, uint64(lCache)}
+			conv := take(p+"conv.conv.weight", h, 1, uint64(c.lCache))
+			conv.Shape = []uint64{h, uint64(c.lCache)}
 			conv.F32 = true
 			ts = append(ts, conv,
 				take(p+"conv.in_proj.weight", 3*h, h),
@@ -167,9 +184,9 @@ func convertLfm2(cfg Config, w Weights) (KV, []Tensor, error) {
 		)
 	}
 	if err := tk.Err(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return kv, ts, nil
+	return ts, nil
 }
 
 // lfm2FeedForward is the MLP width as Lfm2MLP computes it: block_ff_dim

@@ -38,6 +38,9 @@ type LoopOptions struct {
 	// Until makes the run sequential; sel must then be in its order
 	// (Until.Order).
 	Until *Until
+	// Reuse holds the record of each selected record, taken from the
+	// baseline run of an unchanged model instead of scored (RunCommon.Start).
+	Reuse []any
 }
 
 // Pending is one selected record: its id, and its work in bytes of text,
@@ -55,6 +58,7 @@ type Tally struct {
 	Scored  int          // records scored by this invocation
 	Tokens  int          // tokens scored by this invocation
 	Skipped int          // records already in a resumed file
+	Reused  int          // records taken from the baseline of an unchanged model
 	Resumed bool
 	Stop    *runfile.Stop // a sequential run's stop
 }
@@ -80,6 +84,12 @@ func StartLoop(h runfile.Header, sel []Pending, opt LoopOptions) (*Loop, []int, 
 		}
 		stopped = l.until.reason != ""
 	}
+	if opt.Reuse != nil {
+		if err := reuseRecords(out, sel, opt.Reuse, opt.Progress); err != nil {
+			out.Close()
+			return nil, nil, fmt.Errorf("%s: %w", opt.Out, err)
+		}
+	}
 	var todo []int
 	total := 0
 	for i, p := range sel {
@@ -89,9 +99,9 @@ func StartLoop(h runfile.Header, sel []Pending, opt LoopOptions) (*Loop, []int, 
 			total += p.Work
 		}
 	}
-	l.tally = Tally{Out: opt.Out, Resumed: out.Resumed, Skipped: len(sel) - len(todo)}
+	l.tally = Tally{Out: opt.Out, Resumed: out.Resumed, Skipped: len(sel) - len(todo) - len(opt.Reuse), Reused: len(opt.Reuse)}
 	l.prog = NewProgress(opt.Progress, len(sel), ProgressOptions{Label: opt.Label, Terminal: opt.Terminal, Now: l.now, TotalWork: total})
-	l.prog.Skip(l.tally.Skipped, 0)
+	l.prog.Skip(len(sel)-len(todo), 0)
 	if opt.Progress != nil {
 		for _, n := range SelectionNotes(h, opt.Noun) {
 			fmt.Fprintf(opt.Progress, "note: %s\n", n)
@@ -102,6 +112,23 @@ func StartLoop(h runfile.Header, sel []Pending, opt LoopOptions) (*Loop, []int, 
 	}
 	l.start = l.now()
 	return l, todo, nil
+}
+
+// reuseRecords appends the records of an unchanged model's baseline that
+// the file does not hold yet, and says so.
+func reuseRecords(out *Output, sel []Pending, recs []any, progress io.Writer) error {
+	for i, p := range sel {
+		if out.Done(p.ID) {
+			continue
+		}
+		if err := out.Append(p.ID, recs[i]); err != nil {
+			return err
+		}
+	}
+	if progress != nil {
+		fmt.Fprintln(progress, out.Header.Reused.Line())
+	}
+	return nil
 }
 
 // Header is the run file's header: the stored one when resumed.
@@ -150,7 +177,7 @@ func (l *Loop) Finish(err error) (Tally, error) {
 	if l.until != nil {
 		stop := l.until.finish(run)
 		if l.opt.Progress != nil {
-			fmt.Fprintln(l.opt.Progress, StopLine(run.Header.Sequential, l.opt.Noun))
+			fmt.Fprintln(l.opt.Progress, StopLine(run.Header.Sequential, *SequentialCost(run), l.opt.Noun))
 		}
 		if err := runfile.WriteFile(l.opt.Out, run); err != nil {
 			return Tally{}, fmt.Errorf("record the stop in %s: %w", l.opt.Out, err)

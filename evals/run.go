@@ -1,6 +1,7 @@
 package evals
 
 import (
+	"fmt"
 	"io"
 	"time"
 
@@ -18,6 +19,10 @@ type RunCommon struct {
 	Resume    bool   // continue Out, skipping the records it already holds
 	BOSMode   string // auto|yes|no
 	Selection Selection
+	// Reuse is a baseline run whose records this run takes instead of
+	// scoring when its model is unchanged (runfile.Unchanged: the same GGUF
+	// fingerprint and settings); nil scores.
+	Reuse *runfile.Run
 	// Header is what the caller knows (model name and revision, git,
 	// runtime, clock); Begin fills the rest.
 	Header HeaderOptions
@@ -71,10 +76,29 @@ func (c *RunCommon) Begin(m runner.Model, t RunTest) (runfile.Header, []int, err
 	return h, idx, err
 }
 
+// Reuses says whether the run with header h takes c.Reuse's records, an
+// unchanged model's, instead of scoring (Start writes them).
+func (c *RunCommon) Reuses(h runfile.Header) bool {
+	return c.Reuse != nil && !c.Resume && runfile.Unchanged(&h, &c.Reuse.Header) == nil
+}
+
 // Start opens the run file (or resumes it) and the record loop over
 // pending, the checked records; it returns the loop and the indexes into
 // pending still to score.
+// When c.Reuse holds the records of an unchanged model, the file gets them
+// and nothing is left to score.
 func (c *RunCommon) Start(h runfile.Header, t RunTest, pending []Pending) (*Loop, []int, error) {
-	return StartLoop(h, pending, LoopOptions{Out: c.Out, Resume: c.Resume, Progress: c.Progress, Terminal: c.Terminal,
-		Now: c.now(), Until: c.Selection.Until, Label: t.Label, Noun: t.Noun})
+	opt := LoopOptions{Out: c.Out, Resume: c.Resume, Progress: c.Progress, Terminal: c.Terminal,
+		Now: c.now(), Until: c.Selection.Until, Label: t.Label, Noun: t.Noun}
+	// A resumed file goes on as it began: scored, or reused at once.
+	if c.Reuse != nil && !c.Resume {
+		recs, err := reuse(&h, c.Reuse, pending)
+		switch {
+		case err != nil && c.Progress != nil:
+			fmt.Fprintf(c.Progress, "note: the model is scored: its records cannot be reused from baseline run %s: %v\n", c.Reuse.Header.ID, err)
+		case err == nil:
+			opt.Until, opt.Reuse = nil, recs
+		}
+	}
+	return StartLoop(h, pending, opt)
 }

@@ -25,15 +25,20 @@ type Until struct {
 	// time. Zero means no limit.
 	MaxRecords  int
 	MaxDuration time.Duration
+	// spans is, after Order, the span (from 1) each selected record
+	// scores of its document in a run over spans; nil otherwise.
+	spans []int
 }
 
 // Tracker is what the loop asks of a sequential comparison: take each
 // record in the scored order, say whether it decided, and describe the
 // stop for the header.
 type Tracker interface {
-	Has(id string) bool // the record is in the baseline
-	// Order is the order of the set's ids for seed (compare.Tracker: the
-	// take-all stratum of the longest documents first, the rest shuffled).
+	Has(id string) bool // the record (or document) is in the baseline
+	// Order is the order of the set's records for seed, given its ids
+	// (compare.Tracker: the take-all stratum of the longest documents
+	// first, the rest shuffled; or, over spans, the ids of every span of
+	// the documents, runfile.SpanID, shuffled).
 	Order(ids []string, seed uint64) []string
 	Add(rec any) error
 	Decision() string
@@ -49,7 +54,9 @@ var errDecided = errors.New("sequential run stopped")
 // set) in the tracker's order and, for a shard, keeps the positions of that
 // order dealt to it (i, i+n, i+2n, ... of n), so each shard scores a
 // random order of its own and the shards together a prefix of the order.
-// The set must be the baseline's, record for record (u.Header.Total).
+// The set must be the baseline's, record for record (u.Header.Total). In a
+// run over spans an index comes once for each span of its document that
+// is dealt; Spans says which.
 func (u *Until) Order(keys []Keyed, idx []int, shard *runfile.Shard) ([]int, error) {
 	at := make(map[string]int, len(idx))
 	ids := make([]string, len(idx))
@@ -61,16 +68,39 @@ func (u *Until) Order(keys []Keyed, idx []int, shard *runfile.Shard) ([]int, err
 		ids[j] = id
 		at[id] = i
 	}
-	if len(ids) != u.Header.Total {
-		return nil, fmt.Errorf("--until decided: the set has %d records and the baseline run %s %d: they must be the same set", len(ids), u.Header.Baseline, u.Header.Total)
+	order := u.Tracker.Order(ids, u.Header.Seed)
+	if len(order) != u.Header.Total {
+		return nil, fmt.Errorf("--until decided: the set has %d records and the baseline run %s %d: they must be the same set", len(order), u.Header.Baseline, u.Header.Total)
 	}
 	var out []int
-	for p, id := range u.Tracker.Order(ids, u.Header.Seed) {
-		if shard == nil || p%shard.Count == shard.Index-1 {
-			out = append(out, at[id])
+	u.spans = nil
+	for p, id := range order {
+		if shard != nil && p%shard.Count != shard.Index-1 {
+			continue
 		}
+		i, ok := at[id]
+		k := 0
+		if !ok {
+			doc, span, isSpan := runfile.ParseSpanID(id)
+			if i, ok = at[doc]; !ok || !isSpan {
+				return nil, fmt.Errorf("--until decided: record %s of the order is not in the set", id)
+			}
+			k = span
+		}
+		out = append(out, i)
+		u.spans = append(u.spans, k)
 	}
 	return out, nil
+}
+
+// Spans is, after Order, which span of its document (from 1) each
+// selected record is in a run over spans (runfile.Header's Sequential.Unit),
+// 0 for a whole document or an item; nil for a fixed run.
+func (u *Until) Spans() []int {
+	if u == nil {
+		return nil
+	}
+	return u.spans
 }
 
 // untilState is the loop's sequential part.
@@ -134,20 +164,35 @@ func (s *untilState) finish(run *runfile.Run) runfile.Stop {
 	return stop
 }
 
-// StopLine says where a sequential run stopped, for its progress and its
-// summary; "" when it is not sequential or has not stopped. compare and
-// report judge the stop against the baseline.
-func StopLine(h *runfile.Sequential, noun string) string {
+// StopLine says where a sequential run stopped and what it cost (the
+// run's records, runfile.CostOf), for its progress and its summary; ""
+// when it is not sequential or has not stopped. compare and report judge
+// the stop against the baseline.
+func StopLine(h *runfile.Sequential, cost runfile.Cost, noun string) string {
 	if h == nil || h.Stop == nil {
 		return ""
 	}
 	st := h.Stop
-	if st.CI == [2]float64{} && st.Reason != sequential.Complete && st.Reason != sequential.Within {
-		return fmt.Sprintf("stopped (%s) after %d of %d %s, with no anytime-valid interval (the longest documents, scored first, were not all in, as in a shard, which holds only its deal of them, or a record broke the rule's assumption)",
-			st.Reason, st.Scored, h.Total, noun)
+	of := fmt.Sprintf("%d of %d %s", st.Scored, h.Total, noun)
+	if b := cost.Phrase(); b != "" {
+		of += ", " + b
 	}
-	return fmt.Sprintf("stopped (%s) after %d of %d %s; the whole set's delta against baseline run %s is in [%.4g, %.4g] (anytime-valid %g%%)",
-		st.Reason, st.Scored, h.Total, noun, h.Baseline, st.CI[0], st.CI[1], 100*h.Level)
+	if st.CI == [2]float64{} && st.Reason != sequential.Complete && st.Reason != sequential.Within {
+		return fmt.Sprintf("stopped (%s) after %s, with no anytime-valid interval (the longest documents, scored first, were not all in, as in a shard, which holds only its deal of them, or a record broke the rule's assumption)",
+			st.Reason, of)
+	}
+	return fmt.Sprintf("stopped (%s) after %s; the whole set's delta against baseline run %s is in [%.4g, %.4g] (anytime-valid %g%%)",
+		st.Reason, of, h.Baseline, st.CI[0], st.CI[1], 100*h.Level)
+}
+
+// SequentialCost is what a sequential run's records cost out of its set;
+// nil for a run that is not sequential.
+func SequentialCost(run *runfile.Run) *runfile.Cost {
+	if run.Header.Sequential == nil {
+		return nil
+	}
+	c := runfile.CostOf(run.Header.Sequential, run.Docs, run.Items)
+	return &c
 }
 
 // HeaderOf is the run header's record of u: nil for a fixed run.

@@ -130,7 +130,7 @@ func (c *Client) Fetch(ctx context.Context, kind Kind, repo, sha, p string) (str
 			return c.Download(ctx, kind, repo, sha, f)
 		}
 	}
-	return "", fmt.Errorf("fetch %s %s@%s: no file %q in the repository", kind, repo, sha, p)
+	return "", fmt.Errorf("fetch %s %s@%s: no file %q in the repository: %w", kind, repo, sha, p, ErrNotFound)
 }
 
 // errRestart asks Download for another try after a discarded partial file.

@@ -121,15 +121,22 @@ func checkRepo(repo string) error {
 type StatusError struct {
 	URL    string
 	Status int
+	Code   string // X-Error-Code: RepoNotFound, RevisionNotFound, EntryNotFound, GatedRepo
 	Body   string // the start of the body: the hub puts its reason there
 }
 
 func (e *StatusError) Error() string {
 	msg := fmt.Sprintf("GET %s: %s", e.URL, http.StatusText(e.Status))
-	switch e.Status {
-	case http.StatusUnauthorized, http.StatusForbidden:
+	// The hub answers 401 to an anonymous request for a repository that
+	// does not exist as for a private one; its error code tells them apart.
+	switch {
+	case e.Code == "RepoNotFound":
+		msg += " (no such repository, or a private one: check the name, or set HF_TOKEN to a token with access)"
+	case e.Code == "GatedRepo":
+		msg += " (gated repository: accept its conditions on the hub and set HF_TOKEN to a token with access)"
+	case e.Status == http.StatusUnauthorized, e.Status == http.StatusForbidden:
 		msg += " (private or gated repository: set HF_TOKEN to a token with access)"
-	case http.StatusNotFound:
+	case e.Status == http.StatusNotFound:
 		msg += " (no such repository, revision or file)"
 	}
 	if e.Body != "" {
@@ -245,7 +252,7 @@ func statusError(u string, resp *http.Response) error {
 	if json.Unmarshal(b, &j) == nil && j.Error != "" {
 		body = j.Error
 	}
-	return &StatusError{URL: u, Status: resp.StatusCode, Body: body}
+	return &StatusError{URL: u, Status: resp.StatusCode, Code: resp.Header.Get("X-Error-Code"), Body: body}
 }
 
 // getJSON fetches u and decodes its JSON body into v, returning the
@@ -262,9 +269,18 @@ func (c *Client) getJSON(ctx context.Context, u string, v any) (http.Header, err
 	return resp.Header, nil
 }
 
-// ErrNotFound is matched by errors.Is for a 404 from the hub.
+// ErrNotFound is matched by errors.Is for a 404 from the hub, for the
+// hub's not-found codes (an unknown repository is 401 to an anonymous
+// request), and for a file the listing lacks.
 var ErrNotFound = errors.New("not found")
 
 func (e *StatusError) Is(target error) bool {
-	return target == ErrNotFound && e.Status == http.StatusNotFound
+	if target != ErrNotFound {
+		return false
+	}
+	switch e.Code {
+	case "RepoNotFound", "RevisionNotFound", "EntryNotFound":
+		return true
+	}
+	return e.Status == http.StatusNotFound
 }

@@ -371,3 +371,39 @@ func TestProgressLines(t *testing.T) {
 		t.Errorf("progress output:\n%s", out.String())
 	}
 }
+
+// TestHubErrorCodes: the hub's error codes reach the message and
+// ErrNotFound, so an unknown repository (401 to an anonymous request, as
+// for a private one) is not told to set a token alone.
+func TestHubErrorCodes(t *testing.T) {
+	t.Parallel()
+	h := hubtest.New(t)
+	h.Add("acme/gated", shaA, map[string][]byte{"config.json": []byte(`{}`)}).Gate("sekret")
+	h.Add("acme/tiny", shaA, map[string][]byte{"config.json": []byte(`{}`)})
+	c, _ := newClient(t, h, nil)
+	ctx := context.Background()
+	cases := []struct {
+		repo, rev, file string
+		status          int
+		code, want      string
+		notFound        bool
+	}{
+		{"acme/nothing", shaA, "", 401, "RepoNotFound", "no such repository, or a private one", true},
+		{"acme/gated", shaA, "", 401, "GatedRepo", "gated repository: accept its conditions", false},
+		{"acme/tiny", shaB, "", 404, "RevisionNotFound", "no such repository, revision or file", true},
+	}
+	for _, tc := range cases {
+		_, err := c.ListFiles(ctx, Model, tc.repo, tc.rev)
+		var serr *StatusError
+		if !errors.As(err, &serr) || serr.Status != tc.status || serr.Code != tc.code {
+			t.Errorf("%s@%s: got %v, want status %d code %s", tc.repo, tc.rev, err, tc.status, tc.code)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) || errors.Is(err, ErrNotFound) != tc.notFound {
+			t.Errorf("%s@%s: %q (not found: %v), want it to say %q (not found: %v)", tc.repo, tc.rev, err, errors.Is(err, ErrNotFound), tc.want, tc.notFound)
+		}
+	}
+	if _, err := c.Fetch(ctx, Model, "acme/tiny", shaA, "missing.json"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a file the listing lacks: %v, want ErrNotFound", err)
+	}
+}

@@ -72,8 +72,8 @@ func FormatP(p float64) string {
 	return "p = " + strconv.FormatFloat(p, 'f', 3, 64)
 }
 
-// fmtMinEffect writes a threshold as it was given: "0.002 bpb", "1.0 point".
-func fmtMinEffect(metric string, v float64) string {
+// FormatMinEffect writes a threshold as it was given: "0.002 bpb", "1.0 point".
+func FormatMinEffect(metric string, v float64) string {
 	if metric == compare.MetricBPB {
 		return strconv.FormatFloat(v, 'f', -1, 64) + " bpb"
 	}
@@ -149,6 +149,10 @@ func mdCell(s string) string {
 }
 
 // mdCode puts text in a code span that survives a table cell.
+// Code is s as a Markdown code span, safe in a table cell and in text a
+// pull request controls.
+func Code(s string) string { return mdCode(s) }
+
 func mdCode(s string) string {
 	if s == "" {
 		return ""

@@ -14,7 +14,7 @@ import (
 func TestMarginOnEverySurface(t *testing.T) {
 	t.Parallel()
 	bi, hi := comparetest.Disagreeing(280)
-	c := mustCompare(t, comparetest.ProbeRun("base-m", "udgamlabs/tiny-lm", bi), comparetest.ProbeRun("head-m", "udgamlabs/tiny-lm", hi), compare.Options{Seed: 1})
+	c := mustCompare(t, comparetest.ProbeRun("base-m", "udgamlabs/tiny-lm", bi), comparetest.ProbeRun("head-m", "udgamlabs/tiny-lm", hi), compare.Options{MinEffect: defaultMinEffect, Seed: 1})
 	if c.Margin == nil || !c.Margin.Disagrees {
 		t.Fatalf("want a disagreeing margin, got %+v", c.Margin)
 	}

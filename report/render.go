@@ -99,6 +99,9 @@ func RenderText(w io.Writer, c Comment) error {
 	if v.Verdict != "" {
 		p.line(v.Verdict)
 	}
+	for _, g := range v.Gate {
+		p.line(g)
+	}
 	if len(v.Mismatch) > 0 {
 		p.line("")
 		p.line("WARNING: " + mismatchHeading)

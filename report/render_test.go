@@ -26,6 +26,9 @@ func golden(t *testing.T, name string, got []byte) {
 	goldentest.Check(t, filepath.Join("testdata", name), got, *update)
 }
 
+// defaultMinEffect is each test's default, which the comments show.
+var defaultMinEffect = compare.NewOptions().MinEffect
+
 func mustCompare(t *testing.T, base, head *runfile.Run, opts compare.Options) *compare.Comparison {
 	t.Helper()
 	c, err := compare.Runs(base, head, opts)
@@ -50,36 +53,36 @@ func renderCases(t *testing.T) map[string]Comment {
 	}
 
 	regression := mustCompare(t, fresh("base-1", "udgamlabs/tiny-lm", docs),
-		headRev(fresh("head-1", "udgamlabs/tiny-lm", comparetest.Jittered(comparetest.Shifted(docs, 0.012), 1, 0.01))), compare.Options{Seed: 1})
+		headRev(fresh("head-1", "udgamlabs/tiny-lm", comparetest.Jittered(comparetest.Shifted(docs, 0.012), 1, 0.01))), compare.Options{MinEffect: defaultMinEffect, Seed: 1})
 
 	improved := mustCompare(t, comparetest.ProbeRun("base-2", "udgamlabs/tiny-lm", bi),
-		headRev(comparetest.ProbeRun("head-2", "udgamlabs/tiny-lm", comparetest.ShiftItems(hi, 3))), compare.Options{Seed: 1, ByLevel: true})
+		headRev(comparetest.ProbeRun("head-2", "udgamlabs/tiny-lm", comparetest.ShiftItems(hi, 3))), compare.Options{MinEffect: defaultMinEffect, Seed: 1, ByLevel: true})
 
 	noChange := mustCompare(t, fresh("base-3", "udgamlabs/tiny-lm", docs),
-		headRev(fresh("head-3", "udgamlabs/tiny-lm", comparetest.Jittered(docs, 3, 0.01))), compare.Options{Seed: 1})
+		headRev(fresh("head-3", "udgamlabs/tiny-lm", comparetest.Jittered(docs, 3, 0.01))), compare.Options{MinEffect: defaultMinEffect, Seed: 1})
 
 	mmHead := headRev(fresh("head-4", "udgamlabs/tiny-lm", comparetest.Jittered(comparetest.Shifted(docs, -0.004), 4, 0.005)))
 	mmHead.Header.Settings.Window, mmHead.Header.Settings.Stride = 1024, 512
 	mmHead.Header.Runtime.Threads = 8
-	mismatch := mustCompare(t, fresh("base-4", "udgamlabs/tiny-lm", docs), mmHead, compare.Options{Seed: 1, AllowSettingsMismatch: true})
+	mismatch := mustCompare(t, fresh("base-4", "udgamlabs/tiny-lm", docs), mmHead, compare.Options{MinEffect: defaultMinEffect, Seed: 1, AllowSettingsMismatch: true})
 
 	pairFresh := mustCompare(t, fresh("base-5", "HuggingFaceTB/SmolLM2-135M", docs),
-		headRev(fresh("head-5", "HuggingFaceTB/SmolLM2-135M", comparetest.Jittered(comparetest.Shifted(docs[5:], -0.006), 5, 0.008))), compare.Options{Seed: 1})
+		headRev(fresh("head-5", "HuggingFaceTB/SmolLM2-135M", comparetest.Jittered(comparetest.Shifted(docs[5:], -0.006), 5, 0.008))), compare.Options{MinEffect: defaultMinEffect, Seed: 1})
 	pairProbes := mustCompare(t, comparetest.ProbeRun("base-6", "HuggingFaceTB/SmolLM2-135M", bi),
-		headRev(comparetest.ProbeRun("head-6", "HuggingFaceTB/SmolLM2-135M", hi)), compare.Options{Seed: 1})
+		headRev(comparetest.ProbeRun("head-6", "HuggingFaceTB/SmolLM2-135M", hi)), compare.Options{MinEffect: defaultMinEffect, Seed: 1})
 
 	otherHead := fresh("head-7", "models/local-360m.gguf", comparetest.Shifted(docs, -0.08))
 	otherHead.Header.Model.Revision = ""
 	otherHead.Header.Settings.TokenizerSHA256 = "tok-other"
 	otherHead.Header.Settings.BOSID = 0
-	otherModel := mustCompare(t, fresh("base-7", "HuggingFaceTB/SmolLM2-135M", docs), otherHead, compare.Options{Seed: 1})
+	otherModel := mustCompare(t, fresh("base-7", "HuggingFaceTB/SmolLM2-135M", docs), otherHead, compare.Options{MinEffect: defaultMinEffect, Seed: 1})
 
 	smokeBase, smokeHead := comparetest.ProbeRun("base-8", "udgamlabs/tiny-lm", bi), headRev(comparetest.ProbeRun("head-8", "udgamlabs/tiny-lm", comparetest.ShiftItems(hi, 3)))
 	for _, r := range []*runfile.Run{smokeBase, smokeHead} {
 		r.Header.Dataset.Smoke = true
 		r.Header.Dataset.Constant = map[string]float64{"add": 99, "mul": 25}
 	}
-	smoke := mustCompare(t, smokeBase, smokeHead, compare.Options{Seed: 1})
+	smoke := mustCompare(t, smokeBase, smokeHead, compare.Options{MinEffect: defaultMinEffect, Seed: 1})
 
 	return map[string]Comment{
 		"smoke":       {Tests: []*compare.Comparison{smoke}, Verdict: "This job fails because Probe Suite regressed (fail-on: regression)."},
@@ -269,7 +272,7 @@ func TestFormat(t *testing.T) {
 		// it as 100·689/2000 (runfile.Ratio), so both show 34.5.
 		{FormatScore(compare.MetricAccuracy, runfile.Percent(689, 2000)), "34.5"},
 		{FormatScore(compare.MetricAccuracy, mustCompare(t, comparetest.ProbeRun("a", "m", probeItems(689, 2000)),
-			comparetest.ProbeRun("b", "m", probeItems(689, 2000)), compare.Options{Resamples: 1}).Base), "34.5"},
+			comparetest.ProbeRun("b", "m", probeItems(689, 2000)), compare.Options{MinEffect: defaultMinEffect, Resamples: 1}).Base), "34.5"},
 		{FormatScore(compare.MetricAccuracy, runfile.SummarizeProbes(probeItems(689, 2000)).Accuracy), "34.5"},
 		{FormatDelta(compare.MetricBPB, -0.00314), "-0.0031"},
 		{FormatDelta(compare.MetricBPB, 0.00001), "0.0000"},
@@ -284,8 +287,8 @@ func TestFormat(t *testing.T) {
 		{FormatCount(1234567), "1,234,567"},
 		{FormatP(0.0004), "p < 0.001"},
 		{FormatP(0.0496), "p = 0.050"},
-		{fmtMinEffect(compare.MetricAccuracy, 1), "1.0 point"},
-		{fmtMinEffect(compare.MetricBPB, 0.002), "0.002 bpb"},
+		{FormatMinEffect(compare.MetricAccuracy, 1), "1.0 point"},
+		{FormatMinEffect(compare.MetricBPB, 0.002), "0.002 bpb"},
 		{hubURL("org/name", "abc"), "https://huggingface.co/org/name/tree/abc"},
 		{hubURL("models/x.gguf", "abc"), ""},
 		{hubURL("/abs/path", ""), ""},

@@ -3,6 +3,7 @@ package report
 import (
 	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/compare/sequential"
+	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
 // SequentialLine says, for a comparison whose head run was scored
@@ -15,7 +16,14 @@ func SequentialLine(c *compare.Comparison) string {
 	if s == nil {
 		return ""
 	}
-	of := FormatCount(s.Scored) + " of " + recordNoun(c, s.Total)
+	noun := recordNoun(c, s.Total)
+	if s.Unit == runfile.UnitSpan {
+		noun = plural(s.Total, "span", "spans")
+	}
+	of := FormatCount(s.Scored) + " of " + noun
+	if b := s.Cost.Phrase(); b != "" {
+		of += ", " + b
+	}
 	level := "(anytime-valid " + fmtFloat(100*s.Level, 0) + "%)"
 	var line string
 	switch s.Reason {
@@ -24,7 +32,7 @@ func SequentialLine(c *compare.Comparison) string {
 	case sequential.Within:
 		line = sprintf("decided after %s %s: no change larger than ±%s", of, level, fmtEffect(c.Metric, s.MinEffect))
 	case sequential.Complete:
-		line = sprintf("all %s scored: the interval is the whole set's exact delta", recordNoun(c, s.Total))
+		line = sprintf("all %s scored: the interval is the whole set's exact delta", noun)
 	default:
 		why := "stopped before a decision"
 		if s.Reason == sequential.Budget {
@@ -45,6 +53,16 @@ func SequentialLine(c *compare.Comparison) string {
 		line += sprintf("; %s scored past a gap in the order left out", FormatCount(s.LeftOut))
 	}
 	return line
+}
+
+// ReusedLine says, for a comparison whose head run scored nothing because
+// its model was unchanged from a baseline's, whose records it reused:
+// "unchanged model: records reused from run X, no scoring"; "" otherwise.
+func ReusedLine(c *compare.Comparison) string {
+	if r := c.HeadRun.Reused; r != nil {
+		return r.Line()
+	}
+	return ""
 }
 
 // sequentialFooter explains anytime-valid intervals once, when a test of

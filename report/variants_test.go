@@ -19,7 +19,7 @@ func TestVariantWarningOnEverySurface(t *testing.T) {
 	head := comparetest.ShiftItems(base, 50)
 	hr := comparetest.ProbeRun("head-v", "udgamlabs/tiny-lm", head)
 	hr.Variants = append(comparetest.Variant(head, "reworded", 5), comparetest.Variant(head, "terse", 7)...)
-	c := mustCompare(t, comparetest.ProbeRun("base-v", "udgamlabs/tiny-lm", base), hr, compare.Options{Seed: 1, Resamples: 500})
+	c := mustCompare(t, comparetest.ProbeRun("base-v", "udgamlabs/tiny-lm", base), hr, compare.Options{MinEffect: defaultMinEffect, Seed: 1, Resamples: 500})
 	w := VariantWarning(c)
 	if w == "" || !c.Variants.SpreadExceedsGap {
 		t.Fatalf("no warning for spread %+v", c.Variants)
@@ -39,7 +39,7 @@ func TestVariantWarningOnEverySurface(t *testing.T) {
 		}
 	}
 	// No variants, no section and no warning.
-	c = mustCompare(t, comparetest.ProbeRun("base-v", "udgamlabs/tiny-lm", base), comparetest.ProbeRun("head-v", "udgamlabs/tiny-lm", head), compare.Options{Seed: 1, Resamples: 500})
+	c = mustCompare(t, comparetest.ProbeRun("base-v", "udgamlabs/tiny-lm", base), comparetest.ProbeRun("head-v", "udgamlabs/tiny-lm", head), compare.Options{MinEffect: defaultMinEffect, Seed: 1, Resamples: 500})
 	var b bytes.Buffer
 	if err := RenderText(&b, Comment{Tests: []*compare.Comparison{c}}); err != nil {
 		t.Fatal(err)

@@ -27,6 +27,13 @@ type Comment struct {
 	// Verdict optionally says what the job concludes under its fail-on
 	// setting ("This job fails because ..."); shown under the data lines.
 	Verdict string
+	// Gate optionally says whose settings judged the pull request and
+	// what it tried to loosen (Markdown paragraphs); shown under Verdict.
+	Gate []string
+	// Anchors optionally holds each test's comparison with the model's
+	// anchor run, judged against the drift budget (its MinEffect); shown
+	// beside the change against the baseline.
+	Anchors []*compare.Comparison
 }
 
 // Contamination is shown under the headline: one line, the items found
@@ -82,6 +89,7 @@ type view struct {
 	Notes    []string
 	Data     []string // per test: the data measured
 	Verdict  string
+	Gate     []string
 	Legend   string
 	Headline table
 	Paired   []string
@@ -212,8 +220,10 @@ func newView(cm Comment, s style) view {
 	for _, c := range cm.Tests {
 		v.addTest(c, s)
 	}
+	v.addAnchors(cm.Tests, cm.Anchors, s)
 	v.Flags = cm.ServerFlags
 	v.Verdict = s.bold(cm.Verdict)
+	v.Gate = cm.Gate
 	v.Legend = legend(cm.Tests, s)
 	if x := cm.Contamination; x != nil {
 		v.Paired = append(v.Paired, s.bold("Contamination:")+" "+x.Line)
@@ -390,6 +400,9 @@ func pairedLine(c *compare.Comparison, s style) string {
 	line := sprintf("%s: %s paired", testTitle(c), recordNoun(c, c.N))
 	if c.OnlyBase > 0 || c.OnlyHead > 0 {
 		line += sprintf(" (%s only in base, %s only in head, left out)", FormatCount(c.OnlyBase), FormatCount(c.OnlyHead))
+	}
+	if r := ReusedLine(c); r != "" {
+		line += "; " + r
 	}
 	if seq := SequentialLine(c); seq != "" {
 		line += "; " + seq
@@ -618,7 +631,7 @@ func footer(tests []*compare.Comparison, s style) string {
 	var mins []string
 	nouns := "documents or items"
 	for _, t := range tests {
-		mins = append(mins, fmtMinEffect(t.Metric, t.MinEffect))
+		mins = append(mins, FormatMinEffect(t.Metric, t.MinEffect))
 	}
 	if len(tests) == 1 {
 		nouns = strings.TrimPrefix(recordNoun(c, 2), "2 ")

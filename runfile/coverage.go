@@ -10,6 +10,9 @@ type Coverage struct {
 	Scored     int
 	Of         int
 	Sequential bool
+	// Cost is a sequential run's share of its set (CostOf), whose bytes
+	// the label says too.
+	Cost Cost
 }
 
 // CoverageOf is r's coverage. The records a run sets out to score are its
@@ -20,6 +23,7 @@ func CoverageOf(r *Run) Coverage {
 	c := Coverage{Scored: len(r.Docs) + len(r.Items)}
 	if h.Sequential != nil {
 		c.Sequential, c.Of = true, h.Sequential.Total
+		c.Cost = CostOf(h.Sequential, r.Docs, r.Items)
 		return c
 	}
 	c.Of = h.Dataset.Count
@@ -47,7 +51,7 @@ func CoverageOf(r *Run) Coverage {
 func (c Coverage) Partial() bool { return c.Sequential || c.Scored < c.Of }
 
 // String is the coverage of a partial run as pages show it ("50 of 400,
-// sequential"), and "" for a whole one.
+// sequential", with the bytes' share where known), and "" for a whole one.
 func (c Coverage) String() string {
 	if !c.Partial() {
 		return ""
@@ -55,6 +59,9 @@ func (c Coverage) String() string {
 	s := strconv.Itoa(c.Scored) + " of " + strconv.Itoa(c.Of)
 	if c.Sequential {
 		s += ", sequential"
+	}
+	if b := c.Cost.Phrase(); b != "" {
+		s += ", " + b
 	}
 	return s
 }

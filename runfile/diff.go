@@ -151,7 +151,11 @@ func SequentialKey(s *Sequential) string {
 	if s == nil {
 		return ""
 	}
-	return fmt.Sprintf("%s seed=%d level=%g min-effect=%g baseline=%s total=%d", s.Rule, s.Seed, s.Level, s.MinEffect, s.Baseline, s.Total)
+	key := fmt.Sprintf("%s seed=%d level=%g min-effect=%g baseline=%s total=%d", s.Rule, s.Seed, s.Level, s.MinEffect, s.Baseline, s.Total)
+	if s.Unit != "" {
+		key += " unit=" + s.Unit
+	}
+	return key
 }
 
 func sampleKey(s *Sample) string {

@@ -3,8 +3,13 @@ package runfile
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"reflect"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestReadRefusesHostileLines: numbers below their meaning, bytes that
@@ -39,6 +44,10 @@ func TestReadRefusesHostileLines(t *testing.T) {
 		{"repeated nested key", strings.Replace(good, `"name":"d"`, `"name":"d","name":"e"`, 1) + "\n" + item, `key "dataset.name" appears twice`},
 		{"repeated key spelled with an escape", strings.Replace(good, `"id":"run-1"`, `"id":"run-1","\u0069d":"run-2"`, 1) + "\n" + item, `key "id" appears twice`},
 		{"repeated record key", good + "\n" + strings.Replace(item, `"pred":0`, `"pred":0,"pred":1`, 1), `line 2: record: key "pred" appears twice`},
+		// Issue 50: encoding/json matches keys in any case, the last of two winning.
+		{"a record key in upper case", good + "\n" + strings.Replace(item, `"pred":0`, `"PRED":0`, 1), `line 2: record: key "PRED": the field is "pred" (keys are case-sensitive)`},
+		{"a header key again in upper case", strings.Replace(good, `"id":"run-1"`, `"id":"run-1","ID":"run-2"`, 1) + "\n" + item, `line 1: header: key "ID": the field is "id"`},
+		{"a nested key spelled with a long s", strings.Replace(good, `"name":"d"`, `"name":"d","\u017fmoke":true`, 1) + "\n" + item, `key "dataset.ſmoke": the field is "dataset.smoke"`},
 		{"line over MaxLine", good + "\n" + `{"id":"` + strings.Repeat("x", MaxLine) + `"}`, "line 2: longer than the limit of 16777216 bytes (16 MiB)"},
 	}
 	for _, tc := range tests {
@@ -56,8 +65,8 @@ func TestReadRefusesHostileLines(t *testing.T) {
 	}
 	// Arrays of objects with the same keys are not repeats.
 	for _, ok := range []string{`{"a":[{"k":1},{"k":2}],"b":{"k":3}}`, `{"s":"a \" , \"s\":","t":"{\"s\":1}","u":[1,"x",{"s":2}]}`} {
-		if err := repeatedKey([]byte(ok)); err != nil {
-			t.Fatalf("repeatedKey(%s): %v", ok, err)
+		if err := checkKeys([]byte(ok), nil); err != nil {
+			t.Fatalf("checkKeys(%s): %v", ok, err)
 		}
 	}
 }
@@ -77,4 +86,64 @@ func TestReadWithRefusesOverTheBound(t *testing.T) {
 	if !errors.As(err, &tm) || tm.Line != 5 || !strings.Contains(err.Error(), "up line 5: over 3 records, the most this server takes") {
 		t.Fatalf("ReadWith over its bound: %v", err)
 	}
+}
+
+// TestCheckKeysIsLinear: the key check of every uploaded line costs in
+// proportion to its length, for objects of many keys and for deep
+// nesting alike: ten times the keys cost about ten times the CPU, never a
+// hundred (each key compared with every earlier one), and a 16 MiB line
+// of nested objects is checked within a bounded allocation (issue 50).
+func TestCheckKeysIsLinear(t *testing.T) {
+	// Not parallel: it reads the process's allocations.
+	wide := func(n int) []byte {
+		var b bytes.Buffer
+		b.WriteString(`{"dataset":{"constant":{`)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `"t%d":1`, i)
+		}
+		b.WriteString(`}}}`)
+		return b.Bytes()
+	}
+	cost := func(b []byte) time.Duration {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		start := threadCPU(t)
+		for range 3 {
+			if err := checkKeys(b, reflect.TypeFor[Header]()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return threadCPU(t) - start
+	}
+	small, large := cost(wide(20000)), cost(wide(200000))
+	if large > 30*small+50*time.Millisecond {
+		t.Errorf("200,000 keys cost %s of CPU, 20,000 keys %s: want about ten times", large, small)
+	}
+	deep := bytes.Repeat([]byte(`{"a":`), MaxLine/5)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	before := ms.TotalAlloc
+	if err := checkKeys(deep, reflect.TypeFor[Header]()); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&ms)
+	if got := ms.TotalAlloc - before; got > 64<<20 {
+		t.Errorf("checking %d nested objects allocated %d MiB", MaxLine/5, got>>20)
+	}
+	if _, err := Read(bytes.NewReader(deep), "deep.jsonl"); err == nil || !strings.Contains(err.Error(), "exceeded max depth") {
+		t.Errorf("Read of %d nested objects: %v, want the decoder's depth limit", MaxLine/5, err)
+	}
+}
+
+// threadCPU is the CPU time the calling OS thread has used.
+func threadCPU(t *testing.T) time.Duration {
+	t.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_THREAD, &ru); err != nil {
+		t.Skipf("no thread CPU time here: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -3,12 +3,11 @@ package runfile
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"slices"
+	"reflect"
 	"unicode/utf8"
 )
 
@@ -106,11 +105,14 @@ func read(sc *bufio.Scanner, name string, maxRecords int, limit string) (*Run, i
 		if !utf8.Valid(b) {
 			return nil, line, fmt.Errorf("%s line %d: not valid UTF-8 (byte %d): run files are UTF-8 JSON", name, line, invalidUTF8At(b)+1)
 		}
-		if err := repeatedKey(b); err != nil {
-			what := "header"
-			if header {
-				what = "record"
+		what, as := "header", reflect.TypeFor[Header]()
+		if header {
+			what, as = "record", reflect.TypeFor[Doc]()
+			if run.Header.Test == TestProbes {
+				as = reflect.TypeFor[Item]()
 			}
+		}
+		if err := checkKeys(b, as); err != nil {
 			return nil, line, fmt.Errorf("%s line %d: %s: %w", name, line, what, err)
 		}
 		if !header {
@@ -185,91 +187,11 @@ func invalidUTF8At(b []byte) int {
 	return len(b)
 }
 
-// repeatedKey refuses a JSON value in which an object names a key twice
-// (encoding/json keeps the last one silently), naming the key's path. It
-// reads the bytes once, without decoding values, so every record can be
-// checked; what is not JSON is left to the decoder to name.
-func repeatedKey(b []byte) error {
-	type frame struct {
-		obj     bool
-		prefix  string   // path of this object's keys, "dataset."
-		keys    []string // seen so far (objects hold few)
-		wantKey bool
-	}
-	var stack []*frame
-	for i := 0; i < len(b); i++ {
-		var top *frame
-		if n := len(stack); n > 0 {
-			top = stack[n-1]
-		}
-		switch c := b[i]; c {
-		case '"':
-			j := i + 1
-			for ; j < len(b) && b[j] != '"'; j++ {
-				if b[j] == '\\' {
-					j++
-				}
-			}
-			if j >= len(b) {
-				return nil
-			}
-			if top != nil && top.obj && top.wantKey {
-				k := string(b[i+1 : j])
-				if bytes.IndexByte(b[i+1:j], '\\') >= 0 && json.Unmarshal(b[i:j+1], &k) != nil {
-					return nil
-				}
-				if slices.Contains(top.keys, k) {
-					return fmt.Errorf("key %q appears twice (JSON readers disagree on which one counts)", top.prefix+k)
-				}
-				top.keys = append(top.keys, k)
-				top.wantKey = false
-			}
-			i = j
-		case '{', '[':
-			prefix := ""
-			if top != nil {
-				prefix = top.prefix
-				if top.obj && len(top.keys) > 0 {
-					prefix += top.keys[len(top.keys)-1] + "."
-				}
-			}
-			stack = append(stack, &frame{obj: c == '{', prefix: prefix, wantKey: c == '{'})
-		case '}', ']':
-			if top == nil {
-				return nil
-			}
-			stack = stack[:len(stack)-1]
-		case ',':
-			if top != nil && top.obj {
-				top.wantKey = true
-			}
-		}
-	}
-	return nil
-}
-
 // decodeValid decodes one line into v and validates it: what names the
 // line in a decoding error; a validation error says what it refuses.
 func decodeValid(b []byte, v interface{ Validate() error }, refuseUnknown bool, what string) error {
-	if err := decodeStrict(b, v, refuseUnknown); err != nil {
+	if err := decodeOne(b, v, refuseUnknown); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return v.Validate()
-}
-
-// decodeStrict decodes one JSON value and refuses trailing data, so two
-// records glued on one line are an error rather than half a record. Records
-// also refuse unknown fields, so an item is never read as an empty document.
-func decodeStrict(b []byte, v any, refuseUnknown bool) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if refuseUnknown {
-		dec.DisallowUnknownFields()
-	}
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("invalid JSON: %w", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("invalid JSON: trailing data after the record")
-	}
-	return nil
 }

@@ -32,19 +32,25 @@ type Header struct {
 	Shard         *Shard         `json:"shard,omitempty"`
 	Contamination *Contamination `json:"contamination,omitempty"`
 	Sequential    *Sequential    `json:"sequential,omitempty"`
-	StartedAt     time.Time      `json:"started_at"`
+	// Reused is set when the run scored nothing: its model is unchanged
+	// from a baseline's, whose records it holds (Unchanged).
+	Reused    *Reused   `json:"reused,omitempty"`
+	StartedAt time.Time `json:"started_at"`
 }
 
 // Model identifies the scored model.
 type Model struct {
-	Name       string      `json:"name"`
-	Revision   string      `json:"revision,omitempty"`
-	File       string      `json:"file,omitempty"`
-	SHA256     string      `json:"sha256,omitempty"`
-	Arch       string      `json:"arch,omitempty"`
-	Params     uint64      `json:"params,omitempty"`
-	Dtype      string      `json:"dtype,omitempty"`
-	Conversion *Conversion `json:"conversion,omitempty"`
+	Name     string `json:"name"`
+	Revision string `json:"revision,omitempty"`
+	File     string `json:"file,omitempty"`
+	SHA256   string `json:"sha256,omitempty"`
+	// Fingerprint hashes what in the GGUF can change a score
+	// (runner.Fingerprint); empty in runs made before it was recorded.
+	Fingerprint string      `json:"fingerprint,omitempty"`
+	Arch        string      `json:"arch,omitempty"`
+	Params      uint64      `json:"params,omitempty"`
+	Dtype       string      `json:"dtype,omitempty"`
+	Conversion  *Conversion `json:"conversion,omitempty"`
 }
 
 // Conversion records how a GGUF was made from a checkpoint, when it was.
@@ -211,8 +217,19 @@ type Sequential struct {
 	Budget    string  `json:"budget,omitempty"`
 	Baseline  string  `json:"baseline"` // the baseline run's id
 	Total     int     `json:"total"`    // records in the whole set
-	Stop      *Stop   `json:"stop,omitempty"`
+	// Bytes is the whole set's text in bytes (Fresh Text), what the share
+	// of the set scored is counted against; 0 for probes and in runs made
+	// before it was recorded.
+	Bytes int64 `json:"bytes,omitempty"`
+	// Unit is UnitSpan when the records are the windows' scored spans of
+	// the documents (runfile.Span), sampled one by one; "" when whole
+	// records are (documents, items).
+	Unit string `json:"unit,omitempty"`
+	Stop *Stop  `json:"stop,omitempty"`
 }
+
+// UnitSpan is Sequential.Unit of a run over spans.
+const UnitSpan = "span"
 
 // Stop is where a sequential run stopped and why (compare/sequential's
 // reasons: beyond, within, budget, complete), with the anytime-valid
@@ -241,6 +258,14 @@ type Doc struct {
 	// context, so it was not scored and its bytes are not in Bytes.
 	FirstUnscored bool `json:"first_unscored,omitempty"`
 	TextBytes     int  `json:"text_bytes,omitempty"` // all bytes of the text
+	// Spans are a whole document's windows' scored spans, in order: the
+	// units `--until decided` samples (spans.go).
+	Spans []Span `json:"spans,omitempty"`
+	// Of, Span and OfSpans mark a span record, which a sequential run
+	// over spans writes: span Span (from 1) of the OfSpans of document Of.
+	Of      string `json:"of,omitempty"`
+	Span    int    `json:"span,omitempty"`
+	OfSpans int    `json:"of_spans,omitempty"`
 }
 
 // Item is one probe record. Pred and Answer index Choices.

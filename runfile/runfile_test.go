@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +42,7 @@ func TestWriteReadRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(run.Docs) != 2 || run.Docs[1] != docs[1] || run.Header.Settings != header(TestFresh).Settings {
+	if len(run.Docs) != 2 || !reflect.DeepEqual(run.Docs[1], docs[1]) || run.Header.Settings != header(TestFresh).Settings {
 		t.Fatalf("round trip: %+v", run)
 	}
 	s := SummarizeFresh(run.Docs)

@@ -45,6 +45,7 @@ type FreshSummary struct {
 
 // SummarizeFresh recomputes the score from document records.
 func SummarizeFresh(docs []Doc) FreshSummary {
+	docs = JoinSpans(docs) // a document whose spans are all in counts once, whole
 	s := FreshSummary{BySource: map[string]*FreshGroup{}}
 	for i := range docs {
 		d := &docs[i]

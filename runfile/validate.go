@@ -51,11 +51,16 @@ func (h *Header) Validate() error {
 			return fmt.Errorf("sequential min_effect %v, want a number from 0", s.MinEffect)
 		case s.Total < 1 || s.Total > MaxRecords:
 			return fmt.Errorf("sequential total %d, want 1 to %d", s.Total, MaxRecords)
+		case s.Bytes < 0 || s.Bytes > MaxRecords*MaxCount:
+			return fmt.Errorf("sequential set of %d bytes, want 0 to %d", s.Bytes, int64(MaxRecords*MaxCount))
 		case s.Stop != nil && (s.Stop.Scored < 0 || s.Stop.Scored > s.Total):
 			return fmt.Errorf("sequential stop after %d of %d records", s.Stop.Scored, s.Total)
 		case s.Stop != nil && (math.IsNaN(s.Stop.CI[0]) || math.IsNaN(s.Stop.CI[1]) || s.Stop.CI[0] > s.Stop.CI[1]):
 			return fmt.Errorf("sequential stop interval %v is not an interval", s.Stop.CI)
 		}
+	}
+	if r := h.Reused; r != nil && (r.From == "" || r.Fingerprint == "" || r.Fingerprint != h.Model.Fingerprint) {
+		return fmt.Errorf("reused records: from run %q of model fingerprint %q, the model's is %q", r.From, r.Fingerprint, h.Model.Fingerprint)
 	}
 	return h.checkNumbers()
 }
@@ -140,7 +145,7 @@ func (d *Doc) Validate() error {
 	case d.TextBytes != 0 && d.TextBytes < d.Bytes:
 		return fmt.Errorf("document %s: %d bytes scored of a %d-byte text", d.ID, d.Bytes, d.TextBytes)
 	}
-	return nil
+	return d.checkSpans()
 }
 
 // Validate checks one item record: finite log-probabilities at most

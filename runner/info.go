@@ -63,6 +63,9 @@ func ReadInfo(path string) (info Info, err error) {
 	if info.SHA256, err = fileSHA256(f); err != nil {
 		return Info{}, fmt.Errorf("model %s: hash: %w", path, err)
 	}
+	if info.Fingerprint, err = fingerprint(f, g.Tensors()); err != nil {
+		return Info{}, fmt.Errorf("model %s: %w", path, err)
+	}
 	if info.VocabSize == 0 {
 		return Info{}, fmt.Errorf("model %s: no tokenizer in the GGUF (tokenizer.ggml.tokens is missing)", path)
 	}

@@ -39,8 +39,11 @@ type Tokenizer interface {
 
 // Info describes a loaded model: what a run header records.
 type Info struct {
-	Path        string         `json:"path"`
-	SHA256      string         `json:"sha256"`
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	// Fingerprint hashes what in the file can change a score (Fingerprint):
+	// two files with one fingerprint score alike.
+	Fingerprint string         `json:"fingerprint,omitempty"`
 	Name        string         `json:"name,omitempty"`
 	Arch        string         `json:"arch"`
 	Params      uint64         `json:"params"`

@@ -151,8 +151,9 @@ func wireRun(r *store.Run) client.Run {
 		BaselineID: r.BaselineID, Flags: r.Flags, Header: r.Header, Summary: r.Summary, Invalid: r.Invalid,
 		Partial: r.Partial,
 	}
-	if q := r.Sequential; q != nil {
+	if q := replayOf(r); q != nil {
 		out.Stop = &runfile.Stop{Reason: q.Reason, Scored: q.Scored, CI: q.CI}
+		out.Cost = &q.Cost
 	}
 	return out
 }
@@ -194,8 +195,9 @@ func (s *Server) apiModels(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"models": wire})
 }
 
-// apiModel serves /api/v1/repos/OWNER/NAME/models/{model}/runs and
-// .../baseline, and the same under the legacy /api/v1/models/{model}/.
+// apiModel serves /api/v1/repos/OWNER/NAME/models/{model}/runs,
+// .../baseline and .../anchor, and the same under the legacy
+// /api/v1/models/{model}/.
 func (s *Server) apiModel(c echo.Context) error {
 	p := c.Request().URL.Path
 	var serve func(echo.Context, modelRef) error
@@ -204,8 +206,10 @@ func (s *Server) apiModel(c echo.Context) error {
 		p, serve = strings.TrimSuffix(p, "/runs"), s.apiModelRuns
 	case strings.HasSuffix(p, "/baseline"):
 		p, serve = strings.TrimSuffix(p, "/baseline"), s.apiBaseline
+	case strings.HasSuffix(p, "/anchor"):
+		p, serve = strings.TrimSuffix(p, "/anchor"), s.apiAnchor
 	default:
-		return echo.NewHTTPError(http.StatusNotFound, "no such endpoint: want /api/v1/repos/OWNER/NAME/models/{model}/runs or .../baseline")
+		return echo.NewHTTPError(http.StatusNotFound, "no such endpoint: want /api/v1/repos/OWNER/NAME/models/{model}/runs, .../baseline or .../anchor")
 	}
 	ref, err := s.modelOf(c, p, "/api/v1")
 	if err != nil {

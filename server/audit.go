@@ -34,9 +34,9 @@ func auditPath(id string) string { return "/audits/" + url.PathEscape(id) }
 // a run's upload. The upload carries the report and the four run files it
 // was judged from; every figure is recomputed from the runs with the
 // CLI's code (audit.Rejudge) and judged under this server's limits, and
-// the reference's scores are checked against stored runs of the same
-// model file, all before the one write, so a refused upload leaves the
-// database as it was.
+// both sides' scores are checked against stored runs of the same model
+// file (checkStored), all before the one write, so a refused upload
+// leaves the database as it was.
 func (s *Server) uploadAudit(c echo.Context) error {
 	ctx := c.Request().Context()
 	tok, release, err := s.startUpload(c)
@@ -54,6 +54,9 @@ func (s *Server) uploadAudit(c echo.Context) error {
 		return err
 	}
 	rep, runs, err := s.readAudit(multipart.NewReader(body, params["boundary"]))
+	if errors.Is(err, audit.ErrTooLarge) {
+		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, err.Error())
+	}
 	if err != nil {
 		return s.bodyError(err, gz, tooBig)
 	}
@@ -67,7 +70,7 @@ func (s *Server) uploadAudit(c echo.Context) error {
 	if err != nil {
 		return badRequest("audit report: %v", err)
 	}
-	if err := s.checkReference(ctx, runs); err != nil {
+	if judged.Verified, err = s.checkStored(ctx, runs); err != nil {
 		return err
 	}
 	canon, err := json.Marshal(judged)
@@ -82,6 +85,9 @@ func (s *Server) uploadAudit(c echo.Context) error {
 	runIDs, err := s.store.CommitRunIDs(ctx, a.Repo, a.Model, a.Revision, a.SHA)
 	if err != nil {
 		return err
+	}
+	if created {
+		s.notifyAudit(a, judged)
 	}
 	s.log.Info("audit stored", "id", a.ID, "created", created, "model", a.Model, "verdict", a.Verdict, "runs", len(runIDs))
 	out := client.AuditUploadResult{ID: a.ID, URL: s.absURL(auditPath(a.ID)), Created: created, Repo: a.Repo,
@@ -122,7 +128,7 @@ func (s *Server) readAudit(mr *multipart.Reader) (*audit.Report, audit.RunFiles,
 			if err != nil {
 				return nil, runs, err
 			}
-			if err := s.store.CheckRun(r); err != nil {
+			if _, err := checkRun(s.store, r, store.PutOptions{}); err != nil {
 				return nil, runs, fmt.Errorf("%s: %w", name, err)
 			}
 			*slots[i] = r
@@ -141,59 +147,90 @@ func (s *Server) readAudit(mr *multipart.Reader) (*audit.Report, audit.RunFiles,
 	return rep, runs, nil
 }
 
-// checkReference refuses an audit whose reference scored otherwise than a
-// stored run of the same model file (sha256) and judged settings: the
-// audit would otherwise stand beside that run with other numbers.
-func (s *Server) checkReference(ctx context.Context, runs audit.RunFiles) error {
-	for _, ref := range []*runfile.Run{runs.RefFresh, runs.RefProbes} {
-		h := &ref.Header
+// checkStored refuses an audit whose runs scored otherwise than a stored
+// run of the same model file (sha256) and judged settings, the
+// reference's and the artifact's alike: the audit would otherwise stand
+// beside those runs with other numbers, or pass another model's runs off
+// as the artifact's. It returns the run files it found records of in
+// those stored runs, scored the same; the others' scores are the
+// uploader's.
+func (s *Server) checkStored(ctx context.Context, runs audit.RunFiles) ([]string, error) {
+	var verified []string
+	for i, p := range runs.All() {
+		run, h := *p, &(*p).Header
 		if h.Model.SHA256 == "" {
 			continue
 		}
 		ids, err := s.store.ModelFileRuns(ctx, h.Git.Repo, h.Model.Name, h.Test, h.Model.SHA256)
 		if err != nil {
-			return err
+			return nil, err
 		}
+		seen := false
 		for _, id := range ids {
 			stored, err := s.store.LoadRun(ctx, id)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if len(runfile.Mismatch(stored.Header, *h)) > 0 {
 				continue
 			}
-			if diff := differingRecord(stored, ref); diff != "" {
-				return badRequest("audit: the reference's %s scores are not those of stored run %s of the same model file (sha256 %.12s) and settings: %s",
-					h.Test, id, h.Model.SHA256, diff)
+			diff, common := differingRecord(stored, run)
+			if diff != "" {
+				return nil, badRequest("audit: %s: the %s's %s scores are not those of stored run %s of the same model file (sha256 %.12s) and settings: %s",
+					audit.RunFileNames[i], auditSide(i), h.Test, id, h.Model.SHA256, diff)
 			}
+			seen = seen || common > 0
+		}
+		if seen {
+			verified = append(verified, audit.RunFileNames[i])
 		}
 	}
-	return nil
+	return verified, nil
+}
+
+// auditSide names the side of the audit the i-th of audit.RunFileNames
+// belongs to.
+func auditSide(i int) string {
+	if i == 0 || i == 2 {
+		return "reference"
+	}
+	return "artifact"
 }
 
 // differingRecord names the first record both runs hold that they scored
-// differently ("" when none): the same model file with the same settings
-// scores every record the same.
-func differingRecord(a, b *runfile.Run) string {
+// differently ("" when none), and counts the records both hold: the same
+// model file with the same settings scores every record the same.
+func differingRecord(a, b *runfile.Run) (string, int) {
+	common := 0
 	docs := make(map[string]runfile.Doc, len(a.Docs))
 	for _, d := range a.Docs {
 		docs[d.ID] = d
 	}
 	for _, d := range b.Docs {
-		if x, ok := docs[d.ID]; ok && (x.Bytes != d.Bytes || math.Abs(x.Bits-d.Bits) > 1e-6*max(1, math.Abs(x.Bits))) {
-			return fmt.Sprintf("document %s: %g bits over %d bytes there, %g over %d here", d.ID, x.Bits, x.Bytes, d.Bits, d.Bytes)
+		x, ok := docs[d.ID]
+		if !ok {
+			continue
 		}
+		if x.Bytes != d.Bytes || math.Abs(x.Bits-d.Bits) > 1e-6*max(1, math.Abs(x.Bits)) {
+			return fmt.Sprintf("document %s: %g bits over %d bytes there, %g over %d here", d.ID, x.Bits, x.Bytes, d.Bits, d.Bytes), common
+		}
+		common++
 	}
 	items := make(map[string]runfile.Item, len(a.Items))
 	for _, it := range a.Items {
 		items[it.ID] = it
 	}
 	for _, it := range b.Items {
-		if x, ok := items[it.ID]; ok && (x.Pred != it.Pred || x.Correct != it.Correct) {
-			return fmt.Sprintf("item %s: answered %d there, %d here", it.ID, x.Pred, it.Pred)
+		x, ok := items[it.ID]
+		if !ok {
+			continue
 		}
+		if x.Pred != it.Pred || x.Correct != it.Correct {
+			return fmt.Sprintf("item %s: answered %d there, %d here", it.ID, x.Pred, it.Pred), common
+		}
+		common++
 	}
-	return ""
+	return "", common
 }
 
 // visibleAudit is the audit the path's :id names, if the reader may see it.
@@ -235,6 +272,9 @@ type auditView struct {
 	// when they differ from this server's: shown as theirs, never as the
 	// verdict.
 	Claim string
+	// Unverified says whose scores this server could not check against
+	// stored runs of the same model file: the uploader's, said as such.
+	Unverified string
 	// First marks the title and verdict to come first on a phone: on the
 	// audit's own page, not where it sits beside a run.
 	First bool
@@ -247,12 +287,48 @@ func newAuditView(a *store.Audit) (auditView, error) {
 	if err != nil {
 		return auditView{}, fmt.Errorf("stored %w", err)
 	}
-	v := auditView{Audit: a, URL: auditPath(a.ID), Section: rep.Section()}
+	v := auditView{Audit: a, URL: auditPath(a.ID), Section: rep.Section(), Unverified: unverified(rep)}
 	if c := rep.Claimed; c != nil {
 		v.Claim = fmt.Sprintf("The uploader's claim, not this server's verdict: under their own limits (bits per byte +%g, accuracy −%g points) they judged it %s.",
 			c.Limits.BPB, c.Limits.Accuracy, strings.ToUpper(string(c.Verdict)))
 	}
 	return v, nil
+}
+
+// unverified names the runs of an audit whose records this server found
+// in no stored run of the same model file and settings (Report.Verified),
+// side by side: their scores are the uploader's. "" when it checked all.
+func unverified(rep *audit.Report) string {
+	var out []string
+	for _, side := range []struct {
+		name  string
+		s     audit.Side
+		files [2]string
+	}{
+		{"reference", rep.Reference, [2]string{audit.RefFreshFile, audit.RefProbesFile}},
+		{"artifact", rep.Artifact, [2]string{audit.ArtFreshFile, audit.ArtProbesFile}},
+	} {
+		var tests []string
+		for k, f := range side.files {
+			if !slices.Contains(rep.Verified, f) {
+				tests = append(tests, [2]string{"Fresh Text", "Probe Suite"}[k])
+			}
+		}
+		what := "runs are"
+		switch {
+		case len(tests) == 0:
+			continue
+		case len(tests) == 1:
+			what = tests[0] + " run is"
+		}
+		file := side.s.File
+		if side.s.SHA256 != "" {
+			file += fmt.Sprintf(" (sha256 %.12s)", side.s.SHA256)
+		}
+		out = append(out, fmt.Sprintf("The %s's %s the uploader's, unverified: this server held no run of %s with the audit's settings to check them against.",
+			side.name, what, file))
+	}
+	return strings.Join(out, " ")
 }
 
 // auditPage is /audits/:id.

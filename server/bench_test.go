@@ -24,7 +24,7 @@ func BenchmarkHistoryPage(b *testing.B) {
 	ts := startServer(b, server.Config{})
 	ctx := context.Background()
 	for _, sp := range servertest.History(model, 500, 20) {
-		if _, err := ts.st.PutRun(ctx, sp.Run(), store.PutOptions{}); err != nil {
+		if _, err := server.Ingest(ctx, ts.st, sp.Run(), store.PutOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -16,6 +16,7 @@ type chartPoint struct {
 	Value, Lo, Hi float64
 	Base          bool   // on the base branch: joined by the line
 	Flagged       bool   // settings differ from its baseline's
+	Drifted       bool   // its change since the anchor is beyond the drift budget
 	Href          string // the run's page
 	Tip           string // tooltip text
 	Tick1, Tick2  string // x-axis label lines (date, revision)
@@ -27,6 +28,15 @@ type chartSpec struct {
 	YLabel string
 	XLabel string
 	Points []chartPoint
+	Anchor *chartAnchor // nil: no anchor pinned
+}
+
+// chartAnchor is the anchor's score, drawn as a level line, and the limit
+// its drift budget sets (HasLimit), drawn as another.
+type chartAnchor struct {
+	Value, Limit float64
+	HasLimit     bool
+	Label        string
 }
 
 // Chart geometry, in SVG user units; the SVG scales to its container.
@@ -41,6 +51,8 @@ const (
 	colBase = "#1d4ed8"
 	colPR   = "#c2410c"
 	colFlag = "#dc2626"
+	colAnch = "#047857"
+	colDrft = "#7c3aed"
 	colGrid = "#e5e7eb"
 	colText = "#1f2937"
 )
@@ -55,7 +67,7 @@ func renderChart(c chartSpec) template.HTML {
 	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %g %g" role="img" aria-label="%s" xmlns="http://www.w3.org/2000/svg" font-family="system-ui, sans-serif" font-size="13">`,
 		chartW, chartH, esc(c.Title))
 	fmt.Fprintf(&b, `<title>%s</title><rect width="%g" height="%g" fill="#fff"/>`, esc(c.Title), chartW, chartH)
-	legend(&b)
+	legend(&b, c.Anchor != nil)
 	c.Points = drawable(c.Points)
 	n := len(c.Points)
 	if n == 0 {
@@ -65,6 +77,12 @@ func renderChart(c chartSpec) template.HTML {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, p := range c.Points {
 		lo, hi = math.Min(lo, math.Min(p.Lo, p.Value)), math.Max(hi, math.Max(p.Hi, p.Value))
+	}
+	if a := c.Anchor; a != nil && finite(a.Value) {
+		lo, hi = math.Min(lo, clampChart(a.Value)), math.Max(hi, clampChart(a.Value))
+		if a.HasLimit && finite(a.Limit) {
+			lo, hi = math.Min(lo, clampChart(a.Limit)), math.Max(hi, clampChart(a.Limit))
+		}
 	}
 	ticks, step := niceTicks(lo, hi, 5)
 	ymin, ymax := math.Min(lo, ticks[0]), math.Max(hi, ticks[len(ticks)-1])
@@ -96,6 +114,19 @@ func renderChart(c chartSpec) template.HTML {
 		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="middle" fill="%s">%s</text>`, xx, padT+plotH+20, colText, esc(p.Tick1))
 		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="middle" fill="#6b7280" font-family="ui-monospace, monospace" font-size="11">%s</text>`,
 			xx, padT+plotH+36, esc(p.Tick2))
+	}
+
+	// The anchor's score and its budget's limit as dashed levels.
+	if a := c.Anchor; a != nil && finite(a.Value) {
+		level := func(v float64, col, label string) {
+			yy := y(clampChart(v))
+			fmt.Fprintf(&b, `<line class="anchor" x1="%g" x2="%g" y1="%.1f" y2="%.1f" stroke="%s" stroke-width="1.5" stroke-dasharray="6 4"/>`, padL, padL+plotW, yy, yy, col)
+			fmt.Fprintf(&b, `<text x="%g" y="%.1f" text-anchor="end" fill="%s" font-size="11">%s</text>`, padL+plotW-4, yy-4, col, esc(label))
+		}
+		level(a.Value, colAnch, a.Label)
+		if a.HasLimit && finite(a.Limit) {
+			level(a.Limit, colDrft, "drift budget")
+		}
 	}
 
 	// The base branch as a line.
@@ -139,6 +170,10 @@ func renderChart(c chartSpec) template.HTML {
 		if p.Flagged {
 			fmt.Fprintf(&b, `<circle class="flag" cx="%.1f" cy="%.1f" r="%g" fill="none" stroke="%s" stroke-width="2.5"/>`, xx, yy, r+4, colFlag)
 		}
+		if p.Drifted {
+			d := r + 6
+			fmt.Fprintf(&b, `<rect class="drift" x="%.1f" y="%.1f" width="%g" height="%g" fill="none" stroke="%s" stroke-width="2"/>`, xx-d, yy-d, 2*d, 2*d, colDrft)
+		}
 		b.WriteString(`</a>`)
 	}
 	b.WriteString(`</svg>`)
@@ -160,7 +195,7 @@ func drawable(pts []chartPoint) []chartPoint {
 	return out
 }
 
-func legend(b *strings.Builder) {
+func legend(b *strings.Builder, anchor bool) {
 	x := padL
 	item := func(mark, label string, w float64) {
 		fmt.Fprintf(b, `<g transform="translate(%g 20)">%s<text x="14" y="0" dominant-baseline="middle" fill="%s">%s</text></g>`,
@@ -171,6 +206,9 @@ func legend(b *strings.Builder) {
 	item(fmt.Sprintf(`<path d="M1 -6l6 6l-6 6l-6 -6z" fill="%s"/>`, colPR), "pull request / other ref", 210)
 	item(fmt.Sprintf(`<circle cx="1" cy="0" r="6" fill="none" stroke="%s" stroke-width="2.5"/>`, colFlag), "settings differ from baseline", 240)
 	item(`<line x1="1" x2="1" y1="-7" y2="7" stroke="#6b7280" stroke-width="1.5"/>`, report.IntervalLabel(compare.ScoreLevel), 120)
+	if anchor {
+		item(fmt.Sprintf(`<rect x="-6" y="-7" width="14" height="14" fill="none" stroke="%s" stroke-width="2"/>`, colDrft), "beyond the drift budget", 200)
+	}
 }
 
 // chartLimit bounds the values a chart draws. Scores are small numbers;

@@ -297,3 +297,40 @@ func checkPhone(t *testing.T, bin, proxy, path string, keys int) {
 		}
 	}
 }
+
+// TestChromiumHistoryShowsDrift renders the history page of a model with
+// a pinned anchor in headless chromium: the anchor's level and budget
+// lines and the four runs beyond the budget are in the page as drawn,
+// and the page stays legible at a phone's width.
+func TestChromiumHistoryShowsDrift(t *testing.T) {
+	t.Parallel()
+	bin := chromium(t)
+	ts := startServer(t, server.Config{CompareResamples: 200})
+	if code, _, body := ts.upload(driftBody(t, 0, "main", 0), ""); code != 201 {
+		t.Fatalf("anchor upload: %d %s", code, body)
+	}
+	budget := 0.01
+	if _, err := ts.client.PinAnchor(context.Background(), "fresh-merge-00", &budget); err != nil {
+		t.Fatal(err)
+	}
+	for k := 1; k <= 10; k++ {
+		if code, _, body := ts.upload(driftBody(t, k, "main", 0), ""); code != 201 {
+			t.Fatalf("merge %d: %d %s", k, code, body)
+		}
+	}
+	ts.srv.WaitDeltas()
+	path := "/repos/" + testRepo + "/models/" + model
+	dom := string(runChromium(t, bin, "--dump-dom", ts.url+path))
+	for want, n := range map[string]int{`<rect class="drift"`: 4, `<line class="anchor"`: 2, `title="its change since the anchor is beyond`: 4,
+		`data-label="since anchor"`: 11} {
+		if got := strings.Count(dom, want); got != n {
+			t.Errorf("the rendered page has %d of %q, want %d", got, want, n)
+		}
+	}
+	checkPhone(t, bin, phoneProxy(t, ts.url), path, 0)
+	shot := filepath.Join(t.TempDir(), "history-drift.png")
+	runChromium(t, bin, "--screenshot="+shot, "--window-size=1280,1200", ts.url+path)
+	if keep := os.Getenv("UDGAM_SCREENSHOT_DIR"); keep != "" {
+		copyFile(t, shot, filepath.Join(keep, "history-drift.png"))
+	}
+}

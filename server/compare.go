@@ -148,7 +148,9 @@ func (s *Server) compare(c echo.Context, baseID, headID string) (*compare.Compar
 // interval of each change (the same numbers: each part of a comparison
 // resamples its own stream).
 func compareOpts(resamples int, seed uint64, headlineOnly bool) compare.Options {
-	return compare.Options{Resamples: resamples, Seed: seed, AllowSettingsMismatch: true, ByLevel: true, HeadlineOnly: headlineOnly}
+	o := compare.NewOptions()
+	o.Resamples, o.Seed, o.AllowSettingsMismatch, o.ByLevel, o.HeadlineOnly = resamples, seed, true, true, headlineOnly
+	return o
 }
 
 // defaultResamples is the bootstrap size of a comparison that asks for none.
@@ -159,8 +161,12 @@ func (s *Server) defaultResamples() int {
 	return compare.DefaultResamples
 }
 
-// deltaJob asks for the interval of the change from base to run.
-type deltaJob struct{ run, base string }
+// deltaJob asks for the interval of the change from base to run: its
+// baseline, or (anchor) its model's anchor.
+type deltaJob struct {
+	run, base string
+	anchor    bool
+}
 
 // deltaQueue bounds the intervals waiting to be computed: when uploads
 // come faster than their bootstraps, the rest go without (their history
@@ -169,13 +175,17 @@ const deltaQueue = 64
 
 // queueDelta asks for a stored run's change interval after the upload is
 // answered, so an upload costs no bootstrap.
-func (s *Server) queueDelta(run, base string) {
+func (s *Server) queueDelta(run, base string) { s.queue(deltaJob{run: run, base: base}) }
+
+// queue hands a change interval to deltaWorker, or drops it when too
+// many wait.
+func (s *Server) queue(j deltaJob) {
 	s.deltaWG.Add(1)
 	select {
-	case s.deltas <- deltaJob{run: run, base: base}:
+	case s.deltas <- j:
 	default:
 		s.deltaWG.Done()
-		s.log.Warn("change interval skipped: too many waiting", "run", run, "baseline", base)
+		s.log.Warn("change interval skipped: too many waiting", "run", j.run, "baseline", j.base, "anchor", j.anchor)
 	}
 }
 
@@ -214,7 +224,11 @@ func (s *Server) storeDelta(j deltaJob) error {
 			return err
 		}
 	}
-	cmp, err := compare.RunsContext(ctx, runs[0], runs[1], compareOpts(s.defaultResamples(), compare.DefaultSeed, true))
+	opts := compareOpts(s.defaultResamples(), compare.DefaultSeed, true)
+	// A drift is the model's only when measured with the anchor's
+	// settings: a run scored otherwise gets no change since the anchor.
+	opts.AllowSettingsMismatch = !j.anchor
+	cmp, err := compare.RunsContext(ctx, runs[0], runs[1], opts)
 	if err != nil {
 		return err
 	}
@@ -227,7 +241,18 @@ func (s *Server) storeDelta(j deltaJob) error {
 	if cmp.OnlyHead > 0 || cmp.OnlyBase > 0 && head.Partial == "" {
 		return fmt.Errorf("not every record is paired (%d only in the baseline, %d only in the run)", cmp.OnlyBase, cmp.OnlyHead)
 	}
-	return s.store.SetDelta(ctx, j.run, j.base, cmp.Delta, cmp.CI[0], cmp.CI[1])
+	if j.anchor {
+		if err := s.store.SetAnchorDelta(ctx, j.run, j.base, cmp.Delta, cmp.CI[0], cmp.CI[1]); err != nil {
+			return err
+		}
+		s.logDrift(ctx, head, store.AnchorDelta{AnchorID: j.base, Delta: cmp.Delta, Lo: cmp.CI[0], Hi: cmp.CI[1]})
+		return nil
+	}
+	if err := s.store.SetDelta(ctx, j.run, j.base, cmp.Delta, cmp.CI[0], cmp.CI[1]); err != nil {
+		return err
+	}
+	s.notifyRegression(head, cmp)
+	return nil
 }
 
 // compareStopped is the answer to a comparison whose time ran out or whose

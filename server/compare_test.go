@@ -31,7 +31,7 @@ func TestCompareIsBounded(t *testing.T) {
 	// Uploads over the limit are refused (TestUploadBounds); a run stored
 	// before the limit existed is put behind the server's back.
 	big := servertest.Spec{ID: "big", Seed: 3, Records: 101, Started: day(3)}
-	if _, err := ts.st.PutRun(context.Background(), big.Run(), store.PutOptions{}); err != nil {
+	if _, err := server.Ingest(context.Background(), ts.st, big.Run(), store.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for path, want := range map[string]int{

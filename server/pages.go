@@ -201,12 +201,20 @@ type historyRow struct {
 	RunURL     string
 	FlagKeys   string // "engine, window"
 	FlagTitle  string // every differing setting with both values
+	// AnchorCol: the section has an anchor, so the row shows SinceAnchor
+	// (its change since the anchor and interval, "" if none computed);
+	// Beyond marks a change beyond the drift budget, IsAnchor the anchor.
+	AnchorCol   bool
+	SinceAnchor string
+	Beyond      bool
+	IsAnchor    bool
 }
 
 type historySection struct {
-	Test  string
-	Chart template.HTML
-	Rows  []historyRow // newest first
+	Test   string
+	Chart  template.HTML
+	Rows   []historyRow // newest first
+	Anchor *anchorView  // nil when no anchor is pinned
 }
 
 type modelPage struct {
@@ -262,7 +270,11 @@ func (s *Server) history(c echo.Context, m modelRef, f store.Filter) (*modelPage
 	p := &modelPage{Repo: m.Repo, Model: model, BaseRef: s.cfg.BaseRef, Ref: f.Ref, Test: f.Test, Refs: runfile.SortedKeys(refs),
 		DeltaLevel: compare.DefaultConfidence}
 	for _, test := range []string{runfile.TestFresh, runfile.TestProbes} {
-		if sec, ok := s.historySection(model, test, byTest[test], f.Ref); ok {
+		anc, err := s.anchorView(ctx, m, test)
+		if err != nil {
+			return nil, err
+		}
+		if sec, ok := s.historySection(model, test, byTest[test], f.Ref, anc); ok {
 			p.Total += len(sec.Rows)
 			p.Sections = append(p.Sections, sec)
 		}
@@ -276,8 +288,8 @@ func (s *Server) history(c echo.Context, m modelRef, f store.Filter) (*modelPage
 // historySection is one test's chart and table from its runs, oldest
 // first. The ref filter picks what is shown; deltas still use every
 // base-branch run, so they do not change with the filter.
-func (s *Server) historySection(model, test string, runs []store.Run, ref string) (historySection, bool) {
-	sec := historySection{Test: test}
+func (s *Server) historySection(model, test string, runs []store.Run, ref string, anc *anchorView) (historySection, bool) {
+	sec := historySection{Test: test, Anchor: anc}
 	var points []chartPoint
 	var prev *store.Run // the latest base-branch run so far
 	for i := range runs {
@@ -296,7 +308,7 @@ func (s *Server) historySection(model, test string, runs []store.Run, ref string
 			if r.DeltaBase != "" {
 				row.Delta = report.FormatDelta(r.Score.Metric, r.Delta) + " paired"
 				row.DeltaCI = report.FormatCI(r.Score.Metric, [2]float64{r.DeltaLo, r.DeltaHi})
-				if q := r.Sequential; q != nil {
+				if q := replayOf(r); q != nil {
 					row.DeltaCI += " anytime-valid " + report.IntervalLabel(q.Level)
 				}
 				row.CompareURL = comparePath(r.DeltaBase, r.ID)
@@ -311,13 +323,14 @@ func (s *Server) historySection(model, test string, runs []store.Run, ref string
 		if row.Base && r.Partial == "" {
 			prev = r
 		}
+		anc.mark(&row)
 		if ref != "" && r.Ref != ref {
 			continue
 		}
 		sec.Rows = append(sec.Rows, row)
 		points = append(points, chartPoint{
 			// A partial run is drawn apart from the base branch's line.
-			Value: r.Score.Value, Lo: r.Score.Lo, Hi: r.Score.Hi, Base: row.Base && r.Partial == "", Flagged: r.Flagged(),
+			Value: r.Score.Value, Lo: r.Score.Lo, Hi: r.Score.Hi, Base: row.Base && r.Partial == "", Flagged: r.Flagged(), Drifted: row.Beyond,
 			Href: runPath(r.ID), Tip: pointTip(r), Tick1: r.StartedAt.UTC().Format("Jan 2"), Tick2: shortRev(r.Revision),
 		})
 	}
@@ -331,6 +344,7 @@ func (s *Server) historySection(model, test string, runs []store.Run, ref string
 		YLabel: metricName(metric),
 		XLabel: "runs in time order (date, model revision)",
 		Points: points,
+		Anchor: anc.chart(),
 	})
 	return sec, true
 }
@@ -391,6 +405,8 @@ type groupRow struct {
 
 type runPage struct {
 	Run *store.Run
+	// Replay is a sequential run's stop as this server replayed it.
+	Replay *compare.Sequential
 	// Audits are the artifact audits of the run's model at its commit.
 	Audits []auditView
 	// Probes is a probes run's summary as score probes prints it (its
@@ -407,6 +423,23 @@ type runPage struct {
 	GroupBy                  string
 	GitURL                   string
 	PRURL                    string
+	// Partial is how much of its set a partial run scored ("50 of 400
+	// documents, sequential"), "" for a whole run.
+	Partial string
+}
+
+// coverage is a partial run's label with what it counts ("50 of 400
+// documents, sequential"), for its own page; "" for a whole run.
+func coverage(r *store.Run) string {
+	n, rest, _ := strings.Cut(r.Partial, ",")
+	if !strings.Contains(n, " of ") {
+		return r.Partial
+	}
+	unit := " items"
+	if r.Test == runfile.TestFresh {
+		unit = " documents"
+	}
+	return n + unit + rest
 }
 
 func (s *Server) runPage(c echo.Context) error {
@@ -414,7 +447,7 @@ func (s *Server) runPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := runPage{Run: r}
+	p := runPage{Run: r, Replay: replayOf(r), Partial: coverage(r)}
 	if p.Audits, err = s.commitAudits(c, r); err != nil {
 		return err
 	}
@@ -495,6 +528,8 @@ type comparePage struct {
 	MoverNote                      string
 	// Sequential is report.SequentialLine: how a sequential head run stopped.
 	Sequential string
+	// Reused is report.ReusedLine: the head's model was unchanged, nothing scored.
+	Reused string
 	// What was measured, and the warnings the comment gives with it.
 	DataLine        string
 	Smoke           string // which run scored the smoke sample, "" if neither
@@ -515,7 +550,7 @@ func (s *Server) comparePage(c echo.Context) error {
 	}
 	p := comparePage{C: cmp, Base: base, Head: head, DataLine: report.DataLine(cmp), SmokeWarning: report.SmokeWarning,
 		ConstantWarning: report.ConstantWarning(cmp), Flips: cmp.Flips != nil,
-		Sequential: report.SequentialLine(cmp)}
+		Sequential: report.SequentialLine(cmp), Reused: report.ReusedLine(cmp)}
 	switch {
 	case cmp.BaseRun.Smoke && cmp.HeadRun.Smoke:
 		p.Smoke = "Both runs"

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"strings"
 	"testing"
@@ -92,18 +93,31 @@ func TestSequentialRunsAreReplayed(t *testing.T) {
 	}
 	ts.srv.WaitDeltas()
 
+	// What the run cost is said beside where it stopped: the share of the
+	// set's bytes its records hold.
+	scored, all, tokens, allTokens := 0, 0, 0, 0
+	for _, d := range seq.Docs {
+		scored, tokens = scored+d.Bytes, tokens+d.Tokens
+	}
+	for _, d := range full.Run().Docs {
+		all, allTokens = all+d.Bytes, allTokens+d.Tokens
+	}
+	share := fmt.Sprintf("%.1f%% of the set's bytes", 100*float64(scored)/float64(all))
+	// The replay knows the set's tokens too: the baseline's, same tokenizer.
+	replayed := share + fmt.Sprintf(", %.1f%% of its tokens", 100*float64(tokens)/float64(allTokens))
 	got, err := ts.client.Run(context.Background(), "main-seq")
-	if err != nil || got.Partial != "50 of 400, sequential" || got.Stop == nil || got.Stop.Scored != 50 {
-		t.Errorf("GET /api/v1/runs/main-seq: %v, partial %q, stop %+v", err, got.Partial, got.Stop)
+	if err != nil || got.Partial != "50 of 400, sequential, "+share || got.Stop == nil || got.Stop.Scored != 50 ||
+		got.Cost == nil || got.Cost.Bytes != int64(scored) || got.Cost.TotalBytes != int64(all) || got.Cost.Tokens != int64(tokens) || got.Cost.TotalTokens != int64(allTokens) {
+		t.Errorf("GET /api/v1/runs/main-seq: %v, partial %q, stop %+v, cost %+v; want %s", err, got.Partial, got.Stop, got.Cost, share)
 	}
 	_, page := ts.get("/runs/main-seq")
-	if !strings.Contains(page, "stopped (") || !strings.Contains(page, "after 50 of 400, as this server replayed it") {
+	if !strings.Contains(page, "stopped (") || !strings.Contains(page, "after 50 of 400 ("+html.EscapeString(replayed)+"), as this server replayed it") {
 		t.Errorf("run page's sequential line: %s", servertest.Between(page, `id="sequential"`, "</dd>"))
 	}
 	_, hist := ts.get("/repos/" + testRepo + "/models/" + full.Run().Header.Model.Name)
 	hist = servertest.Between(hist, `id="runs-fresh"`, "</table>")
 	row := servertest.Between(hist, "/runs/main-seq", "</tr>")
-	if !strings.Contains(row, "50 of 400, sequential") || !strings.Contains(row, "paired") {
+	if !strings.Contains(row, "50 of 400, sequential, "+html.EscapeString(share)) || !strings.Contains(row, "paired") {
 		t.Errorf("history row of the sequential run: %s", row)
 	}
 	if row := servertest.Between(hist, "/runs/main-hidden", "</tr>"); !strings.Contains(row, "50 of 400") || strings.Contains(row, "Δ") && !strings.Contains(row, "paired") {
@@ -112,6 +126,43 @@ func TestSequentialRunsAreReplayed(t *testing.T) {
 	// main-next's change is from the last whole main run, not a partial one.
 	if row := servertest.Between(hist, "/runs/main-next", "</tr>"); !strings.Contains(row, "base=main-full&amp;head=main-next") {
 		t.Errorf("history row after partial runs: %s", row)
+	}
+}
+
+// TestReusedRunIsShown: a run whose model was unchanged from its
+// baseline's, and which therefore holds the baseline's records unscored,
+// says so on its page, in the API's header and on the comparison page.
+func TestReusedRunIsShown(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, server.Config{CompareResamples: 200})
+	full := servertest.Spec{ID: "main-full", Test: runfile.TestFresh, Records: 120, Seed: 1}
+	base := full.Run()
+	base.Header.Model.Fingerprint = "f1"
+	if code, _, body := ts.upload(runBody(t, base), ""); code != http.StatusCreated {
+		t.Fatalf("baseline: %d %s", code, body)
+	}
+	reused := *base
+	reused.Header.ID, reused.Header.Git.Ref = "pr-reused", "feature"
+	reused.Header.StartedAt = base.Header.StartedAt.Add(time.Hour)
+	reused.Header.Reused = &runfile.Reused{From: "main-full", Fingerprint: "f1"}
+	if code, _, body := ts.upload(runBody(t, &reused), ""); code != http.StatusCreated {
+		t.Fatalf("reused run: %d %s", code, body)
+	}
+	line := "unchanged model: records reused from run main-full, no scoring"
+	got, err := ts.client.Run(context.Background(), "pr-reused")
+	if err != nil || got.Header.Reused == nil || got.Header.Reused.From != "main-full" {
+		t.Errorf("GET /api/v1/runs/pr-reused: %v, header reused %+v", err, got.Header.Reused)
+	}
+	if _, page := ts.get("/runs/pr-reused"); !strings.Contains(servertest.Between(page, `id="reused"`, "</dd>"), line) {
+		t.Errorf("run page lacks %q", line)
+	}
+	if _, page := ts.get("/compare?base=main-full&head=pr-reused"); !strings.Contains(servertest.Between(page, `id="reused"`, "</div>"), line) {
+		t.Errorf("compare page lacks %q:\n%s", line, page)
+	}
+	forged := reused
+	forged.Header.ID, forged.Header.Reused = "forged", &runfile.Reused{From: "main-full", Fingerprint: "f2"}
+	if code, _, body := ts.upload(runBody(t, &forged), ""); code != http.StatusBadRequest {
+		t.Errorf("a reused run whose fingerprint is not its model's: %d %s, want 400", code, body)
 	}
 }
 

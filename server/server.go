@@ -77,6 +77,9 @@ type Config struct {
 	// under (nil: audit.DefaultLimits); an uploader's own, when they
 	// differ, are shown as the uploader's claim, never as the verdict.
 	AuditLimits *audit.Limits
+	// Webhook, when its URL is set, receives the server's events
+	// (webhook.go).
+	Webhook Webhook
 }
 
 // DefaultBodyTimeout lets a DefaultMaxBody upload arrive at about 0.5 MB/s.
@@ -96,8 +99,9 @@ type Server struct {
 	customSlots  chan struct{}                 // bootstraps of other resamples or seeds running now
 	uploads      *uploadLimiter
 	pageCache    *pageCache
-	deltas       chan deltaJob  // change intervals to compute (deltaWorker)
-	deltaWG      sync.WaitGroup // queued and not yet done
+	deltas       chan deltaJob            // change intervals to compute (deltaWorker)
+	deltaWG      sync.WaitGroup           // queued and not yet done
+	hooks        chan client.WebhookEvent // events to post; nil without a webhook
 }
 
 // New builds a Server; it does not listen yet.
@@ -145,6 +149,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.CompareTimeout <= 0 {
 		cfg.CompareTimeout = DefaultCompareTimeout
 	}
+	if err := cfg.Webhook.setDefaults(); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	p, err := loadPages()
 	if err != nil {
 		return nil, err
@@ -164,6 +171,7 @@ func New(cfg Config) (*Server, error) {
 		deltas:       make(chan deltaJob, deltaQueue),
 	}
 	go s.deltaWorker()
+	s.startWebhook()
 	s.echo = s.routes()
 	return s, nil
 }
@@ -183,10 +191,15 @@ func (s *Server) routes() *echo.Echo {
 	e.Use(s.securityHeaders, s.recoverPanics, s.logRequests)
 
 	e.GET("/healthz", s.health)
+	// README images: public or nothing, never behind a token (badge.go).
+	e.Match([]string{http.MethodGet, http.MethodHead}, badgePrefix+"/*", s.badge)
+	e.Match([]string{http.MethodGet, http.MethodHead}, chartPrefix+"/*", s.chartSVG)
 
 	api := e.Group("/api/v1")
 	api.POST("/runs", s.upload)
 	api.POST("/audits", s.uploadAudit)
+	api.POST("/runs/:id/anchor", s.pinAnchor)
+	api.GET("/webhooks/deliveries", s.apiDeliveries) // the token's own
 	read := api.Group("", s.requireReader)
 	read.GET("/runs/:id", s.apiRun)
 	read.GET("/runs/:id/records", s.apiRecords)

@@ -37,25 +37,27 @@ func (s *Server) upload(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.CheckRun(run); err != nil {
+	opt := store.PutOptions{BaseRef: c.QueryParam("base_ref"), BaselineID: c.QueryParam("baseline")}
+	if opt.BaseRef == "" {
+		opt.BaseRef = s.cfg.BaseRef
+	}
+	checked, err := checkRun(s.store, run, opt)
+	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
 	if run.Header.Git.Repo != tok.Repo {
 		return echo.NewHTTPError(http.StatusForbidden, fmt.Sprintf("this token uploads runs of %s only; run %s is from %s", tok.Repo, run.Header.ID, run.Header.Git.Repo))
 	}
-	opt := store.PutOptions{BaseRef: c.QueryParam("base_ref"), BaselineID: c.QueryParam("baseline")}
-	if opt.BaseRef == "" {
-		opt.BaseRef = s.cfg.BaseRef
-	} else if err := store.ValidRef(opt.BaseRef); err != nil {
-		return badRequest("base_ref: %v", err)
-	}
-	res, err := s.store.PutRun(ctx, run, opt)
+	res, err := ingest(ctx, s.store, checked)
 	if err != nil {
 		return err
 	}
 	r := res.Run
 	if res.Created && r.BaselineID != "" {
 		s.queueDelta(r.ID, r.BaselineID)
+	}
+	if res.Created {
+		s.queueAnchorDelta(ctx, &r)
 	}
 	out := client.UploadResult{
 		ID: r.ID, URL: s.absURL(runPath(r.ID)), Created: res.Created, Test: r.Test, Repo: r.Repo, Model: r.Model,

@@ -23,6 +23,7 @@ type Comment struct {
 	User    User      `json:"user"`
 	Created time.Time `json:"created_at"`
 	Updated time.Time `json:"updated_at"`
+	pr      int       // the issue or PR it is on
 }
 
 // User is a comment's author.
@@ -45,6 +46,7 @@ type GitHub struct {
 	comments map[int][]*Comment // by PR number
 	checks   []*CheckRun
 	log      []string
+	repoData // files, issue events, collaborators' roles (repo.go)
 }
 
 // CheckRun is a stored Check run.
@@ -92,7 +94,7 @@ func (g *GitHub) Checks() []CheckRun {
 // NewGitHub starts a fake for repo accepting token.
 func NewGitHub(t testing.TB, repo, token string) *GitHub {
 	g := &GitHub{Repo: repo, Token: token, PerPage: 100, nextID: 1000, comments: map[int][]*Comment{}}
-	g.Server = httptest.NewServer(http.HandlerFunc(g.serve))
+	g.Server = httptest.NewServer(conformTo(t, http.HandlerFunc(g.serve)))
 	t.Cleanup(g.Close)
 	return g
 }
@@ -132,7 +134,7 @@ func (g *GitHub) add(pr int, body, login string) *Comment {
 	g.nextID++
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	c := &Comment{ID: g.nextID, Body: body, User: User{Login: login}, Created: now, Updated: now,
-		HTMLURL: fmt.Sprintf("%s/%s/pull/%d#issuecomment-%d", g.URL, g.Repo, pr, g.nextID)}
+		HTMLURL: fmt.Sprintf("%s/%s/pull/%d#issuecomment-%d", g.URL, g.Repo, pr, g.nextID), pr: pr}
 	g.comments[pr] = append(g.comments[pr], c)
 	return c
 }
@@ -152,6 +154,9 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if strings.HasPrefix(repoPath, "check-runs") || strings.HasPrefix(repoPath, "commits/") {
 		g.serveChecks(w, r, strings.Split(repoPath, "/"))
+		return
+	}
+	if g.serveRepo(w, r, repoPath) {
 		return
 	}
 	rest, ok := strings.CutPrefix(repoPath, "issues/")
@@ -180,7 +185,7 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
-		json.NewEncoder(w).Encode(g.add(pr, body, "github-actions[bot]"))
+		json.NewEncoder(w).Encode(g.commentJSON(g.add(pr, body, "github-actions[bot]")))
 	case len(parts) == 2 && parts[0] == "comments" && r.Method == http.MethodPatch:
 		id, err := strconv.ParseInt(parts[1], 10, 64)
 		if err != nil {
@@ -196,7 +201,7 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 				if c.ID == id {
 					c.Body = body
 					c.Updated = c.Updated.Add(time.Minute)
-					writeJSON(w, c)
+					writeJSON(w, g.commentJSON(c))
 					return
 				}
 			}
@@ -220,7 +225,11 @@ func (g *GitHub) serveChecks(w http.ResponseWriter, r *http.Request, parts []str
 				runs = append(runs, c)
 			}
 		}
-		writeJSON(w, map[string]any{"total_count": len(runs), "check_runs": append([]*CheckRun{}, runs...)})
+		wire := []map[string]any{}
+		for _, c := range runs {
+			wire = append(wire, g.checkRunJSON(c))
+		}
+		writeJSON(w, map[string]any{"total_count": len(runs), "check_runs": wire})
 	case len(parts) == 1 && r.Method == http.MethodPost:
 		var in CheckRun
 		if !g.readCheck(w, r, &in) {
@@ -237,7 +246,7 @@ func (g *GitHub) serveChecks(w http.ResponseWriter, r *http.Request, parts []str
 		g.checks = append(g.checks, &in)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
-		json.NewEncoder(w).Encode(&in)
+		json.NewEncoder(w).Encode(g.checkRunJSON(&in))
 	case len(parts) == 2 && r.Method == http.MethodPatch:
 		id, _ := strconv.ParseInt(parts[1], 10, 64)
 		for _, c := range g.checks {
@@ -260,7 +269,7 @@ func (g *GitHub) serveChecks(w http.ResponseWriter, r *http.Request, parts []str
 			c.Output.Title, c.Output.Summary = in.Output.Title, in.Output.Summary
 			c.Annotations = append(c.Annotations, in.Output.Annotations...)
 			c.Updates++
-			writeJSON(w, c)
+			writeJSON(w, g.checkRunJSON(c))
 			return
 		}
 		writeError(w, http.StatusNotFound, "Not Found")
@@ -294,9 +303,15 @@ func (g *GitHub) readCheck(w http.ResponseWriter, r *http.Request, in *CheckRun)
 	return true
 }
 
-// list answers one page, with a Link header naming the next and last
-// pages as GitHub does.
+// list answers one page of a PR's comments.
 func (g *GitHub) list(w http.ResponseWriter, r *http.Request, pr int) {
+	writePage(g, w, r, g.comments[pr], func(c *Comment) any { return g.commentJSON(c) })
+}
+
+// writePage answers one page of all, with a Link header naming the next
+// and last pages as GitHub does; toWire gives each element's JSON as
+// GitHub writes it.
+func writePage[T any](g *GitHub, w http.ResponseWriter, r *http.Request, all []T, toWire func(T) any) {
 	q := r.URL.Query()
 	per, _ := strconv.Atoi(q.Get("per_page"))
 	if per <= 0 || per > 100 {
@@ -307,7 +322,6 @@ func (g *GitHub) list(w http.ResponseWriter, r *http.Request, pr int) {
 	if page <= 0 {
 		page = 1
 	}
-	all := g.comments[pr]
 	last := max(1, (len(all)+per-1)/per)
 	lo, hi := min((page-1)*per, len(all)), min(page*per, len(all))
 	link := func(p int, rel string) string {
@@ -323,7 +337,11 @@ func (g *GitHub) list(w http.ResponseWriter, r *http.Request, pr int) {
 	if len(links) > 0 {
 		w.Header().Set("Link", strings.Join(links, ", "))
 	}
-	writeJSON(w, append([]*Comment{}, all[lo:hi]...))
+	wire := make([]any, 0, hi-lo)
+	for _, v := range all[lo:hi] {
+		wire = append(wire, toWire(v))
+	}
+	writeJSON(w, wire)
 }
 
 func (g *GitHub) readBody(w http.ResponseWriter, r *http.Request) (string, bool) {

@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/udgamlabs/udgam-ci/action"
+	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/evals/contamination"
 	"github.com/udgamlabs/udgam-ci/fetch"
 	"github.com/udgamlabs/udgam-ci/hub"
@@ -50,7 +50,7 @@ func runAction(e *env, args []string) error {
 }
 
 // cliScorer runs the score fresh|probes commands in this process, through
-// their options structs with the flags' defaults, so the action scores
+// their options from the commands' constructors, so the action scores
 // exactly as the documented commands do and a renamed option fails to
 // compile.
 type cliScorer struct{ e *env }
@@ -58,13 +58,11 @@ type cliScorer struct{ e *env }
 func (s cliScorer) Score(ctx context.Context, req action.ScoreRequest) (*runfile.Run, error) {
 	se := *s.e
 	se.Ctx = ctx
-	defaults := flag.NewFlagSet("", flag.ContinueOnError)
 	var run func() error
 	var flags *scoreFlags
 	switch req.Test {
 	case runfile.TestFresh:
-		o := scoreFreshOptions{Open: openFreshLlama, Fetch: fetchFromHub(&se, freshDataName)}
-		o.register(defaults)
+		o := newScoreFreshOptions(&se)
 		o.Model, o.Data, o.Window, o.Stride = req.Model, req.Data, req.Window, req.Stride
 		flags = &o.scoreFlags
 		run = func() error {
@@ -74,8 +72,7 @@ func (s cliScorer) Score(ctx context.Context, req action.ScoreRequest) (*runfile
 			return scoreFresh(&se, o)
 		}
 	case runfile.TestProbes:
-		o := scoreProbesOptions{Open: openProbesLlama}
-		o.register(defaults)
+		o := newScoreProbesOptions()
 		o.Model, o.Items, o.Variants = req.Model, req.Data, req.Variants
 		flags = &o.scoreFlags
 		run = func() error {
@@ -92,8 +89,8 @@ func (s cliScorer) Score(ctx context.Context, req action.ScoreRequest) (*runfile
 	if q := req.Sequential; q != nil {
 		// The Action's minimum effect is the threshold itself, 0 for none,
 		// as the flag's is.
-		min := q.MinEffect
-		flags.Until, flags.Budget, flags.base, flags.MinEffect = "decided", q.Budget, q.Baseline, &min
+		flags.Until, flags.Budget, flags.base = "decided", q.Budget, q.Baseline
+		flags.MinEffect = compare.MinEffect{BPB: q.MinEffect, Accuracy: q.MinEffect}
 	}
 	// A run file left by an earlier job would be refused, not resumed.
 	if err := os.Remove(req.Out); err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -7,11 +7,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/udgamlabs/udgam-ci/action/actiontest"
 	"github.com/udgamlabs/udgam-ci/convert"
 	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/hub/hubtest"
@@ -86,7 +88,10 @@ func TestActionCommandRejectsBadInputs(t *testing.T) {
 
 // TestActionScoresSafetensorsWithLlama runs `udgam-ci action` for real: a
 // safetensors checkpoint is converted, scored by llama.cpp on a few
-// documents, recorded as main's baseline, then compared with itself.
+// documents, recorded as main's baseline, then compared with itself on a
+// pull request, which finds the model unchanged and gets its verdict with
+// no scoring: its records are the baseline's, which the test alters first
+// so that scoring again would show, and its comment says so.
 func TestActionScoresSafetensorsWithLlama(t *testing.T) {
 	t.Parallel()
 	needEngine(t)
@@ -131,14 +136,31 @@ func TestActionScoresSafetensorsWithLlama(t *testing.T) {
 		t.Fatalf("run header model %+v, %d records", run1.Header.Model, run1.Len())
 	}
 
+	run1.Docs[3].Bits += 2
+	if err := runfile.WriteFile(base, run1); err != nil {
+		t.Fatal(err)
+	}
+	gh := actiontest.NewGitHub(t, "acme/train", "ghs_test")
 	vars = event("pull_request", `{"pull_request":{"number":4,"head":{"ref":"feat","sha":"`+strings.Repeat("c", 40)+`"},"base":{"ref":"main"}},"repository":{"full_name":"acme/train"}}`)
 	vars["INPUT_BASELINE"] = base
+	vars["INPUT_COMMENT"], vars["INPUT_GITHUB-TOKEN"], vars["GITHUB_API_URL"] = "true", "ghs_test", gh.APIURL()
 	e, stdout, stderr = actionTestEnv(vars)
 	if code := run(e, []string{"action"}); code != 0 {
 		t.Fatalf("pr: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if !strings.Contains(stdout.String(), "output fresh-verdict=no change") || !strings.Contains(stdout.String(), "output fresh-delta=0.0000") {
 		t.Errorf("the same model scored twice should not change:\n%s", stdout)
+	}
+	head, err := runfile.ReadFile(filepath.Join(vars["INPUT_WORK-DIR"], "fresh-head.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := "unchanged model: records reused from run " + run1.Header.ID + ", no scoring"
+	if r := head.Header.Reused; r == nil || r.From != run1.Header.ID || !reflect.DeepEqual(byID(head.Docs), byID(run1.Docs)) {
+		t.Fatalf("pr: header reused %+v; its records must be the baseline's, altered ones too", head.Header.Reused)
+	}
+	if cs := gh.Comments(4); len(cs) != 1 || !strings.Contains(cs[0].Body, line) || !strings.Contains(stdout.String(), line) {
+		t.Errorf("pr: the comment and the log must say %q; log:\n%s\ncomments %+v", line, stdout, cs)
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/action"
 	"github.com/udgamlabs/udgam-ci/compare"
-	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/evals/audit"
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
 	"github.com/udgamlabs/udgam-ci/evals/probes"
@@ -48,7 +47,7 @@ type auditOptions struct {
 const auditFailed = exitCode(3)
 
 func runAuditArtifact(e *env, args []string) error {
-	var o auditOptions
+	o := newAuditOptions()
 	fs := newFlags(e, "audit artifact",
 		"score the artifact you ship (a quantized GGUF) and the full-precision reference it was made from on both tests with the same settings: the paired change of bits per byte and accuracy, the per-token KL divergence on Fresh Text, the probe items that flip by type and level, and a verdict under --max-degradation (exit status 3 when exceeded)",
 		"udgam-ci audit artifact --reference smollm2-135m-f32.gguf --quantize q4_K_M --json")
@@ -63,8 +62,14 @@ func runAuditArtifact(e *env, args []string) error {
 	return auditArtifact(e, o)
 }
 
-// register sets o's defaults, the score commands' where they share a
-// flag, and binds them to flags.
+// newAuditOptions are audit artifact's defaults, the score commands'
+// where they share a flag.
+func newAuditOptions() auditOptions {
+	return auditOptions{Window: fresh.DefaultWindow, Stride: fresh.DefaultStride, MaxDegradation: audit.DefaultLimits.String(),
+		Resamples: compare.DefaultResamples, scoreFlags: newScoreFlags()}
+}
+
+// register binds o's fields to flags, their values the defaults.
 func (o *auditOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Reference, "reference", "", "the full-precision GGUF the artifact was made from")
 	fs.StringVar(&o.Artifact, "artifact", "", "the artifact: a .gguf file, hf://OWNER/NAME@COMMIT/FILE.gguf, or a quantization type as --quantize")
@@ -72,11 +77,11 @@ func (o *auditOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.OutDir, "out-dir", "", "folder for the four run files (and a --quantize artifact); default: a temporary folder, removed")
 	fs.StringVar(&o.Data, "data", "", "Fresh Text documents (as score fresh --data; default: the embedded smoke sample)")
 	fs.StringVar(&o.Items, "items", "", "Probe Suite items (as score probes --items; default: the core set)")
-	fs.StringVar(&o.Run.BOSMode, "add-bos", evals.BOSAuto, "BOS: auto, yes or no (as the score commands)")
+	fs.StringVar(&o.Run.BOSMode, "add-bos", o.Run.BOSMode, "BOS: auto, yes or no (as the score commands)")
 	addWindowFlags(fs, &o.Window, &o.Stride)
-	fs.StringVar(&o.MaxDegradation, "max-degradation", audit.DefaultLimits.String(), "most the artifact may lose, when significant: bits per byte up and accuracy points down")
+	fs.StringVar(&o.MaxDegradation, "max-degradation", o.MaxDegradation, "most the artifact may lose, when significant: bits per byte up and accuracy points down")
 	fs.StringVar(&o.Markdown, "markdown", "", "also write the report as a Markdown section (a PR comment's) to this file")
-	fs.IntVar(&o.Resamples, "resamples", compare.DefaultResamples, "bootstrap resamples")
+	fs.IntVar(&o.Resamples, "resamples", o.Resamples, "bootstrap resamples")
 	o.scoreFlags.add(fs, "documents and items", "source or type")
 }
 
@@ -179,26 +184,26 @@ func (o *auditOptions) run(e *env) (*audit.Report, error) {
 		return nil, err
 	}
 	defer closeAll()
+	cmp := compare.NewOptions()
+	cmp.Resamples, cmp.Seed = o.Resamples, compare.DefaultSeed
 	return audit.Run(e.Ctx, models, audit.Options{
 		Fresh:     fresh.RunOptions{RunCommon: freshRun, Data: data, Window: o.Window, Stride: o.Stride},
 		Probes:    probes.RunOptions{RunCommon: probesRun, Data: set},
 		Dir:       dir,
-		Compare:   compare.Options{Resamples: o.Resamples, Seed: compare.DefaultSeed},
+		Compare:   cmp,
 		Limits:    o.limits,
 		Quantized: o.artifact.Quantize,
 		Progress:  e.Stderr,
 	})
 }
 
-// cliAudit is the Action's Deps.Audit: the command's options with their
-// flags' defaults, set from the request, checked as the command checks
-// them.
+// cliAudit is the Action's Deps.Audit: the command's options from its
+// constructor, set from the request, checked as the command checks them.
 func cliAudit(e *env) func(ctx context.Context, req action.AuditRequest) (*audit.Report, error) {
 	return func(ctx context.Context, req action.AuditRequest) (*audit.Report, error) {
 		ae := *e
 		ae.Ctx, ae.Stderr = ctx, e.Stdout // the step's log
-		var o auditOptions
-		o.register(flag.NewFlagSet("", flag.ContinueOnError))
+		o := newAuditOptions()
 		o.Reference, o.Artifact, o.Data, o.Items, o.OutDir = req.Reference, req.Artifact, req.FreshData, req.ProbeItems, req.Dir
 		o.Window, o.Stride = req.Window, req.Stride
 		o.MaxDegradation, o.Resamples = req.Limits.String(), req.Resamples

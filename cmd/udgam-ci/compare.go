@@ -33,15 +33,14 @@ func parseCompare(e *env, args []string) (compareOptions, error) {
 	fs := newFlags(e, "compare BASE.jsonl HEAD.jsonl",
 		"compare two runs of the same test by paired bootstrap over their shared documents or items: head - base, its interval, a verdict",
 		"udgam-ci compare main-fresh.jsonl pr-fresh.jsonl --markdown")
-	var o compareOptions
+	o := compareOptions{Stats: compare.NewOptions()}
 	fs.BoolVar(&o.JSON, "json", false, "print one JSON object (metric, base, head, delta, ci, n, significant, verdict, settings_diff, by_group, ...)")
 	fs.BoolVar(&o.Markdown, "markdown", false, "print Markdown, as in the PR comment")
-	fs.IntVar(&o.Stats.Resamples, "resamples", compare.DefaultResamples, "bootstrap resamples")
-	fs.Uint64Var(&o.Stats.Seed, "seed", compare.DefaultSeed, "seed of the resampling generator (same seed, same interval)")
-	fs.Float64Var(&o.Stats.Confidence, "confidence", compare.DefaultConfidence, "level of the interval")
-	var minEffect *float64
-	minEffectFlag(fs, &minEffect, "smallest delta that counts as a change")
-	fs.IntVar(&o.Stats.MinShared, "min-shared", compare.DefaultMinShared, "fewest shared documents or items to compare")
+	fs.IntVar(&o.Stats.Resamples, "resamples", o.Stats.Resamples, "bootstrap resamples")
+	fs.Uint64Var(&o.Stats.Seed, "seed", o.Stats.Seed, "seed of the resampling generator (same seed, same interval)")
+	fs.Float64Var(&o.Stats.Confidence, "confidence", o.Stats.Confidence, "level of the interval")
+	minEffectFlag(fs, &o.Stats.MinEffect, "smallest delta that counts as a change")
+	fs.IntVar(&o.Stats.MinShared, "min-shared", o.Stats.MinShared, "fewest shared documents or items to compare")
 	fs.BoolVar(&o.Stats.AllowSettingsMismatch, "allow-settings-mismatch", false, "compare even when settings that change results differ (they are printed first)")
 	fs.BoolVar(&o.Stats.ByLevel, "by-level", false, "probes: also compare each type and level")
 	fs.StringVar(&o.FailOn, "fail-on", action.InputDefault("fail-on"), "exit 1 when the verdict is: regression (a regression), settings-mismatch (also settings that differ, with --allow-settings-mismatch) or never, as the Action's fail-on")
@@ -61,10 +60,6 @@ func parseCompare(e *env, args []string) (compareOptions, error) {
 			o.FailOn, action.FailOnRegression, action.FailOnMismatch, action.FailOnNever)}
 	}
 	o.Base, o.Head = pos[0], pos[1]
-	if minEffect != nil {
-		v := action.MinEffectOption(*minEffect)
-		o.Stats.MinEffectBPB, o.Stats.MinEffectAccuracy = v, v
-	}
 	return o, nil
 }
 

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"flag"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/sethvargo/go-githubactions"
+
+	"github.com/udgamlabs/udgam-ci/action"
 	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/compare/comparetest"
 	"github.com/udgamlabs/udgam-ci/runfile"
@@ -57,21 +62,21 @@ func TestCompareExitsByFailOn(t *testing.T) {
 }
 
 // --min-effect means the same on compare and the score commands, and the
-// same as the Action's min-effect inputs: the threshold, 0 for none, the
-// test's default when not given (it was 0 for the default and negative for
-// none, against the Action's 0 for none).
+// same as the Action's min-effect inputs: the threshold, 0 for none, each
+// test's default when not given.
 func TestCompareMinEffect(t *testing.T) {
 	t.Parallel()
+	def := compare.NewOptions().MinEffect
 	for _, tc := range []struct {
-		args     []string
-		bpb, acc float64 // compare.Options' fields
-		usage    bool
+		args  []string
+		want  compare.MinEffect
+		usage bool
 	}{
-		{nil, 0, 0, false}, // compare's defaults
-		{[]string{"--min-effect", "0"}, compare.NoMinEffect, compare.NoMinEffect, false},
-		{[]string{"--min-effect", "0.01"}, 0.01, 0.01, false},
-		{[]string{"--min-effect", "-1"}, 0, 0, true},
-		{[]string{"--min-effect", "NaN"}, 0, 0, true},
+		{nil, def, false},
+		{[]string{"--min-effect", "0"}, compare.MinEffect{}, false},
+		{[]string{"--min-effect", "0.01"}, compare.MinEffect{BPB: 0.01, Accuracy: 0.01}, false},
+		{[]string{"--min-effect", "-1"}, def, true},
+		{[]string{"--min-effect", "NaN"}, def, true},
 	} {
 		e, _, _ := freshTestEnv()
 		o, err := parseCompare(e, append([]string{"base.jsonl", "head.jsonl"}, tc.args...))
@@ -79,8 +84,53 @@ func TestCompareMinEffect(t *testing.T) {
 			t.Errorf("%v: %v", tc.args, err)
 			continue
 		}
-		if !tc.usage && (o.Stats.MinEffectBPB != tc.bpb || o.Stats.MinEffectAccuracy != tc.acc) {
-			t.Errorf("%v: min effects %g, %g; want %g, %g", tc.args, o.Stats.MinEffectBPB, o.Stats.MinEffectAccuracy, tc.bpb, tc.acc)
+		if !tc.usage && o.Stats.MinEffect != tc.want {
+			t.Errorf("%v: min effects %+v; want %+v", tc.args, o.Stats.MinEffect, tc.want)
+		}
+	}
+}
+
+// Each test's default minimum effect is compare.DefaultMinEffect's on
+// every surface: compare's options, `udgam-ci compare`, the score
+// commands and audit artifact with no flags, and the Action's inputs.
+func TestMinEffectDefaultsAgree(t *testing.T) {
+	t.Parallel()
+	e, _, _ := freshTestEnv()
+	cmp, err := parseCompare(e, []string{"base.jsonl", "head.jsonl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed := func(o interface{ register(*flag.FlagSet) }) {
+		fs := flag.NewFlagSet("", flag.ContinueOnError)
+		o.register(fs)
+		if err := fs.Parse(nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fr, pr, au := newScoreFreshOptions(e), newScoreProbesOptions(), newAuditOptions()
+	parsed(&fr)
+	parsed(&pr)
+	parsed(&au)
+	env := map[string]string{"INPUT_MODEL": "acme/tiny", "INPUT_REVISION": strings.Repeat("a", 40)}
+	in, err := action.ReadInputs(githubactions.New(githubactions.WithGetenv(func(k string) string { return env[k] }), githubactions.WithWriter(io.Discard)),
+		func(string) bool { return false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	score := map[string]compare.MinEffect{runfile.TestFresh: fr.MinEffect, runfile.TestProbes: pr.MinEffect}
+	inputs := map[string]float64{runfile.TestFresh: in.MinEffectBPB, runfile.TestProbes: in.MinEffectAcc}
+	for _, test := range []string{runfile.TestFresh, runfile.TestProbes} {
+		want := compare.DefaultMinEffect(test)
+		for what, got := range map[string]float64{
+			"compare.NewOptions":      compare.NewOptions().MinEffect.Of(test),
+			"udgam-ci compare":        cmp.Stats.MinEffect.Of(test),
+			"udgam-ci score " + test:  score[test].Of(test),
+			"udgam-ci audit artifact": au.MinEffect.Of(test),
+			"the Action's input":      inputs[test],
+		} {
+			if got != want {
+				t.Errorf("%s: %s's default minimum effect %g, compare's %g", test, what, got, want)
+			}
 		}
 	}
 }

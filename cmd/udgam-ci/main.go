@@ -59,6 +59,7 @@ func commands() map[string]command {
 		"score fresh":           {"score a model on Fresh Text (bits per byte)", runScoreFresh},
 		"score probes":          {"score a model on the Probe Suite (accuracy)", runScoreProbes},
 		"compare":               {"compare two runs by paired bootstrap", runCompare},
+		"export":                {"write runs or a comparison as a model card's model-index or lm-eval's results JSON", runExport},
 		"audit artifact":        {"audit a shipped artifact (a quantized GGUF) against its full-precision reference", runAuditArtifact},
 		"audit push":            {"upload artifact audit reports to a report server", runAuditPush},
 		"report":                {"print one or more runs' summaries side by side", runReport},
@@ -76,6 +77,7 @@ func commands() map[string]command {
 		"server token list":     {"list upload tokens", runTokenList},
 		"server token revoke":   {"revoke an upload token", runTokenRevoke},
 		"push":                  {"upload run files to a report server", runPush},
+		"anchor pin":            {"pin a stored run as its model's anchor (drift is measured since it)", runAnchorPin},
 		"action":                {"the GitHub Action's entrypoint", runAction},
 		"version":               {"print the version", runVersion},
 	}

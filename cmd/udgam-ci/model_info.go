@@ -51,6 +51,7 @@ func modelInfo(e *env, o modelInfoOptions) error {
 	w := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "file\t%s\n", info.Path)
 	fmt.Fprintf(w, "sha256\t%s\n", info.SHA256)
+	fmt.Fprintf(w, "fingerprint\t%s (what can change a score; equal for a renamed copy)\n", info.Fingerprint)
 	if info.Name != "" {
 		fmt.Fprintf(w, "name\t%s\n", info.Name)
 	} else {

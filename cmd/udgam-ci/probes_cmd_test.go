@@ -218,7 +218,8 @@ func TestScoreThreadsDefaultToCores(t *testing.T) {
 func TestScoreProbesMatch(t *testing.T) {
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "add.jsonl")
-	o := scoreProbesOptions{Open: func(string, int, bool) (runner.Model, error) { return testmodel.RandomBigram(3), nil }}
+	o := newScoreProbesOptions()
+	o.Open = func(string, int, bool) (runner.Model, error) { return testmodel.RandomBigram(3), nil }
 	e, _, stderr := freshTestEnv()
 	args := []string{"--model", "bigram.gguf", "--out", out, "--match", `^pea-add-[12]-`, "--sample", "6", "--seed", "4"}
 	if err := parseScore(e, flag.NewFlagSet("score probes", flag.ContinueOnError), args, &o); err != nil {

@@ -114,3 +114,39 @@ func TestPushIsScopedToRepository(t *testing.T) {
 		t.Fatalf("acme's push checked against %q with flags %v (%v), want acme-main and none", res.BaselineID, res.Flags, err)
 	}
 }
+
+// anchor pin pins a pushed run as its model's anchor with a drift
+// budget, through the real server; a run id the token's repository does
+// not hold fails with the server's reason.
+func TestAnchorPinCommand(t *testing.T) {
+	t.Parallel()
+	bg := context.Background()
+	live := servertest.Start(t, server.Config{CompareResamples: 200}, "udgamlabs/smol-train", "evil/repo")
+	path := filepath.Join(t.TempDir(), "release.jsonl")
+	if err := runfile.WriteFile(path, servertest.Spec{ID: "fresh-release", Test: runfile.TestFresh, Records: 40}.Run()); err != nil {
+		t.Fatal(err)
+	}
+	e, _, errb := serverTestEnv(bg, nil)
+	if code := run(e, []string{"push", "--server", live.URL, "--token", live.Tokens[0], path}); code != 0 {
+		t.Fatalf("push: exit %d: %s", code, errb.String())
+	}
+	e, out, errb := serverTestEnv(bg, nil)
+	if code := run(e, []string{"anchor", "pin", "fresh-release", "--max-drift", "0.01", "--server", live.URL, "--token", live.Tokens[0]}); code != 0 {
+		t.Fatalf("anchor pin: exit %d: %s", code, errb.String())
+	}
+	if want := "pinned run fresh-release as the fresh anchor of HuggingFaceTB/SmolLM2-135M in udgamlabs/smol-train (drift budget 0.0100 bpb)\n"; out.String() != want {
+		t.Errorf("anchor pin printed %q, want %q", out.String(), want)
+	}
+	a, err := (&client.Client{BaseURL: live.URL}).AnchorOf(bg, "udgamlabs/smol-train", "HuggingFaceTB/SmolLM2-135M", runfile.TestFresh)
+	if err != nil || a.Run.ID != "fresh-release" || a.MaxDrift == nil || *a.MaxDrift != 0.01 {
+		t.Fatalf("anchor %+v: %v", a, err)
+	}
+	e, _, errb = serverTestEnv(bg, nil)
+	if code := run(e, []string{"anchor", "pin", "fresh-release", "--server", live.URL, "--token", live.Tokens[1]}); code != 1 || !strings.Contains(errb.String(), "not stored for evil/repo") {
+		t.Errorf("another repository's token: exit %d: %s", code, errb.String())
+	}
+	e, _, errb = serverTestEnv(bg, nil)
+	if code := run(e, []string{"anchor", "pin", "fresh-release", "--max-drift", "-1", "--server", live.URL, "--token", live.Tokens[0]}); code != 2 || !strings.Contains(errb.String(), `"-1" is not a number >= 0`) {
+		t.Errorf("negative budget: exit %d: %s", code, errb.String())
+	}
+}

@@ -28,12 +28,28 @@ type scoreFlags struct {
 	Contamination string  // a contamination scan report, recorded in the header
 	Exclude       string  // the same, and what it found is left out
 	ExcludeAbove  float64 // found means: more than this fraction of n-grams
+	// ReuseIfUnchanged is a baseline run whose records the run takes,
+	// scoring nothing, when the model is unchanged (--until decided's
+	// --baseline is taken without it).
+	ReuseIfUnchanged string
+	// Rescore scores an unchanged model all the same (a check of the
+	// engine's determinism against the baseline).
+	Rescore bool
 	untilFlags
 }
 
-// scoreOptions are a score command's options: flags bound by register
-// (which also sets the defaults the Action starts from) and checked by
-// validate.
+// newScoreFlags are the shared flags' defaults, which add registers the
+// flags over.
+func newScoreFlags() scoreFlags {
+	f := scoreFlags{GPU: "auto", untilFlags: newUntilFlags()}
+	f.Run.BOSMode = evals.BOSAuto
+	f.Run.Selection.Seed = 1
+	return f
+}
+
+// scoreOptions are a score command's options: made with their defaults by
+// the command's constructor (which the Action starts from too), bound to
+// flags by register and checked by validate.
 type scoreOptions interface {
 	register(fs *flag.FlagSet)
 	validate(e *env, pos []string) error
@@ -74,7 +90,7 @@ func (r *scoreFlags) add(fs *flag.FlagSet, unit, group string) {
 	fs.IntVar(&r.Threads, "threads", 0, "CPU threads, at most the machine's cores (default: all cores)")
 	fs.IntVar(&sel.Limit, "limit", 0, "score only the first N selected "+unit+" (0: all)")
 	fs.IntVar(&sel.Sample, "sample", 0, "score a seeded subset of N "+unit+", stratified by "+group)
-	fs.Int64Var(&sel.Seed, "seed", 1, "seed of --sample")
+	fs.Int64Var(&sel.Seed, "seed", sel.Seed, "seed of --sample")
 	fs.Func("match", "score only the "+unit+" whose id matches this regular expression (RE2), before --sample", func(s string) error {
 		re, err := regexp.Compile(s)
 		if err != nil {
@@ -91,10 +107,12 @@ func (r *scoreFlags) add(fs *flag.FlagSet, unit, group string) {
 	fs.StringVar(&r.Contamination, "contamination", "", "record in the run header what a contamination scan report (contamination scan --out) found among the "+unit+" (all are scored)")
 	fs.StringVar(&r.Exclude, "exclude", "", "the same, and leave out the "+unit+" the scan found in the training data")
 	fs.Float64Var(&r.ExcludeAbove, "exclude-above", 0, "with --exclude or --contamination: count as found only "+unit+" with more than this fraction of their n-grams in the training data")
-	fs.StringVar(&r.GPU, "gpu", "auto", "auto: offload every layer to a GPU backend when one is present (Metal, CUDA); cpu: never")
+	fs.StringVar(&r.GPU, "gpu", r.GPU, "auto: offload every layer to a GPU backend when one is present (Metal, CUDA); cpu: never")
 	fs.StringVar(&r.Run.Header.ModelName, "model-name", "", "model name for the run header (default: the GGUF's name)")
 	fs.StringVar(&r.Run.Header.ModelRevision, "model-revision", "", "model revision (commit) for the run header")
 	r.untilFlags.add(fs, unit)
+	fs.StringVar(&r.ReuseIfUnchanged, "reuse-if-unchanged", "", "a baseline's run file: when the model is unchanged from its model (the same GGUF fingerprint: tensors, tokenizer, every key but names) and every setting is the same, write its records instead of scoring (--until decided does this with --baseline)")
+	fs.BoolVar(&r.Rescore, "rescore", false, "score even when the model is unchanged from the baseline's (--until decided otherwise takes its records)")
 	fs.StringVar(&r.Git.Repo, "git-repo", "", "OWNER/NAME of the training repository (default: GITHUB_REPOSITORY)")
 	fs.StringVar(&r.Git.SHA, "git-sha", "", "commit of the training repository (default: GITHUB_SHA)")
 	fs.StringVar(&r.Git.Ref, "git-ref", "", "branch: main or the PR's head ref (default: from GITHUB_*)")
@@ -112,6 +130,14 @@ func (r *scoreFlags) common(e *env, test string, dataset runfile.Dataset) (evals
 	}
 	if c.Selection.Until, err = r.until(test); err != nil {
 		return c, err
+	}
+	switch {
+	case r.ReuseIfUnchanged != "":
+		if c.Reuse, err = runfile.ReadFile(r.ReuseIfUnchanged); err != nil {
+			return c, fmt.Errorf("--reuse-if-unchanged: %w", err)
+		}
+	case c.Selection.Until != nil && !r.Rescore:
+		c.Reuse = r.base // until read it
 	}
 	c.Header.Git = r.git(e)
 	c.Header.Runtime = r.runtime(e, r.Threads)

@@ -27,7 +27,7 @@ type scoreFreshOptions struct {
 }
 
 func runScoreFresh(e *env, args []string) error {
-	o := scoreFreshOptions{Open: openFreshLlama, Fetch: fetchFromHub(e, freshDataName)}
+	o := newScoreFreshOptions(e)
 	fs := newFlags(e, "score fresh",
 		"score a GGUF model on Fresh Text: bits per byte over documents each read on its own through sliding windows; records go to the run file as documents complete",
 		"udgam-ci score fresh --model smollm2-135m.gguf --data hf://udgamlabs/fresh-text@COMMIT --out fresh.jsonl --json")
@@ -37,14 +37,21 @@ func runScoreFresh(e *env, args []string) error {
 	return scoreFresh(e, o)
 }
 
-// register sets o's defaults and binds them to flags.
+// newScoreFreshOptions are score fresh's defaults, with the engine and
+// the hub (through e) to score with.
+func newScoreFreshOptions(e *env) scoreFreshOptions {
+	return scoreFreshOptions{Window: fresh.DefaultWindow, Stride: fresh.DefaultStride, BatchTokens: fresh.DefaultBatchTokens,
+		scoreFlags: newScoreFlags(), Open: openFreshLlama, Fetch: fetchFromHub(e, freshDataName)}
+}
+
+// register binds o's fields to flags, their values the defaults.
 func (o *scoreFreshOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Model, "model", "", "GGUF model file")
 	fs.StringVar(&o.Data, "data", "", "documents: JSONL or Parquet file, or hf://OWNER/NAME@COMMIT[/path] (default: the embedded smoke sample, not the benchmark)")
 	fs.StringVar(&o.Run.Out, "out", "", "run file to write (JSON Lines)")
-	fs.StringVar(&o.Run.BOSMode, "add-bos", evals.BOSAuto, "BOS before each document: auto (when the tokenizer has one), yes or no (then the first token is not scored and its bytes are left out)")
+	fs.StringVar(&o.Run.BOSMode, "add-bos", o.Run.BOSMode, "BOS before each document: auto (when the tokenizer has one), yes or no (then the first token is not scored and its bytes are left out)")
 	addWindowFlags(fs, &o.Window, &o.Stride)
-	fs.IntVar(&o.BatchTokens, "batch-tokens", fresh.DefaultBatchTokens, "tokens of windows per engine call (speed only)")
+	fs.IntVar(&o.BatchTokens, "batch-tokens", o.BatchTokens, "tokens of windows per engine call (speed only)")
 	o.scoreFlags.add(fs, "documents", "source")
 }
 
@@ -56,11 +63,11 @@ func (o *scoreFreshOptions) validate(e *env, pos []string) error {
 	return atLeast("batch-tokens", o.BatchTokens, 1)
 }
 
-// addWindowFlags registers --window and --stride with Fresh Text's
-// defaults (score fresh, audit artifact).
+// addWindowFlags registers --window and --stride over their values
+// (score fresh, audit artifact).
 func addWindowFlags(fs *flag.FlagSet, window, stride *int) {
-	fs.IntVar(window, "window", fresh.DefaultWindow, "Fresh Text tokens per window")
-	fs.IntVar(stride, "stride", fresh.DefaultStride, "Fresh Text tokens between window starts; later windows score only tokens not scored before")
+	fs.IntVar(window, "window", *window, "Fresh Text tokens per window")
+	fs.IntVar(stride, "stride", *stride, "Fresh Text tokens between window starts; later windows score only tokens not scored before")
 }
 
 // openFreshLlama loads a model with room for one window in the KV cache:

@@ -27,7 +27,7 @@ type scoreProbesOptions struct {
 }
 
 func runScoreProbes(e *env, args []string) error {
-	o := scoreProbesOptions{Open: openProbesLlama}
+	o := newScoreProbesOptions()
 	fs := newFlags(e, "score probes",
 		"score a GGUF model on the Probe Suite: each choice's summed log-probability after the prompt picks the answer; records go to the run file as items complete",
 		"udgam-ci score probes --model smollm2-135m.gguf --out probes.jsonl --json")
@@ -37,13 +37,19 @@ func runScoreProbes(e *env, args []string) error {
 	return scoreProbes(e, o)
 }
 
-// register sets o's defaults and binds them to flags.
+// newScoreProbesOptions are score probes' defaults, with the engine to
+// score with.
+func newScoreProbesOptions() scoreProbesOptions {
+	return scoreProbesOptions{Batch: probes.DefaultBatch, scoreFlags: newScoreFlags(), Open: openProbesLlama}
+}
+
+// register binds o's fields to flags, their values the defaults.
 func (o *scoreProbesOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Model, "model", "", "GGUF model file")
 	fs.StringVar(&o.Items, "items", "", "items: JSONL or Parquet file, or hf://OWNER/NAME@COMMIT[/path] (default: the embedded core set, 2,000 items)")
 	fs.StringVar(&o.Run.Out, "out", "", "run file to write (JSON Lines)")
-	fs.StringVar(&o.Run.BOSMode, "add-bos", evals.BOSAuto, "BOS before each prompt: auto (when the tokenizer has one), yes or no")
-	fs.IntVar(&o.Batch, "batch", probes.DefaultBatch, "items per engine call (speed only)")
+	fs.StringVar(&o.Run.BOSMode, "add-bos", o.Run.BOSMode, "BOS before each prompt: auto (when the tokenizer has one), yes or no")
+	fs.IntVar(&o.Batch, "batch", o.Batch, "items per engine call (speed only)")
 	fs.StringVar(&o.Variants, "variants", "", "also score the prompt variants: all, or some of reworded,terse (the published template is always scored and stays the headline)")
 	o.scoreFlags.add(fs, "items", "type and level")
 }

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"strings"
 
 	"github.com/udgamlabs/udgam-ci/evals/audit"
 	"github.com/udgamlabs/udgam-ci/runfile"
@@ -23,6 +27,10 @@ type serveOptions struct {
 	LogText    bool
 	// AuditLimits are what this server judges artifact audits under.
 	AuditLimits audit.Limits
+	// WebhookURL receives the server's events, signed with the secret read
+	// from WebhookSecretFile or $UDGAM_WEBHOOK_SECRET.
+	WebhookURL, WebhookSecretFile string
+	WebhookSecret                 []byte
 }
 
 func runServe(e *env, args []string) error {
@@ -47,12 +55,20 @@ func parseServe(e *env, args []string) (serveOptions, error) {
 	fs.BoolVar(&o.TrustProxy, "trust-proxy", false, "log the client address from X-Forwarded-For (behind a reverse proxy on a private network)")
 	fs.BoolVar(&o.LogText, "log-text", false, "log as text instead of JSON")
 	limits := fs.String("audit-max-degradation", audit.DefaultLimits.String(), "limits this server judges uploaded artifact audits under (an uploader's own are shown as their claim)")
+	fs.StringVar(&o.WebhookURL, "webhook-url", "", "post a signed JSON event here when a base-branch run regresses or an artifact audit fails")
+	fs.StringVar(&o.WebhookSecretFile, "webhook-secret-file", "", "file holding the webhook's HMAC secret (default: $UDGAM_WEBHOOK_SECRET)")
 	if err := parseNoArgs(fs, args); err != nil {
 		return o, err
 	}
 	var err error
 	if o.AuditLimits, err = audit.ParseLimits(*limits); err != nil {
 		return o, usageError{fmt.Errorf("--audit-max-degradation: %w", err)}
+	}
+	if o.WebhookSecret, err = webhookSecret(e, o.WebhookSecretFile); err != nil {
+		return o, err
+	}
+	if o.WebhookURL != "" && len(o.WebhookSecret) == 0 {
+		return o, usageError{errors.New("--webhook-url needs a secret: --webhook-secret-file or UDGAM_WEBHOOK_SECRET")}
 	}
 	if o.MaxBody <= 0 {
 		return o, usageError{fmt.Errorf("--max-body %d: want a positive number of bytes", o.MaxBody)}
@@ -72,7 +88,7 @@ func serve(e *env, o serveOptions) error {
 	defer st.Close()
 	srv, err := server.New(server.Config{
 		Store: st, Logger: slog.New(h), MaxBody: o.MaxBody, Private: o.Private, BaseRef: o.BaseRef, PublicURL: o.PublicURL,
-		TrustProxy: o.TrustProxy, AuditLimits: &o.AuditLimits,
+		TrustProxy: o.TrustProxy, AuditLimits: &o.AuditLimits, Webhook: server.Webhook{URL: o.WebhookURL, Secret: o.WebhookSecret},
 	})
 	if err != nil {
 		return err
@@ -82,4 +98,18 @@ func serve(e *env, o serveOptions) error {
 		return fmt.Errorf("listen on %s: %w", o.Addr, err)
 	}
 	return srv.Serve(e.Ctx, ln)
+}
+
+// webhookSecret reads the secret from path, or else from
+// $UDGAM_WEBHOOK_SECRET; surrounding whitespace (a file's newline) is not
+// part of it.
+func webhookSecret(e *env, path string) ([]byte, error) {
+	if path == "" {
+		return []byte(strings.TrimSpace(e.Getenv("UDGAM_WEBHOOK_SECRET"))), nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--webhook-secret-file: %w", err)
+	}
+	return bytes.TrimSpace(b), nil
 }

@@ -20,36 +20,43 @@ type untilFlags struct {
 	Budget   string
 	Baseline string
 	Level    float64
-	// MinEffect is the smallest delta that matters, 0 for none; nil is
-	// the test's default (compare.DefaultMinEffect*).
-	MinEffect *float64
+	// MinEffect is the smallest delta that matters, per test, 0 for none.
+	MinEffect compare.MinEffect
 	OrderSeed uint64
 	// base is the baseline run when the Action hands it over in memory;
 	// else --baseline is read.
 	base *runfile.Run
 }
 
-func (u *untilFlags) add(fs *flag.FlagSet, unit string) {
-	fs.StringVar(&u.Until, "until", "all", "all: score every "+unit+"; decided: score them in a seeded random order and stop once the anytime-valid comparison with --baseline decides (or --budget runs out)")
-	fs.StringVar(&u.Budget, "budget", "", "with --until decided: stop after this much scoring time (45m) or this many "+unit+" (400) if undecided")
-	fs.StringVar(&u.Baseline, "baseline", "", "with --until decided: the baseline's run file, which scored every "+unit+" of the set")
-	fs.Float64Var(&u.Level, "level", compare.DefaultConfidence, "with --until decided: level of the anytime-valid interval")
-	minEffectFlag(fs, &u.MinEffect, "with --until decided: smallest delta that matters")
-	fs.Uint64Var(&u.OrderSeed, "order-seed", sequential.DefaultSeed, "with --until decided: seed of the order (keep it the same for every model)")
+// newUntilFlags are --until's defaults: every record, and the defaults of
+// a sequential run should one be asked for.
+func newUntilFlags() untilFlags {
+	return untilFlags{Until: "all", Level: compare.DefaultConfidence, MinEffect: compare.NewOptions().MinEffect, OrderSeed: sequential.DefaultSeed}
 }
 
-// minEffectFlag registers --min-effect into *p, left nil when not given
-// (the test's default): the threshold itself, in the test's unit, 0 for
-// none, as the Action's min-effect inputs are (compare and score alike).
-func minEffectFlag(fs *flag.FlagSet, p **float64, what string) {
+// add registers the flags over u's values, their defaults.
+func (u *untilFlags) add(fs *flag.FlagSet, unit string) {
+	fs.StringVar(&u.Until, "until", u.Until, "all: score every "+unit+"; decided: score them in a seeded random order and stop once the anytime-valid comparison with --baseline decides (or --budget runs out)")
+	fs.StringVar(&u.Budget, "budget", "", "with --until decided: stop after this much scoring time (45m) or this many "+unit+" (400) if undecided")
+	fs.StringVar(&u.Baseline, "baseline", "", "with --until decided: the baseline's run file, which scored every "+unit+" of the set")
+	fs.Float64Var(&u.Level, "level", u.Level, "with --until decided: level of the anytime-valid interval")
+	minEffectFlag(fs, &u.MinEffect, "with --until decided: smallest delta that matters")
+	fs.Uint64Var(&u.OrderSeed, "order-seed", u.OrderSeed, "with --until decided: seed of the order (keep it the same for every model)")
+}
+
+// minEffectFlag registers --min-effect over *p, which holds each test's
+// default until it is given: the threshold itself, in the test's unit, 0
+// for none, as the Action's min-effect inputs are (compare and score
+// alike). Given, it applies to every test.
+func minEffectFlag(fs *flag.FlagSet, p *compare.MinEffect, what string) {
 	usage := fmt.Sprintf("%s, in the test's unit, 0 for none (default: %g bpb for fresh text, %g point for probes)",
-		what, compare.DefaultMinEffectBPB, compare.DefaultMinEffectAccuracy)
+		what, p.BPB, p.Accuracy)
 	fs.Func("min-effect", usage, func(s string) error {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil || !(v >= 0) || math.IsInf(v, 1) { // NaN too
 			return errors.New("want a number, 0 or more")
 		}
-		*p = &v
+		*p = compare.MinEffect{BPB: v, Accuracy: v}
 		return nil
 	})
 }
@@ -78,15 +85,9 @@ func (u *untilFlags) until(test string) (*evals.Until, error) {
 		if base, err = runfile.ReadFile(u.Baseline); err != nil {
 			return nil, err
 		}
+		u.base = base
 	}
-	minEffect := compare.DefaultMinEffectAccuracy
-	switch {
-	case u.MinEffect != nil:
-		minEffect = *u.MinEffect
-	case test == runfile.TestFresh:
-		minEffect = compare.DefaultMinEffectBPB
-	}
-	h, tr, err := compare.StartSequential(base, test, u.OrderSeed, u.Level, minEffect, u.Budget)
+	h, tr, err := compare.StartSequential(base, test, u.OrderSeed, u.Level, u.MinEffect.Of(test), u.Budget)
 	if err != nil {
 		return nil, fmt.Errorf("--baseline %s: %w", u.Baseline, err)
 	}

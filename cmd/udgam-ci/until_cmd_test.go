@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -38,8 +37,7 @@ func TestScoreUntilDecidedCommand(t *testing.T) {
 	score(3, base, nil)
 	head := filepath.Join(dir, "head.jsonl")
 	score(4, head, func(o *scoreProbesOptions) {
-		none := 0.0
-		o.Until, o.Baseline, o.Budget, o.MinEffect = "decided", base, "60", &none
+		o.Until, o.Baseline, o.Budget, o.MinEffect = "decided", base, "60", compare.MinEffect{}
 	})
 
 	h, err := runfile.ReadFile(head)
@@ -50,18 +48,11 @@ func TestScoreUntilDecidedCommand(t *testing.T) {
 	if st == nil || h.Len() != st.Scored || st.Scored > 60 {
 		t.Fatalf("head run: %d records, stop %+v", h.Len(), st)
 	}
-	e, stdout, stderr := freshTestEnv()
-	if code := run(e, []string{"compare", base, head, "--json"}); code != 0 {
-		t.Fatalf("compare: exit %d: %s", code, stderr.String())
-	}
-	var c compare.Comparison
-	if err := json.Unmarshal(stdout.Bytes(), &c); err != nil {
-		t.Fatal(err)
-	}
+	c := compareJSON(t, base, head)
 	if c.Sequential == nil || c.Sequential.Scored != st.Scored || c.Sequential.Total != 105 || c.CI != st.CI || c.Sequential.CI != st.CI {
 		t.Errorf("compare --json: ci %v sequential %+v; the run stopped with %+v", c.CI, c.Sequential, st)
 	}
-	e, stdout, _ = freshTestEnv()
+	e, stdout, _ := freshTestEnv()
 	if code := run(e, []string{"compare", base, head}); code != 0 || !strings.Contains(stdout.String(), fmt.Sprintf("after %d of 105 items", st.Scored)) {
 		t.Errorf("compare text: exit %d\n%s", code, stdout.String())
 	}

@@ -186,3 +186,28 @@ func SequentialHead(base, head *runfile.Run, k int, minEffect float64) *runfile.
 		Stop: &runfile.Stop{Reason: sequential.Budget, Scored: k}}
 	return out
 }
+
+// RelatedItems makes k runs' items over the same ids, each right with
+// probability p: every item has one latent draw the runs share, and each
+// run draws its own instead with probability redraw, so every pair of
+// runs differs by zero in truth (the null a gate must pass).
+func RelatedItems(n, k int, seed uint64, p, redraw float64) [][]runfile.Item {
+	g := rand.New(rand.NewPCG(seed, 5))
+	out := make([][]runfile.Item, k)
+	for j := range out {
+		out[j] = make([]runfile.Item, n)
+	}
+	for i := range n {
+		typ := probeTypes[i%len(probeTypes)]
+		id := fmt.Sprintf("pea-%s-%d-%d", typ, 1+i%3, i)
+		u := g.Float64()
+		for j := range out {
+			v := u
+			if g.Float64() < redraw {
+				v = g.Float64()
+			}
+			out[j][i] = Item(id, typ, 1+i%3, v < p, 0.5+g.Float64())
+		}
+	}
+	return out
+}

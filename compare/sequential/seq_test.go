@@ -179,3 +179,65 @@ func TestNoIntervalBeforeTakeAllOrAfterBreak(t *testing.T) {
 		t.Errorf("at the end: [%v, %v], want the exact value", lo, hi)
 	}
 }
+
+// A span sequence scales its bound from the pilot (PilotScale times its
+// largest residual), gives no interval before the pilot is in, and on a
+// record that breaks the bound starts again with a larger one instead of
+// giving up; after the last record it is the exact value.
+func TestSpanPilotScalesAndRaises(t *testing.T) {
+	t.Parallel()
+	const n, pilot = 400, 30
+	s, err := New(Config{N: n, W: n * 100, Level: 0.95, MinEffect: 0.05, First: pilot, Pilot: pilot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd := 0.0
+	add := func(d float64) {
+		t.Helper()
+		if err := s.Add(d, 100); err != nil {
+			t.Fatal(err)
+		}
+		sd += d
+	}
+	for i := range pilot {
+		if lo, hi := s.Interval(); !math.IsInf(lo, -1) || !math.IsInf(hi, 1) || s.Resid() != 0 {
+			t.Fatalf("pilot record %d: interval [%v, %v], bound %v; want none yet", i, lo, hi, s.Resid())
+		}
+		add(float64(1 - 2*(i%2))) // ±1 bit: residual 1 at the pilot's delta 0
+	}
+	if s.Resid() != PilotScale {
+		t.Fatalf("bound after the pilot %v, want %v (PilotScale times the largest residual, 1)", s.Resid(), float64(PilotScale))
+	}
+	for i := range 100 {
+		add(float64(1 - 2*(i%2)))
+	}
+	if r, _ := s.Decision(); r != Within {
+		lo, hi := s.Interval()
+		t.Fatalf("130 records of ±1 bit on 100 bytes, min-effect 0.05: %q, [%v, %v]; want within", r, lo, hi)
+	}
+	add(60) // 0.6 bits per byte: no delta within the bound fits it
+	if s.Broken() != nil || !slices.Contains(s.Raised(), pilot+101) || s.Resid() < PilotScale*59 {
+		t.Fatalf("after an outlier: broken %v, raised %v, bound %v; want raised at %d to at least %v", s.Broken(), s.Raised(), s.Resid(), pilot+101, PilotScale*59.0)
+	}
+	if lo, hi := s.Interval(); !math.IsInf(lo, -1) || !math.IsInf(hi, 1) {
+		t.Errorf("right after the raise: interval [%v, %v], want none until the next record", lo, hi)
+	}
+	for s.Scored() < n {
+		add(float64(1 - 2*(s.Scored()%2)))
+		if lo, hi := s.Interval(); math.IsNaN(lo) || math.IsNaN(hi) || lo > hi {
+			t.Fatalf("record %d: interval [%v, %v]", s.Scored(), lo, hi)
+		}
+	}
+	if lo, hi := s.Interval(); lo != sd/(n*100) || hi != lo {
+		t.Errorf("at the end: [%v, %v], want exactly %v", lo, hi, sd/(n*100))
+	}
+	for _, c := range []Config{
+		{N: 10, W: 10, Level: 0.95, Pilot: 5},                       // First is not the pilot
+		{N: 10, W: 10, Level: 0.95, Pilot: 5, First: 5, Resid: 1},   // a bound and a pilot
+		{N: 10, W: 10, Level: 0.95, Pilot: 5, First: 5, Unit: true}, // items need no pilot
+	} {
+		if _, err := New(c); err == nil {
+			t.Errorf("config %+v accepted", c)
+		}
+	}
+}

@@ -40,6 +40,20 @@
 // within that bound, or a document fits none in the interval, the
 // assumption is broken, the sequence stops deciding, and the run scores
 // everything (Broken says which records).
+//
+// Spans. A fixed bound in bits per byte breaks exactly when a change is
+// large and uneven, when a verdict should come first. With records small
+// and alike in size (a document's windows, Config.Pilot), the bound is
+// scaled instead by the spread the set shows: the first Pilot records of
+// the random order enter exactly, like a take-all stratum, and Resid is
+// PilotScale times their largest residual at their own delta. Given the
+// pilot, the rest is still a uniformly random order of what is left, so
+// the argument above holds unchanged with that Resid, which the later
+// records are checked against as before. A record that breaks it does not
+// end the sequence: it starts again from there, conditioned on everything
+// scored, with the bound raised (PilotScale times the largest residual of
+// all records so far, at least twice the last); the j-th sequence holds
+// α/2^j, so the sequences together keep α.
 package sequential
 
 import (
@@ -65,6 +79,17 @@ const (
 	// more than this many bits per byte of that longest document.
 	ResidPerByte = 0.2
 
+	// DefaultPilot is how many records of a set of spans (Config.Pilot)
+	// enter exactly before the first bet, to scale the bound.
+	DefaultPilot = 30
+	// PilotScale is the span rule's assumption: no span after the pilot
+	// has a residual, |d_i − θw_i| at the whole set's θ, more than this
+	// many times the pilot's largest, each at the pilot's own delta.
+	PilotScale = 2
+	// maxRaises is how many times a span sequence starts again with a
+	// larger bound before a break ends it, as it ends a document one.
+	maxRaises = 8
+
 	// takeAllMean and takeAllShare pick the take-all stratum: documents
 	// longer than takeAllMean times the mean, at most takeAllShare of the
 	// set (the longest).
@@ -75,6 +100,10 @@ const (
 	tuneShare = 0.2
 	// maxBet caps λ: at ½ the bound λξ − ψ(λ)ξ² rises on all of [−1, 1].
 	maxBet = 0.5
+	// spanMaxBet is the span sequence's cap, the largest λ with
+	// λ ≥ 2ψ(λ), where the bound still rises up to ξ = 1: a span's bound
+	// is a multiple of what was seen, so its bets meet the cap more often.
+	spanMaxBet = 0.58
 )
 
 // Stop reasons, as the run header and `compare --json` carry them.
@@ -103,6 +132,10 @@ type Config struct {
 	// Resid, when Unit is false, is the assumption: every record after
 	// the first First has |d_i − θw_i| ≤ Resid at the whole set's θ.
 	Resid float64
+	// Pilot, when Resid is 0, makes the first Pilot records of the order
+	// a pilot that scales the bound (First is then Pilot): Resid becomes
+	// PilotScale times their largest |d_i − θ̂w_i|, θ̂ their own delta.
+	Pilot int
 }
 
 func (c Config) validate() error {
@@ -117,7 +150,9 @@ func (c Config) validate() error {
 		return fmt.Errorf("sequential: min-effect %v, want 0 or more", c.MinEffect)
 	case c.First < 0 || c.First > c.N:
 		return fmt.Errorf("sequential: %d records first of %d", c.First, c.N)
-	case !c.Unit && !(c.Resid > 0):
+	case c.Pilot < 0 || c.Pilot > 0 && (c.Unit || c.Resid != 0 || c.First != c.Pilot):
+		return fmt.Errorf("sequential: a pilot of %d records with a bound of %v, %d records first", c.Pilot, c.Resid, c.First)
+	case !c.Unit && c.Pilot == 0 && !(c.Resid > 0):
 		return fmt.Errorf("sequential: residual bound %v, want more than 0", c.Resid)
 	}
 	return nil
@@ -138,6 +173,14 @@ type Sequence struct {
 	flo, fhi           float64 // the θ every random record scored allows under Resid
 	floAt, fhiAt       int     // the records (1-based) that set flo and fhi
 	broken             []int   // the records that broke the assumption
+	// A span sequence (Pilot) keeps every record (d, w) to rescale its
+	// bound, the pilot's Σ(d − θ̂w)² at its own θ̂ (pv, over pn records)
+	// to size the first bets, and the records that raised the bound.
+	hist   [][2]float64
+	pv     float64
+	pn     int
+	raised []int
+	minAt  int // the fewest records before a decision: First+MinRecords at the start
 }
 
 // New starts a sequence for cfg.
@@ -150,7 +193,13 @@ func New(cfg Config) (*Sequence, error) {
 	}
 	s := &Sequence{cfg: cfg, logA: math.Log(2 / (1 - cfg.Level)),
 		lo: math.Inf(-1), hi: math.Inf(1), flo: math.Inf(-1), fhi: math.Inf(1)}
+	if cfg.Pilot > 0 {
+		// the first span sequence holds half the error, each restart half
+		// of what the last held (raise), so together they hold it all
+		s.logA += math.Ln2
+	}
 	s.tune = max(float64(cfg.MinRecords), tuneShare*float64(cfg.N-cfg.First))
+	s.minAt = cfg.First + cfg.MinRecords
 	return s, nil
 }
 
@@ -168,11 +217,50 @@ func (s *Sequence) Add(d, w float64) error {
 	s.t++
 	s.sd += d
 	s.sw += w
+	if s.cfg.Pilot > 0 {
+		s.hist = append(s.hist, [2]float64{d, w})
+		if s.t == s.cfg.Pilot {
+			s.scale(0)
+		}
+	}
 	if s.t > s.cfg.First && s.broken == nil {
 		s.narrow(d, w)
 	}
 	return nil
 }
+
+// scale sets Resid from the records scored so far (the pilot, or all of
+// them when a record broke the last bound): PilotScale times their
+// largest residual at their own delta, at least floor and a millionth of
+// a bit per byte of a mean record (a pilot of identical scores has none).
+func (s *Sequence) scale(floor float64) {
+	e := s.Estimate()
+	var m, v float64
+	for _, r := range s.hist {
+		x := r[0] - e*r[1]
+		m = max(m, math.Abs(x))
+		v += x * x
+	}
+	s.pv, s.pn = v, len(s.hist)
+	s.cfg.Resid = max(PilotScale*m, floor, 1e-6*s.cfg.W/float64(s.cfg.N))
+}
+
+// raise starts the span sequence again after the record that broke its
+// bound: the records so far enter exactly, as a pilot does, the bound
+// grows, and the new sequence holds half the error the last one did.
+func (s *Sequence) raise() {
+	s.raised = append(s.raised, s.broken...)
+	s.broken = nil
+	s.logA += math.Ln2
+	s.scale(2 * s.cfg.Resid)
+	s.cfg.First = s.t
+	s.a1, s.b1, s.c2, s.c1, s.c0, s.v2 = 0, 0, 0, 0, 0, 0
+	s.lo, s.hi, s.flo, s.fhi = math.Inf(-1), math.Inf(1), math.Inf(-1), math.Inf(1)
+}
+
+// Resid is the bound on a record's residual the rule assumes, in the
+// unit of d: given, or scaled by the pilot once it is in (0 before).
+func (s *Sequence) Resid() float64 { return s.cfg.Resid }
 
 // bet adds a random-part record to the capitals' lower bound.
 func (s *Sequence) bet(d, w float64) {
@@ -204,7 +292,16 @@ func (s *Sequence) bet(d, w float64) {
 	n := float64(s.t - s.cfg.First)
 	r := p - s.Estimate()*q
 	v := (0.25*span*span + s.v2) / (n + 1)
-	lam := min(maxBet, span*math.Sqrt(2*s.logA/(v*s.tune)))
+	if s.cfg.Pilot > 0 {
+		// the pilot's spread, not the bound, is the first guess: the
+		// bound is a generous multiple of its largest residual
+		v = (s.pv + s.v2) / (float64(s.pn) + n)
+	}
+	cap := maxBet
+	if s.cfg.Pilot > 0 {
+		cap = spanMaxBet
+	}
+	lam := min(cap, span*math.Sqrt(2*s.logA/(v*s.tune)))
 	s.v2 += r * r
 	psi := -math.Log1p(-lam) - lam
 	k, l := psi/(span*span), lam/span
@@ -239,6 +336,9 @@ func (s *Sequence) narrow(d, w float64) {
 			s.broken = []int{s.t}
 		}
 		if s.broken != nil {
+			if s.cfg.Pilot > 0 && len(s.raised) < maxRaises {
+				s.raise()
+			}
 			return
 		}
 	}
@@ -280,6 +380,10 @@ func bigRoot(a, b, c float64) (float64, bool) {
 // Scored is how many records have been added.
 func (s *Sequence) Scored() int { return s.t }
 
+// Raised lists the records (1-based positions in the order) that broke a
+// span sequence's bound and started it again with a larger one.
+func (s *Sequence) Raised() []int { return s.raised }
+
 // Broken lists the records (1-based positions in the order) that showed
 // the assumption false: two that no single θ fits within Resid, or one
 // outside the interval; nil while it holds.
@@ -320,7 +424,7 @@ func (s *Sequence) Decision() (reason string, sign int) {
 	if s.t == s.cfg.N {
 		return Complete, 0
 	}
-	if s.broken != nil || s.t < s.cfg.First+s.cfg.MinRecords {
+	if s.broken != nil || s.t < s.minAt {
 		return "", 0
 	}
 	lo, hi := s.Interval()

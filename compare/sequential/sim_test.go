@@ -31,6 +31,9 @@ type population struct {
 	unit  bool    // |d| ≤ w: items
 	theta float64 // Σd/Σw, the full set's delta
 	half  float64 // the full set's fixed-sample 95% half-width
+	// docHalf, for a set of spans, is half of the documents they come
+	// from: the interval compare gives two full runs, documents resampled
+	docHalf float64
 }
 
 func newPopulation(name string, d, w []float64, unit bool) population {
@@ -256,6 +259,7 @@ var theRule = rule{
 type outcome struct {
 	missed  bool    // θ outside the interval at some look
 	stopped float64 // share of records scored when the rule stopped
+	weight  float64 // share of the weight (bytes) scored then
 	verdict string  // "up", "down", "no change", "undecided"
 	wrong   bool
 	broken  bool // the rule's assumption was seen to fail: no early stop
@@ -300,11 +304,16 @@ func runOrders(p population, orders int, minEffect float64, r rule, watch bool) 
 }
 
 func runOrder(p population, perm []int, minEffect float64, r interval, watch bool, from int) outcome {
-	res := outcome{stopped: 1, verdict: "undecided"}
+	res := outcome{stopped: 1, weight: 1, verdict: "undecided"}
 	eps := 1e-9 * (math.Abs(p.theta) + p.half) // the exact value at the end, up to rounding
 	decided := false
+	var total, sw float64
+	for _, x := range p.w {
+		total += x
+	}
 	for t, i := range perm {
 		r.add(p.d[i], p.w[i])
+		sw += p.w[i]
 		lo, hi := r.interval()
 		if t+1 >= from && (p.theta < lo-eps || p.theta > hi+eps) {
 			res.missed = true
@@ -318,6 +327,7 @@ func runOrder(p population, perm []int, minEffect float64, r interval, watch boo
 		}
 		decided = true
 		res.stopped = float64(t+1) / float64(len(perm))
+		res.weight = sw / total
 		res.verdict, res.wrong = judge(reason, sign, p.theta, minEffect, 1e-9*p.half)
 		if !watch {
 			break
@@ -423,17 +433,26 @@ func hardSets(t testing.TB) []population {
 func TestSimMissRate(t *testing.T) {
 	t.Parallel()
 	for _, p := range hardSets(t) {
-		n := missOrders()
-		os := runOrders(p, n, 0, theRule, true)
-		missed, wrong, broken := count(os)
-		t.Logf("%s (delta %.3g, %.1f half-widths): outside the interval at some look in %.2f%% of %d orders, wrong verdict in %.2f%%, assumption seen broken (every record scored) in %.1f%%",
-			p.name, p.theta, p.theta/p.half, 100*float64(missed)/float64(n), n, 100*float64(wrong)/float64(n), 100*float64(broken)/float64(n))
-		if tooMany(missed, n) {
-			t.Errorf("%s: missed in %d of %d orders, more than 5%% beyond noise", p.name, missed, n)
-		}
-		if tooMany(wrong, n) {
-			t.Errorf("%s: wrong verdict in %d of %d orders, more than 5%% beyond noise", p.name, wrong, n)
-		}
+		checkMisses(t, p, theRule)
+	}
+}
+
+// checkMisses runs p in missOrders() orders under r, looking after every
+// record to the end, logs how often the interval missed the whole set's
+// delta, a verdict was wrong and the assumption was seen broken, and fails
+// when a miss or a wrong verdict is more than 5% beyond noise.
+func checkMisses(t *testing.T, p population, r rule) {
+	t.Helper()
+	n := missOrders()
+	os := runOrders(p, n, 0, r, true)
+	missed, wrong, broken := count(os)
+	t.Logf("%s (%d records, delta %.3g, %.1f half-widths): outside the interval at some look in %.2f%% of %d orders, wrong verdict in %.2f%%, assumption seen broken (every record scored) in %.1f%%",
+		p.name, len(p.d), p.theta, p.theta/p.half, 100*float64(missed)/float64(n), n, 100*float64(wrong)/float64(n), 100*float64(broken)/float64(n))
+	if tooMany(missed, n) {
+		t.Errorf("%s: missed in %d of %d orders, more than 5%% beyond noise", p.name, missed, n)
+	}
+	if tooMany(wrong, n) {
+		t.Errorf("%s: wrong verdict in %d of %d orders, more than 5%% beyond noise", p.name, wrong, n)
 	}
 }
 
@@ -455,7 +474,7 @@ func stopOrders() int {
 func TestSimStopping(t *testing.T) {
 	t.Parallel()
 	var table strings.Builder
-	table.WriteString("| test | delta / half-width | min-effect | median scored | 90th pct scored | up | down | no change | wrong | assumption broken |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	table.WriteString("| test | delta / half-width | min-effect | median scored | 90th pct scored | median bytes | 90th pct bytes | up | down | no change | wrong | assumption broken |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	fresh, real := freshPopulation(1), realPopulation(t, true)
 	for _, name := range []string{"fresh", "fresh (real)", "probes"} {
 		for _, me := range []float64{0, 1} {
@@ -468,21 +487,9 @@ func TestSimStopping(t *testing.T) {
 					p = real.shifted(k * real.half)
 				}
 				minEffect := me * p.half
-				os := runOrders(p, stopOrders(), minEffect, theRule, false)
-				fr := make([]float64, len(os))
-				verdicts := map[string]int{}
-				_, wrong, broken := count(os)
-				for i, o := range os {
-					fr[i] = o.stopped
-					verdicts[o.verdict]++
-				}
-				sort.Float64s(fr)
-				med, p90 := fr[len(fr)/2], fr[len(fr)*9/10]
-				pc := func(n int) string { return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(len(os))) }
-				fmt.Fprintf(&table, "| %s | %g | %g x | %.3f | %.3f | %s | %s | %s | %s | %s |\n", name, k, me, med, p90,
-					pc(verdicts["up"]), pc(verdicts["down"]), pc(verdicts["no change"]), pc(wrong), pc(broken))
-				if tooMany(wrong, len(os)) {
-					t.Errorf("%s, delta %g x, min-effect %g x: wrong verdict in %d of %d orders, more than 5%% beyond noise", name, k, me, wrong, len(os))
+				med, wrong, n := stopRow(&table, name, k, me, p, minEffect, theRule, func(o outcome) float64 { return o.stopped }, true)
+				if tooMany(wrong, n) {
+					t.Errorf("%s, delta %g x, min-effect %g x: wrong verdict in %d of %d orders, more than 5%% beyond noise", name, k, me, wrong, n)
 				}
 				if k == 5 && med > 0.25 {
 					t.Errorf("%s, delta 5 x half-width, min-effect %g x: median share scored %.3f, want at most 0.25", name, me, med)
@@ -491,4 +498,35 @@ func TestSimStopping(t *testing.T) {
 		}
 	}
 	t.Logf("%d seeded orders each; shares of the set scored before stopping:\n%s", stopOrders(), table.String())
+}
+
+// stopRow scores p in stopOrders() orders under r, stopping at its
+// decision, and writes the row of a stopping table: the median and 90th
+// percentile of share (of the records, or of the bytes), with bytes the
+// median and 90th percentile of the bytes' share too, the verdicts and the
+// shares wrong and broken. It returns the median, the orders with a
+// wrong verdict and the orders run.
+func stopRow(table *strings.Builder, name string, k, me float64, p population, minEffect float64, r rule, share func(outcome) float64, bytes bool) (med float64, wrong, n int) {
+	os := runOrders(p, stopOrders(), minEffect, r, false)
+	fr, by := make([]float64, len(os)), make([]float64, len(os))
+	verdicts := map[string]int{}
+	_, wrong, broken := count(os)
+	for i, o := range os {
+		fr[i], by[i] = share(o), o.weight
+		verdicts[o.verdict]++
+	}
+	sort.Float64s(fr)
+	sort.Float64s(by)
+	med, p90 := fr[len(fr)/2], fr[len(fr)*9/10]
+	cols := fmt.Sprintf("%.3f | %.3f", med, p90)
+	switch {
+	case bytes && p.unit:
+		cols += " |  | " // probe items are alike: their bytes' share is the items'
+	case bytes:
+		cols += fmt.Sprintf(" | %.3f | %.3f", by[len(by)/2], by[len(by)*9/10])
+	}
+	pc := func(n int) string { return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(len(os))) }
+	fmt.Fprintf(table, "| %s | %g | %g x | %s | %s | %s | %s | %s | %s |\n", name, k, me, cols,
+		pc(verdicts["up"]), pc(verdicts["down"]), pc(verdicts["no change"]), pc(wrong), pc(broken))
+	return med, wrong, len(os)
 }

@@ -198,6 +198,11 @@ type Report struct {
 	// Claimed, set only by a report server, keeps the uploader's limits
 	// and verdict when the server judged under its own (Rejudge).
 	Claimed *Claim `json:"claimed,omitempty"`
+	// Verified, set only by a report server, names the run files
+	// (RunFileNames) whose records it found scored the same in its stored
+	// runs of the same model file and settings; the others' scores are
+	// the uploader's.
+	Verified []string `json:"verified,omitempty"`
 }
 
 // TypeFlips is one probe type's paired change and flips, with its levels.

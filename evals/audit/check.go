@@ -15,21 +15,28 @@ import (
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
+// MaxReportBytes bounds one audit report: a real one is a few kilobytes
+// (its probe types and levels), and the server holds it whole to read it.
+const MaxReportBytes = 1 << 20
+
+// ErrTooLarge is a report over MaxReportBytes.
+var ErrTooLarge = fmt.Errorf("over the limit of %d bytes for a report", MaxReportBytes)
+
 // Decode reads one audit report (the JSON of `audit artifact --json`) and
-// checks it: a field it does not know, a second document after it, or a
-// report that contradicts itself is an error naming the problem.
+// checks it: read as strictly as a run file (runfile.DecodeStrict), a
+// field it does not know, a second document after it, or a report that
+// contradicts itself is an error naming the problem.
 func Decode(r io.Reader, name string) (*Report, error) {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	var rep Report
-	if err := dec.Decode(&rep); err != nil {
-		return nil, fmt.Errorf("audit report %s: %w", name, err)
-	}
-	var syntax *json.SyntaxError
-	if _, err := dec.Token(); err != nil && !errors.Is(err, io.EOF) && !errors.As(err, &syntax) {
+	b, err := io.ReadAll(io.LimitReader(r, MaxReportBytes+1))
+	if err != nil {
 		return nil, fmt.Errorf("audit report %s: %w", name, err) // reading failed: the caller knows why
-	} else if !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("audit report %s: more after the report's JSON object (want one report)", name)
+	}
+	if len(b) > MaxReportBytes {
+		return nil, fmt.Errorf("audit report %s: %w", name, ErrTooLarge)
+	}
+	var rep Report
+	if err := runfile.DecodeStrict(b, &rep, true); err != nil {
+		return nil, fmt.Errorf("audit report %s: %w", name, err)
 	}
 	if err := rep.Check(); err != nil {
 		return nil, fmt.Errorf("audit report %s: %w", name, err)

@@ -63,8 +63,8 @@ type Claim struct {
 // the report judged under limits, the uploader's limits and verdict kept
 // as its Claimed when they differ.
 func Rejudge(rep *Report, runs RunFiles, limits Limits) (*Report, error) {
-	if rep.Claimed != nil {
-		return nil, fmt.Errorf("claimed is set by a report server, never by an upload")
+	if rep.Claimed != nil || rep.Verified != nil {
+		return nil, fmt.Errorf("claimed and verified are set by a report server, never by an upload")
 	}
 	for i, p := range runs.All() {
 		if *p == nil {
@@ -76,15 +76,9 @@ func Rejudge(rep *Report, runs RunFiles, limits Limits) (*Report, error) {
 			return nil, fmt.Errorf("%s: %d resamples, over the %d a server recomputes", c.Test, c.Resamples, MaxResamples)
 		}
 	}
-	minEffect := func(v float64) float64 {
-		if v == 0 {
-			return compare.NoMinEffect
-		}
-		return v
-	}
 	opt := Options{Quantized: rep.Quantized, Limits: rep.Limits, Compare: compare.Options{
 		Resamples: rep.Fresh.Resamples, Seed: rep.Fresh.Seed, Confidence: rep.Fresh.Confidence,
-		MinEffectBPB: minEffect(rep.Fresh.MinEffect), MinEffectAccuracy: minEffect(rep.Probes.MinEffect)}}
+		MinEffect: compare.MinEffect{BPB: rep.Fresh.MinEffect, Accuracy: rep.Probes.MinEffect}}}
 	got, err := Judge(runs.RefFresh, runs.ArtFresh, runs.RefProbes, runs.ArtProbes, rep.KL, opt)
 	if err != nil {
 		return nil, err

@@ -56,9 +56,9 @@ func (r *Report) Section() Section {
 		Verdict:     r.verdictLine(),
 	}
 	for _, t := range r.Types {
-		st := SectionType{Cells: flipRow(t.Type, t.Result, t.Worse), Worse: t.Worse}
+		st := SectionType{Cells: flipRow(t.Type, t.Result, r.Probes.MinEffect, t.Worse), Worse: t.Worse}
 		for _, l := range t.Levels {
-			st.Levels = append(st.Levels, flipRow(l.Level, l.Result, false))
+			st.Levels = append(st.Levels, flipRow(l.Level, l.Result, r.Probes.MinEffect, false))
 		}
 		s.Types = append(s.Types, st)
 	}
@@ -105,10 +105,14 @@ func label(s Side) string {
 
 func scoreRow(name string, c *compare.Comparison) []string {
 	return []string{name, report.FormatScore(c.Metric, c.Base), report.FormatScore(c.Metric, c.Head),
-		report.FormatDelta(c.Metric, c.Delta), report.FormatCI(c.Metric, c.CI), worseMark(c.Result)}
+		report.FormatDelta(c.Metric, c.Delta), report.FormatCI(c.Metric, c.CI), worseMark(c.Result, c.Metric, c.MinEffect)}
 }
 
-func worseMark(r compare.Result) string {
+// worseMark says what a change's test found. An interval that excludes
+// zero around a change smaller than the minimum effect is said to be so:
+// "no change" beside [0.0000, +0.0026] (p = 0.043) reads as a
+// contradiction.
+func worseMark(r compare.Result, metric string, minEffect float64) string {
 	switch {
 	case r.TooFew:
 		return "too few"
@@ -116,6 +120,8 @@ func worseMark(r compare.Result) string {
 		return "worse"
 	case r.Verdict == compare.Improved:
 		return "better"
+	case r.CI[0] > 0 || r.CI[1] < 0:
+		return "smaller than the " + report.FormatMinEffect(metric, minEffect) + " minimum effect"
 	}
 	return "no change"
 }
@@ -128,12 +134,12 @@ func (r *Report) klLine() string {
 
 func kl(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
 
-func flipRow(name string, res compare.Result, worse bool) []string {
+func flipRow(name string, res compare.Result, minEffect float64, worse bool) []string {
 	rw, wr := 0, 0
 	if res.Flips != nil {
 		rw, wr = res.Flips.RightToWrong, res.Flips.WrongToRight
 	}
-	mark := worseMark(res)
+	mark := worseMark(res, compare.MetricAccuracy, minEffect)
 	if worse {
 		mark = "worse"
 	}

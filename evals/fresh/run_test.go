@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -67,7 +68,7 @@ func sameDocs(t *testing.T, got, want []runfile.Doc) {
 		t.Fatalf("%d records, want %d", len(got), len(want))
 	}
 	for i := range want {
-		if got[i] != want[i] {
+		if !reflect.DeepEqual(got[i], want[i]) {
 			t.Errorf("record %d = %+v, want %+v", i, got[i], want[i])
 		}
 	}
@@ -161,7 +162,7 @@ func TestRunShardsMergeToTheWholeRun(t *testing.T) {
 		got[d.ID] = d
 	}
 	for _, d := range whole.Run.Docs {
-		if got[d.ID] != d {
+		if !reflect.DeepEqual(got[d.ID], d) {
 			t.Errorf("merged %s = %+v, want %+v", d.ID, got[d.ID], d)
 		}
 	}

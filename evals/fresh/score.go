@@ -52,7 +52,7 @@ type ScoreOptions struct {
 	BatchTokens    int // 0: DefaultBatchTokens
 }
 
-// job is one document being scored.
+// job is one document being scored, or one span of it.
 type job struct {
 	doc   *Document
 	seq   []int32
@@ -60,6 +60,17 @@ type job struct {
 	logp  [][]float64 // per span, in nats
 	left  int         // spans without results yet
 	first int         // bytes of the unscored first token (no BOS)
+	// only, from 1, is the one span a sequential run over spans scores
+	// of this document (Part.Span); 0 scores them all.
+	only int
+}
+
+// Part is what Score scores of a document: every window (Span 0), or
+// only the window whose scored span is Span (from 1), with its context,
+// for a sequential run over spans.
+type Part struct {
+	Doc  *Document
+	Span int
 }
 
 // pending is one window request waiting for the engine.
@@ -93,20 +104,33 @@ func Score(ctx context.Context, m runner.Model, docs []Document, opt ScoreOption
 // score is Score for a caller that has validated the window (Run, before
 // it writes the run file).
 func score(ctx context.Context, m runner.Model, docs []Document, opt ScoreOptions, emit func(runfile.Doc) error) error {
+	parts := make([]Part, len(docs))
+	for i := range docs {
+		parts[i] = Part{Doc: &docs[i]}
+	}
+	return scoreParts(ctx, m, parts, opt, emit)
+}
+
+// scoreParts is score over parts of documents: whole ones, or single
+// spans (a span record each).
+func scoreParts(ctx context.Context, m runner.Model, parts []Part, opt ScoreOptions, emit func(runfile.Doc) error) error {
 	if opt.BatchTokens <= 0 {
 		opt.BatchTokens = DefaultBatchTokens
 	}
 	s := &scorer{m: m, opt: opt, emit: emit}
-	for i := range docs {
+	for _, part := range parts {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		j, err := s.prepare(&docs[i])
+		j, err := s.prepare(part.Doc, part.Span)
 		if err != nil {
 			return err
 		}
 		s.queue = append(s.queue, j)
 		for k, sp := range j.spans {
+			if j.only != 0 && k != j.only-1 {
+				continue
+			}
 			s.reqs = append(s.reqs, runner.Request{Branches: []runner.Branch{{
 				Tokens:    j.seq[sp.Begin:sp.End],
 				Positions: positions(sp),
@@ -136,8 +160,9 @@ func score(ctx context.Context, m runner.Model, docs []Document, opt ScoreOption
 	return nil
 }
 
-// prepare tokenises a document and lays out its windows.
-func (s *scorer) prepare(d *Document) (*job, error) {
+// prepare tokenises a document and lays out its windows: all of them, or
+// only span only (from 1; 0 for all).
+func (s *scorer) prepare(d *Document, only int) (*job, error) {
 	toks, err := s.m.Tokenize(d.Text)
 	if err != nil {
 		return nil, fmt.Errorf("document %s: tokenize: %w", d.ID, err)
@@ -161,6 +186,12 @@ func (s *scorer) prepare(d *Document) (*job, error) {
 	}
 	j.logp = make([][]float64, len(j.spans))
 	j.left = len(j.spans)
+	if only != 0 {
+		if only > len(j.spans) {
+			return nil, fmt.Errorf("document %s: span %d of %d windows: the baseline's tokenizer laid out more windows than this model's (--until decided over spans pairs the same windows, so both runs need the same tokenizer, window and stride)", d.ID, only, len(j.spans))
+		}
+		j.only, j.left = only, 1
+	}
 	return j, nil
 }
 
@@ -245,39 +276,67 @@ func (s *scorer) emitDone() error {
 	return nil
 }
 
-// record sums a finished document. Log-probabilities are added in position
-// order whatever the packing, so packing cannot change the result.
+// record sums a finished document, or its one span. Each span's
+// log-probabilities are added in position order and the document's bits
+// are its spans' bits added in span order (runfile.SpanBits), whatever
+// the packing, so packing cannot change the result and a document put
+// together from span records is its whole record to the bit.
 func (j *job) record(addBOS bool) (runfile.Doc, error) {
-	var nats float64
-	tokens := 0
+	spans := make([]runfile.Span, 0, len(j.logp))
 	for k, lps := range j.logp {
+		if j.only != 0 && k != j.only-1 {
+			continue
+		}
+		var nats float64
 		for i, lp := range lps {
 			if math.IsNaN(lp) || lp > 1e-6 || math.IsInf(lp, 1) {
 				p := j.spans[k].From + i
 				return runfile.Doc{}, fmt.Errorf("document %s: token %d has log-probability %v, want a number <= 0", j.doc.ID, p, lp)
 			}
 			nats += lp
-			tokens++
 		}
+		if want := j.spans[k].End - j.spans[k].From; len(lps) != want {
+			return runfile.Doc{}, fmt.Errorf("document %s window %d: %d tokens scored, want %d", j.doc.ID, k+1, len(lps), want)
+		}
+		bits := 0.0
+		if nats != 0 {
+			bits = -nats / math.Ln2
+		}
+		if math.IsInf(bits, 0) {
+			return runfile.Doc{}, errors.New("document " + j.doc.ID + ": a token has probability 0 (infinite bits)")
+		}
+		spans = append(spans, runfile.Span{Tokens: len(lps), Bits: bits})
 	}
-	if want := max(len(j.seq)-1, 0); tokens != want {
-		return runfile.Doc{}, fmt.Errorf("document %s: %d tokens scored, want %d", j.doc.ID, tokens, want)
-	}
-	bits := 0.0
-	if tokens > 0 {
-		bits = -nats / math.Ln2
-	}
-	if math.IsInf(bits, 0) {
-		return runfile.Doc{}, errors.New("document " + j.doc.ID + ": a token has probability 0 (infinite bits)")
-	}
-	return runfile.Doc{
+	rec := runfile.Doc{
 		ID:            j.doc.ID,
 		Source:        j.doc.Source,
 		Bytes:         len(j.doc.Text) - j.first,
-		Tokens:        tokens,
-		Bits:          bits,
 		Windows:       len(j.spans),
 		FirstUnscored: !addBOS,
 		TextBytes:     len(j.doc.Text),
-	}, nil
+	}
+	if j.only != 0 {
+		// the span's share of the document's bytes, as the baseline's
+		// whole record shares them (runfile.SpanBytes); the tokens of
+		// every window are known once the document is tokenized
+		all := make([]runfile.Span, len(j.spans))
+		for k, sp := range j.spans {
+			all[k].Tokens = sp.End - sp.From
+		}
+		rec.Bytes = runfile.SpanBytes(rec.Bytes, all)[j.only-1]
+		rec.ID, rec.Of, rec.Span, rec.OfSpans = runfile.SpanID(j.doc.ID, j.only), j.doc.ID, j.only, len(j.spans)
+		rec.Windows, rec.Tokens, rec.Bits = 1, spans[0].Tokens, spans[0].Bits
+		return rec, nil
+	}
+	for _, sp := range spans {
+		rec.Tokens += sp.Tokens
+	}
+	if want := max(len(j.seq)-1, 0); rec.Tokens != want {
+		return runfile.Doc{}, fmt.Errorf("document %s: %d tokens scored, want %d", j.doc.ID, rec.Tokens, want)
+	}
+	rec.Bits = runfile.SpanBits(spans)
+	if len(spans) > 0 {
+		rec.Spans = spans
+	}
+	return rec, nil
 }

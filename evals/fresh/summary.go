@@ -29,8 +29,13 @@ type Summary struct {
 	Seconds       float64                        `json:"seconds"`
 	// TokensPerSecond counts tokens scored by this invocation only.
 	TokensPerSecond float64 `json:"tokens_per_second"`
-	// Sequential is the run's --until decided record, where it stopped.
+	// Sequential is the run's --until decided record, where it stopped,
+	// and Cost what its records are of the set (records and bytes).
 	Sequential *runfile.Sequential `json:"sequential,omitempty"`
+	Cost       *runfile.Cost       `json:"cost,omitempty"`
+	// Reused is set when the model was unchanged from the baseline's and
+	// nothing was scored.
+	Reused *runfile.Reused `json:"reused,omitempty"`
 }
 
 // NewSummary builds the summary of a finished run.
@@ -52,6 +57,8 @@ func NewSummary(r Result) Summary {
 		Seconds:  r.Seconds,
 
 		Sequential: r.Run.Header.Sequential,
+		Cost:       evals.SequentialCost(r.Run),
+		Reused:     r.Run.Header.Reused,
 	}
 	if s.Tokens > 0 {
 		out.BytesPerToken = float64(s.Bytes) / float64(s.Tokens)
@@ -106,8 +113,13 @@ func WriteText(w io.Writer, r Result) error {
 	if r.Resumed {
 		fmt.Fprintf(tw, "resumed\tyes (%d documents scored before)\n", r.Skipped)
 	}
-	if line := evals.StopLine(h.Sequential, "documents"); line != "" {
-		fmt.Fprintf(tw, "sequential\t%s\n", line)
+	if s.Cost != nil {
+		if line := evals.StopLine(h.Sequential, *s.Cost, "documents"); line != "" {
+			fmt.Fprintf(tw, "sequential\t%s\n", line)
+		}
+	}
+	if s.Reused != nil {
+		fmt.Fprintf(tw, "reused\t%s\n", s.Reused.Line())
 	}
 	fmt.Fprintf(tw, "run file\t%s\n", r.Out)
 	if err := tw.Flush(); err != nil {

@@ -80,10 +80,13 @@ func TestRunUntilDecided(t *testing.T) {
 	}
 }
 
-// A head whose documents change too unevenly for the bound the rule
-// assumes: the run says which documents broke it, never stops early, and
-// scores every document.
-func TestRunUntilDecidedAssumptionBroken(t *testing.T) {
+// A head whose documents change too unevenly for the fixed bound the
+// document rule assumes: against a baseline without spans (a run before
+// them) the run says which documents broke it, never stops early, and
+// scores every document; against one with spans the bound scales with
+// the spread, and the large change is decided early, its interval holding
+// the whole set's delta.
+func TestRunUntilDecidedUnevenChange(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	data := genData(200)
@@ -91,46 +94,84 @@ func TestRunUntilDecidedAssumptionBroken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, tr, err := compare.StartSequential(base.Run, runfile.TestFresh, sequential.DefaultSeed, 0.95, 0.01, "")
+	full, err := Run(context.Background(), unevenModel(3), runOptions(data, filepath.Join(dir, "full.jsonl")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var progress bytes.Buffer
-	o := runOptions(data, filepath.Join(dir, "head.jsonl"))
-	o.Selection.Until = &evals.Until{Header: h, Tracker: tr}
-	o.Progress = &progress
-	res, err := Run(context.Background(), &unevenModel{newByteModel(3)}, o)
-	if err != nil {
-		t.Fatal(err)
+	var diff, nbytes float64
+	for i, d := range full.Run.Docs {
+		diff += d.Bits - base.Run.Docs[i].Bits
+		nbytes += float64(d.Bytes)
 	}
-	st := res.Run.Header.Sequential.Stop
-	if st == nil || st.Reason != sequential.Complete || res.Run.Len() != len(data.Docs) {
-		t.Fatalf("stop %+v with %d of %d documents, want complete", st, res.Run.Len(), len(data.Docs))
+	delta := diff / nbytes
+
+	old := *base.Run
+	old.Docs = slices.Clone(base.Run.Docs)
+	for i := range old.Docs {
+		old.Docs[i].Spans = nil
 	}
-	if out := progress.String(); !strings.Contains(out, "--until decided: document") || !strings.Contains(out, "will not stop early") ||
-		!strings.Contains(out, tr.Broken()) {
-		t.Errorf("progress does not say the assumption broke (tracker: %q):\n%s", tr.Broken(), out)
+	for _, tc := range []struct {
+		name   string
+		base   *runfile.Run
+		reason string
+	}{{"documents", &old, sequential.Complete}, {"spans", base.Run, sequential.Beyond}} {
+		h, tr, err := compare.StartSequential(tc.base, runfile.TestFresh, sequential.DefaultSeed, 0.95, 0.01, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var progress bytes.Buffer
+		o := runOptions(data, filepath.Join(dir, tc.name+".jsonl"))
+		o.Selection.Until = &evals.Until{Header: h, Tracker: tr}
+		o.Progress = &progress
+		res, err := Run(context.Background(), unevenModel(3), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := res.Run.Header.Sequential.Stop
+		if st == nil || st.Reason != tc.reason {
+			t.Fatalf("%s: stop %+v with %d of %d records, want %s", tc.name, st, res.Run.Len(), h.Total, tc.reason)
+		}
+		out := progress.String()
+		switch tc.reason {
+		case sequential.Complete:
+			if res.Run.Len() != len(data.Docs) || !strings.Contains(out, "--until decided: document") || !strings.Contains(out, "will not stop early") ||
+				!strings.Contains(out, tr.Broken()) {
+				t.Errorf("%s: %d records; progress does not say the assumption broke (tracker: %q):\n%s", tc.name, res.Run.Len(), tr.Broken(), out)
+			}
+		default:
+			if h.Unit != runfile.UnitSpan || st.Scored > h.Total/2 || st.CI[0] > delta || st.CI[1] < delta || strings.Contains(out, "will not stop early") {
+				t.Errorf("%s: unit %q, stopped after %d of %d spans with [%g, %g], whole-set delta %g; want spans, early, holding it:\n%s",
+					tc.name, h.Unit, st.Scored, h.Total, st.CI[0], st.CI[1], delta, out)
+			}
+		}
 	}
 }
 
-// unevenModel is the base model made three times worse on about one
-// window in seven (those whose tokens sum to a multiple of 7): documents
-// change by very different amounts per byte.
-type unevenModel struct{ *byteModel }
+// scaledModel is the base model with its log-probabilities times factor
+// on about one window in every (those whose tokens sum to a multiple of
+// every): documents change by different amounts per byte.
+type scaledModel struct {
+	*byteModel
+	every  int
+	factor float64
+}
 
-func (m *unevenModel) Score(ctx context.Context, reqs []runner.Request) ([]runner.Result, error) {
+// unevenModel is three times worse on one window in seven.
+func unevenModel(seed int64) *scaledModel { return &scaledModel{newByteModel(seed), 7, 3} }
+
+func (m *scaledModel) Score(ctx context.Context, reqs []runner.Request) ([]runner.Result, error) {
 	res, err := m.byteModel.Score(ctx, reqs)
 	for i, r := range reqs {
 		sum := 0
-		for _, tok := range r.Prefix {
+		for _, tok := range r.Branches[0].Tokens {
 			sum += int(tok)
 		}
-		if err != nil || sum%7 != 0 {
+		if err != nil || sum%m.every != 0 {
 			continue
 		}
 		for _, branch := range res[i] {
 			for j := range branch {
-				branch[j] *= 3
+				branch[j] *= m.factor
 			}
 		}
 	}

@@ -36,8 +36,13 @@ type Summary struct {
 	Dataset  runfile.Dataset                `json:"dataset"`
 	Settings runfile.Settings               `json:"settings"`
 	Seconds  float64                        `json:"seconds"`
-	// Sequential is the run's --until decided record, where it stopped.
+	// Sequential is the run's --until decided record, where it stopped,
+	// and Cost what its records are of the set.
 	Sequential *runfile.Sequential `json:"sequential,omitempty"`
+	Cost       *runfile.Cost       `json:"cost,omitempty"`
+	// Reused is set when the model was unchanged from the baseline's and
+	// nothing was scored.
+	Reused *runfile.Reused `json:"reused,omitempty"`
 	// Notes say why the run scored other than asked (evals.SelectionNotes).
 	Notes []string `json:"notes,omitempty"`
 }
@@ -63,6 +68,8 @@ func Summarize(h runfile.Header, items []runfile.Item, seconds float64) Summary 
 		Notes:    evals.SelectionNotes(h, "items"),
 
 		Sequential: h.Sequential,
+		Cost:       evals.SequentialCost(&runfile.Run{Header: h, Items: items}),
+		Reused:     h.Reused,
 	}
 	s.Margin, s.MarginByType = margins(items)
 	return s
@@ -152,8 +159,13 @@ func (s Summary) WriteText(w io.Writer) error {
 	if len(s.Dataset.Constant) > 0 {
 		p("constant: the best accuracy of always giving the same answer (text or position); ! marks a type this model does not beat\n")
 	}
-	if line := evals.StopLine(s.Sequential, "items"); line != "" {
-		p("%s\n", line)
+	if s.Cost != nil {
+		if line := evals.StopLine(s.Sequential, *s.Cost, "items"); line != "" {
+			p("%s\n", line)
+		}
+	}
+	if s.Reused != nil {
+		p("%s\n", s.Reused.Line())
 	}
 	for _, n := range s.Notes {
 		p("note: %s\n", n)

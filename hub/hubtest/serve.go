@@ -70,13 +70,13 @@ func (h *Hub) serveAPI(w http.ResponseWriter, r *http.Request) {
 	case len(parts) >= 6 && parts[0] == "api" && parts[4] == "revision":
 		key := strings.Join(parts[1:4], "/")
 		f, ok := h.find(key, parts[5], true)
-		if !h.allowed(w, r, f, ok, "Invalid rev id: "+parts[5]) {
+		if !h.allowed(w, r, f, ok, parts[5]) {
 			return
 		}
 		writeJSON(w, map[string]any{"id": parts[2] + "/" + parts[3], "sha": f.sha, "private": false})
 	case len(parts) >= 6 && parts[0] == "api" && parts[4] == "tree":
 		f, ok := h.find(strings.Join(parts[1:4], "/"), parts[5], false)
-		if !h.allowed(w, r, f, ok, "Revision not found") {
+		if !h.allowed(w, r, f, ok, parts[5]) {
 			return
 		}
 		h.serveTree(w, r, f.c)
@@ -86,45 +86,56 @@ func (h *Hub) serveAPI(w http.ResponseWriter, r *http.Request) {
 			kind, parts = "datasets", parts[1:]
 		}
 		if len(parts) < 5 || parts[2] != "resolve" {
-			notFound(w, "not found")
+			hubError(w, http.StatusNotFound, "", "Not Found")
 			return
 		}
 		key := kind + "/" + parts[0] + "/" + parts[1]
 		f, ok := h.find(key, parts[3], false)
-		if !h.allowed(w, r, f, ok, "Revision not found") {
+		if !h.allowed(w, r, f, ok, parts[3]) {
 			return
 		}
 		p := strings.Join(parts[4:], "/")
 		body, ok := f.c.files[p]
 		if !ok {
-			notFound(w, "Entry not found")
+			w.Header().Set("X-Repo-Commit", f.sha)
+			hubError(w, http.StatusNotFound, "EntryNotFound", "Entry not found")
 			return
 		}
 		w.Header().Set("X-Repo-Commit", f.sha)
+		// huggingface_hub refuses a file without an ETag: the git blob id
+		// of the file, or of an LFS file's pointer with the content's
+		// sha256 in X-Linked-Etag.
 		if f.c.lfs[p] {
+			w.Header().Set("ETag", `"`+GitOID(lfsPointer(body))+`"`)
 			w.Header().Set("X-Linked-Etag", `"`+SHA256(body)+`"`)
 			w.Header().Set("X-Linked-Size", strconv.Itoa(len(body)))
 			q := url.Values{"key": {key}, "rev": {f.sha}, "path": {p}}
 			http.Redirect(w, r, h.CDN.URL+"/repos/"+SHA256(body)+"?"+q.Encode(), http.StatusFound)
 			return
 		}
+		w.Header().Set("ETag", `"`+GitOID(body)+`"`)
 		h.serveBytes(w, r, p, body)
 	}
 }
 
-// allowed answers 404 for an unknown repository, 401 for a gated one
-// without its token, and 404 with notRev for an unknown revision; it
-// reports whether the request may go on.
-func (h *Hub) allowed(w http.ResponseWriter, r *http.Request, f found, ok bool, notRev string) bool {
+// allowed answers as the hub does, with the X-Error-Code huggingface_hub
+// sorts its errors by: an unknown repository is 401 to an anonymous
+// request (the hub does not tell it from a private one) and 404 to a
+// token; a gated one is 401 without a token and 403 with another's; an
+// unknown revision rev is 404. It reports whether the request may go on.
+func (h *Hub) allowed(w http.ResponseWriter, r *http.Request, f found, ok bool, rev string) bool {
+	auth := r.Header.Get("Authorization")
 	switch {
+	case !ok && auth == "":
+		hubError(w, http.StatusUnauthorized, "RepoNotFound", "Repository not found")
 	case !ok:
-		notFound(w, "Repository not found")
-	case f.token != "" && r.Header.Get("Authorization") != "Bearer "+f.token:
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		fmt.Fprint(w, `{"error":"Access to this resource is restricted. You must be authenticated."}`)
+		hubError(w, http.StatusNotFound, "RepoNotFound", "Repository not found")
+	case f.token != "" && auth == "":
+		hubError(w, http.StatusUnauthorized, "GatedRepo", "Access to this resource is restricted. You must be authenticated.")
+	case f.token != "" && auth != "Bearer "+f.token:
+		hubError(w, http.StatusForbidden, "GatedRepo", "Access to this resource is restricted and you are not in the authorized list.")
 	case f.sha == "":
-		notFound(w, notRev)
+		hubError(w, http.StatusNotFound, "RevisionNotFound", "Invalid rev id: "+rev)
 	default:
 		return true
 	}
@@ -169,8 +180,8 @@ func (h *Hub) serveTree(w http.ResponseWriter, r *http.Request, c *commit) {
 		e := entry{Type: "file", Size: len(b), Path: p}
 		if c.lfs[p] {
 			// The git object of an LFS file is its pointer, not its bytes.
-			e.OID = GitOID([]byte("version https://git-lfs.github.com/spec/v1\noid sha256:" + SHA256(b)))
-			e.LFS = &lfs{OID: SHA256(b), Size: len(b), PointerSize: 134}
+			e.OID = GitOID(lfsPointer(b))
+			e.LFS = &lfs{OID: SHA256(b), Size: len(b), PointerSize: len(lfsPointer(b))}
 		} else {
 			e.OID = GitOID(b)
 		}
@@ -240,10 +251,21 @@ func (h *Hub) serveBytes(w http.ResponseWriter, r *http.Request, p string, body 
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
 }
 
-func notFound(w http.ResponseWriter, msg string) {
+// hubError answers an error as the hub does: the reason in the JSON body
+// and in X-Error-Message, its kind in X-Error-Code when it has one.
+func hubError(w http.ResponseWriter, status int, code, msg string) {
+	if code != "" {
+		w.Header().Set("X-Error-Code", code)
+	}
+	w.Header().Set("X-Error-Message", msg)
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusNotFound)
+	w.WriteHeader(status)
 	fmt.Fprintf(w, "{\"error\":%q}\n", msg)
+}
+
+// lfsPointer is the git object an LFS file is stored as.
+func lfsPointer(b []byte) []byte {
+	return []byte(fmt.Sprintf("version https://git-lfs.github.com/spec/v1\noid sha256:%s\nsize %d\n", SHA256(b), len(b)))
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

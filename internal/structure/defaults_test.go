@@ -16,6 +16,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/evals/contamination"
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
 	"github.com/udgamlabs/udgam-ci/internal/numfmt"
+	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
 // docDefault is one default as the documentation (README.md and docs/)
@@ -38,8 +39,8 @@ func docDefaults() []docDefault {
 		{"stride", `window that slides by ([0-9,]+) tokens`, numfmt.Count(fresh.DefaultStride)},
 		{"resamples", `([0-9,]+) resamples`, numfmt.Count(compare.DefaultResamples)},
 		{"level", `\b([0-9.]+)% intervals?\b`, pct},
-		{"minimum effect (bits per byte)", `minimum effect \(([0-9.]+) bpb`, strconv.FormatFloat(compare.DefaultMinEffectBPB, 'g', -1, 64)},
-		{"minimum effect (accuracy)", `bpb, ([0-9.]+) accuracy point`, strconv.FormatFloat(compare.DefaultMinEffectAccuracy, 'g', -1, 64)},
+		{"minimum effect (bits per byte)", `minimum effect \(([0-9.]+) bpb`, strconv.FormatFloat(compare.DefaultMinEffect(runfile.TestFresh), 'g', -1, 64)},
+		{"minimum effect (accuracy)", `bpb, ([0-9.]+) accuracy point`, strconv.FormatFloat(compare.DefaultMinEffect(runfile.TestProbes), 'g', -1, 64)},
 		{"n-gram size", `\b([0-9]+)-grams?\b`, strconv.Itoa(contamination.DefaultN)},
 		{"n-gram flag", `\[--n ([0-9]+)\]`, strconv.Itoa(contamination.DefaultN)},
 	}

@@ -32,7 +32,7 @@ var stages = []struct {
 	{"comparison", []string{"compare"}},
 	// The artifact audit scores two models, compares them and renders its
 	// section: it comes after the comparison it makes.
-	{"comment/server", []string{"report", "templates", "action", "server", "evals/audit"}},
+	{"comment/server", []string{"report", "templates", "action", "server", "export", "evals/audit"}},
 	{"wiring", []string{"cmd"}},
 }
 
@@ -50,6 +50,14 @@ var (
 // makes. Only the commands wire them; the path they check (runner/textprep
 // and its hfprep) must not lean on them, or a check would check itself.
 var checks = []string{"runner/hftok", "runner/tokcheck"}
+
+// stores keep rows: the server judges an upload (checks, scores, replays)
+// and hands the store a judged row, so a store depends on no package
+// that judges, as Litestream's ReplicaClient is storage only.
+var (
+	stores = []string{"server/store"}
+	judges = []string{"compare", "evals", "report"}
+)
 
 // against are the imports against the flow still allowed, each with why:
 // none. An entry is work left, and the test fails once one is no longer
@@ -107,9 +115,13 @@ func violations(imports, deps map[string][]string) []string {
 		}
 		_, isCmd := under(p, []string{"cmd"})
 		_, isCheck := under(p, checks)
+		_, isStore := under(p, stores)
 		for _, q := range deps[p] {
 			if k := kind(q); k != "" {
 				out = append(out, fmt.Sprintf("%s depends on %s %s", p, k, q))
+			}
+			if _, ok := under(q, judges); ok && isStore {
+				out = append(out, fmt.Sprintf("%s depends on %s, which judges: a store stores what the server judged", p, q))
 			}
 			if _, ok := under(q, checks); ok && !isCmd && !isCheck {
 				out = append(out, fmt.Sprintf("%s depends on check %s, which only the commands wire", p, q))
@@ -177,6 +189,7 @@ func TestFlowViolations(t *testing.T) {
 		{"test helper in production", map[string][]string{"action": nil}, map[string][]string{"action": {"hub/hubtest"}}, "action depends on reference hub/hubtest"},
 		{"tool in production", map[string][]string{"server": nil}, map[string][]string{"server": {"server/cmd/loadgen"}}, "server depends on tool server/cmd/loadgen"},
 		{"production leans on its check", map[string][]string{"runner/textprep": {"runner/hftok"}}, map[string][]string{"runner/textprep": {"runner/hftok"}}, "runner/textprep depends on check runner/hftok, which only the commands wire"},
+		{"store judges", map[string][]string{"server/store": {"runfile"}}, map[string][]string{"server/store": {"runfile", "compare/sequential"}}, "server/store depends on compare/sequential, which judges: a store stores what the server judged"},
 		{"unplaced", map[string][]string{"newthing": nil}, nil, "newthing: production package in no stage of the flow (add it to stages)"},
 	}
 	for _, tt := range tests {

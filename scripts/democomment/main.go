@@ -44,12 +44,11 @@ func main() {
 
 // actionOptions are report options as `udgam-ci action` sets them from its
 // inputs' defaults in action.yml.
-var actionOptions = compare.Options{
-	Resamples:             compare.DefaultResamples,
-	MinEffectBPB:          0.002,
-	MinEffectAccuracy:     1,
-	AllowSettingsMismatch: true,
-}
+var actionOptions = func() compare.Options {
+	o := compare.NewOptions()
+	o.AllowSettingsMismatch = true
+	return o
+}()
 
 func run(model, out string, files []string) error {
 	c := report.Comment{Model: model}

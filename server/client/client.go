@@ -356,6 +356,9 @@ type Run struct {
 	// Stop is where a sequential run stopped and why as the server
 	// replayed it from the records, never the header's own claim.
 	Stop *runfile.Stop `json:"stop,omitempty"`
+	// Cost is what a sequential run scored of its set, in records and
+	// bytes (runfile.CostOf), as the server replayed it.
+	Cost *runfile.Cost `json:"cost,omitempty"`
 }
 
 // RunsPage is one page of a model's runs, newest first, as

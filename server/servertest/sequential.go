@@ -14,8 +14,12 @@ import (
 func Sequential(base *runfile.Run, head Spec, n int, seed uint64, level float64) (*runfile.Run, error) {
 	r := head.Run()
 	h := &r.Header
+	setBytes := 0
+	for _, d := range base.Docs {
+		setBytes += d.Bytes
+	}
 	h.Sequential = &runfile.Sequential{Rule: runfile.RuleUntilDecided, Seed: seed, Level: level,
-		Baseline: base.Header.ID, Total: base.Len()}
+		Baseline: base.Header.ID, Total: base.Len(), Bytes: int64(setBytes)}
 	h.Dataset.Count = base.Len()
 	tr, err := compare.NewTracker(base, h.Test, *h.Sequential)
 	if err != nil {

@@ -23,14 +23,11 @@ const baselineRule = `abs(score) <= 1e308 AND abs(ci_lo) <= 1e308 AND abs(ci_hi)
 // base ref that started no later than r (so importing old runs flags them
 // sensibly). Another repository's runs are never a baseline: a token
 // uploads for its own repository, and could otherwise plant one.
-func pickBaseline(ctx context.Context, tx querier, r *runfile.Run, opt PutOptions) (*runfile.Header, error) {
+func pickBaseline(ctx context.Context, tx querier, r *runfile.Run, opt PutOptions, started int64) (*runfile.Header, error) {
 	h := &r.Header
 	var raw string
 	var err error
-	if opt.BaselineID != "" {
-		if err := ValidID(opt.BaselineID); err != nil {
-			return nil, &BadBaselineError{Msg: "baseline: " + err.Error()}
-		}
+	if opt.BaselineID != "" { // checked by CheckRun
 		var repo string
 		var partial sql.NullString
 		var ok bool
@@ -46,7 +43,6 @@ func pickBaseline(ctx context.Context, tx querier, r *runfile.Run, opt PutOption
 			return nil, &BadBaselineError{Msg: fmt.Sprintf("baseline run %s cannot be a baseline: its score is not a number, or the server has not judged it whole", opt.BaselineID)}
 		}
 	} else {
-		started, _ := unixNanos(h.StartedAt) // checked by PutRun
 		err = tx.QueryRowContext(ctx, `SELECT header FROM runs
 			WHERE repo = ? AND model = ? AND test = ? AND ref = ? AND id != ? AND started_at <= ? AND `+baselineRule+`
 			ORDER BY started_at DESC, id DESC LIMIT 1`,

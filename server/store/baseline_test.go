@@ -9,14 +9,16 @@ import (
 	"time"
 
 	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/server"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
 
-// TestBaselineRuleIsOne ties the three places a baseline is chosen to one
+// TestBaselineRuleIsOne ties the places a baseline is chosen to one
 // rule: the newest run Baseline answers, the run an upload is checked
-// against when it names none, and a run an upload names. For each kind of
-// run, all three agree on whether it can be a baseline (issue 41).
+// against when it names none, a run an upload names, and the run pinned as
+// an anchor. For each kind of run, all agree on whether it can be a
+// baseline (issues 41, 48).
 func TestBaselineRuleIsOne(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -60,7 +62,7 @@ func TestBaselineRuleIsOne(t *testing.T) {
 			}
 			defer s.Close()
 			put(t, s, older, store.PutOptions{})
-			if _, err := s.PutRun(ctx, tc.run(t), store.PutOptions{}); err != nil {
+			if _, err := server.Ingest(ctx, s, tc.run(t), store.PutOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			if tc.broken {
@@ -79,14 +81,16 @@ func TestBaselineRuleIsOne(t *testing.T) {
 				t.Fatal(err)
 			}
 			picked := put(t, s, servertest.Spec{ID: "pr", Seed: 3, Started: day(3), Ref: "pr"}, store.PutOptions{}).Run.BaselineID
-			_, err = s.PutRun(ctx, servertest.Spec{ID: "asks", Seed: 4, Started: day(4), Ref: "pr"}.Run(), store.PutOptions{BaselineID: "cand"})
+			_, err = server.Ingest(ctx, s, servertest.Spec{ID: "asks", Seed: 4, Started: day(4), Ref: "pr"}.Run(), store.PutOptions{BaselineID: "cand"})
 			var bb *store.BadBaselineError
 			if err != nil && !errors.As(err, &bb) {
 				t.Fatal(err)
 			}
-			got := [3]bool{b.ID == "cand", picked == "cand", err == nil}
-			if want := [3]bool{tc.can, tc.can, tc.can}; got != want {
-				t.Errorf("can be a baseline (Baseline, picked, named): %v, want %v (named: %v)", got, want, err)
+			// An anchor is pinned by the same rule (issue 48).
+			_, pinErr := s.PinAnchor(ctx, "cand", store.Token{Repo: h.Git.Repo}, nil)
+			got := [4]bool{b.ID == "cand", picked == "cand", err == nil, pinErr == nil}
+			if want := [4]bool{tc.can, tc.can, tc.can, tc.can}; got != want {
+				t.Errorf("can be a baseline (Baseline, picked, named, pinned as the anchor): %v, want %v (named: %v; pinned: %v)", got, want, err, pinErr)
 			}
 		})
 	}

@@ -71,7 +71,7 @@ func TestMigrationKeysRunsByRepo(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if v, err := s.SchemaVersion(ctx); err != nil || v != 5 {
+	if v, err := s.SchemaVersion(ctx); err != nil || v != 7 {
 		t.Fatalf("schema version %d, %v", v, err)
 	}
 	if runs, _, _ := s.Counts(ctx); runs != 4 {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/server"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
@@ -29,7 +30,7 @@ func TestModelsAgreesWithModelRuns(t *testing.T) {
 			if m == 2 {
 				sp.Repo = "other/repo"
 			}
-			if _, err := s.PutRun(ctx, sp.Run(), store.PutOptions{}); err != nil {
+			if _, err := server.Ingest(ctx, s, sp.Run(), store.PutOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}

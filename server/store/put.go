@@ -2,15 +2,12 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -32,128 +29,42 @@ type BadBaselineError struct{ Msg string }
 
 func (e *BadBaselineError) Error() string { return e.Msg }
 
-// encoded is a run turned into the rows it is stored as, prepared outside
-// the write transaction so the lock is held only for the inserts.
-type encoded struct {
-	header  []byte
-	records [][]byte
-	ids     []string
-	summary []byte
-	score   Score
-	sum     string
+// NewRun is a judged upload, the row the server hands the store: the run
+// as CheckRun accepted it and what the server computed from it once.
+type NewRun struct {
+	Checked *CheckedRun
+	Score   Score
+	// Partial is runfile.Coverage's label, "" for a whole run.
+	Partial string
+	// Sequential is the replay of a sequential run's stop as JSON, nil
+	// for other runs.
+	Sequential json.RawMessage
 }
 
-// encode turns a run into its stored lines. Each line must fit the line
-// limit of runfile.Read, which every later reader uses (the API, push,
-// compare), so a run is stored only in a form that can be served back; a
-// validated record re-encodes exactly (runfile.Marshal), so only the
-// length can fail.
-func encode(r *runfile.Run) (*encoded, error) {
-	e := &encoded{}
-	h := sha256.New()
-	line := func(what string, v any) ([]byte, error) {
-		b, err := runfile.Marshal(v)
-		if err != nil {
-			return nil, invalidf("%s: %v", what, err)
-		}
-		if len(b) >= runfile.MaxLine {
-			return nil, invalidf("%s: %d bytes as stored, over the line limit of %d", what, len(b), runfile.MaxLine)
-		}
-		h.Write(b)
-		h.Write([]byte{'\n'})
-		return b, nil
-	}
-	var err error
-	if e.header, err = line("header", r.Header); err != nil {
-		return nil, err
-	}
-	add := func(id string, v any) error {
-		b, err := line("record "+id, v)
-		if err != nil {
-			return err
-		}
-		e.records = append(e.records, b)
-		e.ids = append(e.ids, id)
-		return nil
-	}
-	for i := range r.Docs {
-		if err := add(r.Docs[i].ID, &r.Docs[i]); err != nil {
-			return nil, err
-		}
-	}
-	for _, items := range [][]runfile.Item{r.Items, r.Variants} {
-		for i := range items {
-			if err := add(items[i].ID, &items[i]); err != nil {
-				return nil, err
-			}
-		}
-	}
-	e.sum = hex.EncodeToString(h.Sum(nil))
-	if r.Header.Test == runfile.TestFresh {
-		e.summary, err = runfile.Marshal(runfile.SummarizeFresh(r.Docs))
-	} else {
-		e.summary, err = runfile.Marshal(runfile.SummarizeProbes(r.Items))
-	}
-	if err != nil { // a sum that is not a finite number
-		return nil, invalidf("run %s summary: %v", r.Header.ID, err)
-	}
-	e.score = compare.ScoreRun(r)
-	if !isFinite(e.score) {
-		return nil, invalidf("run %s: its score %v [%v, %v] is not a finite number", r.Header.ID, e.score.Value, e.score.Lo, e.score.Hi)
-	}
-	return e, nil
-}
-
-// PutRun stores a whole run in one transaction, or nothing. Storing the
+// PutRun stores a judged run in one transaction, or nothing. Storing the
 // same run again (same id, same content) is a no-op that returns the stored
 // run; another run under a stored id is ErrConflict.
-func (s *Store) PutRun(ctx context.Context, r *runfile.Run, opt PutOptions) (PutResult, error) {
-	if err := s.CheckRun(r); err != nil {
-		return PutResult{}, err
+func (s *Store) PutRun(ctx context.Context, n NewRun) (PutResult, error) {
+	if n.Checked == nil {
+		return PutResult{}, errors.New("store run: not checked (Store.CheckRun)")
 	}
-	if opt.BaseRef == "" {
-		opt.BaseRef = runfile.DefaultBaseRef
-	}
-	e, err := encode(r)
-	if err != nil {
-		return PutResult{}, fmt.Errorf("store run %s: %w", r.Header.ID, err)
-	}
-	started, err := unixNanos(r.Header.StartedAt)
-	if err != nil {
-		return PutResult{}, err
-	}
+	r, e, opt := n.Checked.run, n.Checked.enc, n.Checked.opt
 	h := &r.Header
-	partial := runfile.CoverageOf(r).String()
+	if !isFinite(n.Score) {
+		return PutResult{}, invalidf("run %s: its score %v [%v, %v] is not a finite number", h.ID, n.Score.Value, n.Score.Lo, n.Score.Hi)
+	}
 	var seq sql.NullString
-	if h.Sequential != nil {
-		rep, err := s.replaySequential(ctx, r)
-		if err != nil {
-			return PutResult{}, err
-		}
-		b, err := json.Marshal(rep)
-		if err != nil {
-			return PutResult{}, fmt.Errorf("store run %s: its sequential replay: %w", h.ID, err)
-		}
-		seq = sql.NullString{String: string(b), Valid: true}
-		if opt.BaselineID == "" {
-			// Its settings are checked against the run it was decided
-			// against, and its change is measured from it.
-			opt.BaselineID = h.Sequential.Baseline
-		}
+	if n.Sequential != nil {
+		seq = sql.NullString{String: string(n.Sequential), Valid: true}
 	}
 	var res PutResult
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		var sum string
-		err := tx.QueryRowContext(ctx, `SELECT content_sha256 FROM runs WHERE id = ?`, h.ID).Scan(&sum)
-		switch {
-		case err == nil && sum == e.sum:
-			return res.readBack(ctx, tx, h.ID) // already stored whole
-		case err == nil:
-			return fmt.Errorf("run %s: %w: another run with this id is stored", h.ID, ErrConflict)
-		case !errors.Is(err, sql.ErrNoRows):
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		// Checked again inside the write: an upload of the same run may
+		// have been stored since the server's first look (Stored).
+		if found, err := res.storedAs(ctx, tx, h.ID, e.sum); found || err != nil {
 			return err
 		}
-		base, err := pickBaseline(ctx, tx, r, opt)
+		base, err := pickBaseline(ctx, tx, r, opt, n.Checked.started)
 		if err != nil {
 			return err
 		}
@@ -175,9 +86,9 @@ func (s *Store) PutRun(ctx context.Context, r *runfile.Run, opt PutOptions) (Put
 			started_at, uploaded_at, n_records, metric, score, ci_lo, ci_hi, baseline_id, flags,
 			smoke, header, summary, content_sha256, partial, sequential) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			h.ID, h.Test, h.Model.Name, h.Model.Revision, h.Git.Repo, h.Git.SHA, h.Git.Ref, pr,
-			started, s.now().UnixNano(), len(e.records), e.score.Metric, e.score.Value,
-			e.score.Lo, e.score.Hi, baseID, string(flagJSON), h.Dataset.Smoke, string(e.header), string(e.summary), e.sum,
-			partial, seq)
+			n.Checked.started, s.now().UnixNano(), len(e.records), n.Score.Metric, n.Score.Value,
+			n.Score.Lo, n.Score.Hi, baseID, string(flagJSON), h.Dataset.Smoke, string(e.header), string(e.summary), e.sum,
+			n.Partial, seq)
 		if err != nil {
 			return err
 		}
@@ -204,8 +115,8 @@ func (s *Store) PutRun(ctx context.Context, r *runfile.Run, opt PutOptions) (Put
 // readBack reads the stored row inside the write transaction and checks it
 // is what every page will serve, so a run that cannot be shown is rolled
 // back rather than acknowledged.
-func (res *PutResult) readBack(ctx context.Context, tx *sql.Tx, id string) error {
-	run, err := getRun(ctx, tx, id)
+func (res *PutResult) readBack(ctx context.Context, q querier, id string) error {
+	run, err := getRun(ctx, q, id)
 	if err != nil {
 		return fmt.Errorf("read back: %w", err)
 	}

@@ -10,7 +10,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -45,10 +44,10 @@ type Run struct {
 	// is never a baseline.
 	Partial string
 	// Sequential is the server's replay of a sequential run's stop from
-	// its records against its baseline's (compare.ReplaySequential), what
-	// pages show instead of the header's claim; nil for other runs, and
-	// for sequential runs stored before the server replayed them.
-	Sequential *compare.Sequential
+	// its records against its baseline's (compare.ReplaySequential) as JSON,
+	// what pages show instead of the header's claim; nil for other runs,
+	// and for sequential runs stored before the server replayed them.
+	Sequential json.RawMessage
 	Header     runfile.Header
 	Summary    json.RawMessage
 	// Invalid says why a stored run cannot be scored (a row stored before
@@ -69,16 +68,6 @@ const (
 	// the header they keep only whether the run scored the smoke sample.
 	briefColumns = baseColumns + `, CASE WHEN smoke THEN '{"dataset":{"smoke":true}}' ELSE '' END, 'null'`
 )
-
-// unixNanos is t as stored. Every stored time is inside the window
-// runfile.CheckStarted allows, far inside int64 nanoseconds; a time outside
-// int64's range is refused here, never wrapped.
-func unixNanos(t time.Time) (int64, error) {
-	if t.Before(minNanosTime) || t.After(maxNanosTime) {
-		return 0, invalidf("time %s is outside the years 1678 to 2262 that can be stored", t.UTC().Format(time.RFC3339))
-	}
-	return t.UnixNano(), nil
-}
 
 // clampNanos is a query bound as stored: times beyond int64 nanoseconds
 // become its ends, which select the same rows.
@@ -121,9 +110,7 @@ func scanRun(sc scanner) (*Run, error) {
 		r.Partial = notJudged
 	}
 	if seq.Valid {
-		if err := json.Unmarshal([]byte(seq.String), &r.Sequential); err != nil {
-			return nil, fmt.Errorf("run %s sequential replay: %w", r.ID, err)
-		}
+		r.Sequential = json.RawMessage(seq.String)
 	}
 	if pr.Valid {
 		n := int(pr.Int64)

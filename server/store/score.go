@@ -1,15 +1,16 @@
 package store
 
-import (
-	"math"
-
-	"github.com/udgamlabs/udgam-ci/compare"
-)
+import "math"
 
 // Score is a run's headline number with its 95% bootstrap interval, as
-// compare.ScoreRun computes it for every surface: it depends only on the
-// records, so a page and a fresh local run show the same one.
-type Score = compare.RunScore
+// the server judged it from the records (compare.ScoreRun, the same for
+// every surface); the store keeps it as given.
+type Score struct {
+	Metric string
+	Value  float64
+	Lo     float64
+	Hi     float64
+}
 
 func isFinite(s Score) bool {
 	for _, v := range []float64{s.Value, s.Lo, s.Hi} {

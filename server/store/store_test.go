@@ -17,6 +17,7 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/server"
 	"github.com/udgamlabs/udgam-ci/server/servertest"
 	"github.com/udgamlabs/udgam-ci/server/store"
 )
@@ -33,7 +34,7 @@ func open(t *testing.T) *store.Store {
 
 func put(t *testing.T, s *store.Store, sp servertest.Spec, opt store.PutOptions) store.PutResult {
 	t.Helper()
-	res, err := s.PutRun(context.Background(), sp.Run(), opt)
+	res, err := server.Ingest(context.Background(), s, sp.Run(), opt)
 	if err != nil {
 		t.Fatalf("put %s: %v", sp.ID, err)
 	}
@@ -90,7 +91,7 @@ func TestPutRunConflict(t *testing.T) {
 	t.Parallel()
 	s := open(t)
 	put(t, s, servertest.Spec{ID: "r1", Seed: 1}, store.PutOptions{})
-	_, err := s.PutRun(context.Background(), servertest.Spec{ID: "r1", Seed: 2}.Run(), store.PutOptions{})
+	_, err := server.Ingest(context.Background(), s, servertest.Spec{ID: "r1", Seed: 2}.Run(), store.PutOptions{})
 	if !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("err = %v, want ErrConflict", err)
 	}
@@ -124,7 +125,7 @@ func TestBaselineAndFlags(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := s.PutRun(context.Background(), tc.spec.Run(), tc.opt)
+			res, err := server.Ingest(context.Background(), s, tc.spec.Run(), tc.opt)
 			if tc.err != "" {
 				var bb *store.BadBaselineError
 				if !errors.As(err, &bb) || !strings.Contains(err.Error(), tc.err) {
@@ -242,14 +243,22 @@ func TestCheckRunRefusesBadRuns(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := servertest.Spec{Records: 5}.Run()
 			tc.edit(r)
-			_, err := s.PutRun(context.Background(), r, store.PutOptions{})
+			_, err := s.CheckRun(r, store.PutOptions{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
 			}
 		})
 	}
-	if runs, _, _ := s.Counts(context.Background()); runs != 0 {
-		t.Fatalf("%d runs stored from bad input", runs)
+	// The baseline an upload asks for is checked with it.
+	for _, opt := range []store.PutOptions{{BaseRef: "main\n"}, {BaselineID: "../x"}} {
+		if _, err := s.CheckRun(servertest.Spec{Records: 5}.Run(), opt); err == nil {
+			t.Errorf("options %+v: accepted", opt)
+		}
+	}
+	seq := servertest.Spec{Records: 5}.Run()
+	seq.Header.Sequential = &runfile.Sequential{Rule: runfile.RuleUntilDecided, Level: 0.95, Baseline: "a b", Total: 5}
+	if _, err := s.CheckRun(seq, store.PutOptions{}); err == nil || !strings.Contains(err.Error(), "sequential.baseline") {
+		t.Errorf("a sequential run against baseline %q: %v", "a b", err)
 	}
 }
 
@@ -314,7 +323,7 @@ func TestReopenKeepsDataAndSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if v, err := s.SchemaVersion(ctx); err != nil || v != 5 {
+	if v, err := s.SchemaVersion(ctx); err != nil || v != 7 {
 		t.Fatalf("schema version %d, %v", v, err)
 	}
 	if _, err := s.GetRun(ctx, "keep"); err != nil {
@@ -420,7 +429,20 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer again.Close()
-	if v, err := again.SchemaVersion(context.Background()); err != nil || v != 5 {
+	if v, err := again.SchemaVersion(context.Background()); err != nil || v != 7 {
 		t.Fatalf("schema version %d, %v", v, err)
+	}
+}
+
+// The store takes only a run its CheckRun accepted: it never checks one
+// itself, so an upload is checked once.
+func TestPutRunTakesOnlyCheckedRuns(t *testing.T) {
+	t.Parallel()
+	s := open(t)
+	if _, err := s.PutRun(context.Background(), store.NewRun{Score: store.Score{Metric: "accuracy"}}); err == nil {
+		t.Fatal("PutRun stored a run that was not checked")
+	}
+	if runs, _, _ := s.Counts(context.Background()); runs != 0 {
+		t.Fatalf("%d runs stored", runs)
 	}
 }

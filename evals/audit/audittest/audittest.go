@@ -19,6 +19,9 @@ type Spec struct {
 	// Zero: comparetest's.
 	Model runfile.Model
 	Git   runfile.Git
+	// RefSHA256 and ArtSHA256 are each side's model file sha256 in its
+	// runs' headers (zero: Model's).
+	RefSHA256, ArtSHA256 string
 	// Items probe items (300), each right with probability PRef in the
 	// reference and PArt in the artifact (0.65 and 0.5: a loss of about
 	// fifteen points), drawn with Seed.
@@ -59,10 +62,13 @@ func Judged(t testing.TB, s Spec) (*audit.Report, audit.RunFiles) {
 	if s.Resamples == 0 {
 		s.Resamples = 500
 	}
-	side := func(r *runfile.Run, dtype string) *runfile.Run {
+	side := func(r *runfile.Run, dtype, sha string) *runfile.Run {
 		if s.Model.Name != "" {
 			r.Header.Model = s.Model
 			r.Header.Model.File = s.Model.File + "-" + dtype + ".gguf"
+		}
+		if sha != "" {
+			r.Header.Model.SHA256 = sha
 		}
 		if s.Git.Repo != "" {
 			r.Header.Git = s.Git
@@ -77,10 +83,12 @@ func Judged(t testing.TB, s Spec) (*audit.Report, audit.RunFiles) {
 	docs := comparetest.SynthDocs(40, s.Seed, 0.9, 0.1)
 	ref, got := comparetest.PairedItems(s.Items, s.Seed, s.PRef, s.PArt)
 	runs := audit.RunFiles{
-		RefFresh: side(comparetest.FreshRun("rf", "m", docs), "f16"), ArtFresh: side(comparetest.FreshRun("af", "m", comparetest.Shifted(docs, s.BPBRise)), art),
-		RefProbes: side(comparetest.ProbeRun("rp", "m", ref), "f16"), ArtProbes: side(comparetest.ProbeRun("ap", "m", got), art)}
+		RefFresh: side(comparetest.FreshRun("rf", "m", docs), "f16", s.RefSHA256), ArtFresh: side(comparetest.FreshRun("af", "m", comparetest.Shifted(docs, s.BPBRise)), art, s.ArtSHA256),
+		RefProbes: side(comparetest.ProbeRun("rp", "m", ref), "f16", s.RefSHA256), ArtProbes: side(comparetest.ProbeRun("ap", "m", got), art, s.ArtSHA256)}
+	cmp := compare.NewOptions() // as audit artifact judges
+	cmp.Resamples, cmp.Seed = s.Resamples, s.Seed
 	rep, err := audit.Judge(runs.RefFresh, runs.ArtFresh, runs.RefProbes, runs.ArtProbes,
-		s.KL, audit.Options{Compare: compare.Options{Resamples: s.Resamples, Seed: s.Seed}, Limits: s.Limits, Quantized: s.Quantized})
+		s.KL, audit.Options{Compare: cmp, Limits: s.Limits, Quantized: s.Quantized})
 	if err != nil {
 		t.Fatal(err)
 	}
