@@ -139,8 +139,9 @@ release: variants
 
 # matrix compiles and links cmd/udgam-ci for CPUs that users' runners have,
 # whatever this machine is (scripts/matrix.sh: only the packages whose C
-# code tests CPU features are compiled per target; each success is cached
-# outside the repository). A native build on a Sapphire Rapids Xeon once
+# code tests CPU features are compiled per target, targets whose feature
+# macros the engine's sources cannot tell apart are linked once, and each
+# success is cached outside the repository). A native build on a Sapphire Rapids Xeon once
 # failed to link (AMX, above): the last target turns AMX back on and must
 # fail to link, so every run shows that the matrix catches it.
 # NAME=FLAGS, flags joined by commas: CPUs newer than GCC 12 (Debian's) are

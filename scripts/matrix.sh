@@ -16,6 +16,10 @@
 # sources test a feature macro fails it. The link is the real one, with
 # the external linker, so an undefined reference fails as on the machine.
 #
+# Targets the engine's sources cannot tell apart (the same predefined
+# macros among those the sources name: view below) are linked once: the
+# first one's link answers for the others, and the report says so.
+#
 # A target written !NAME=FLAGS must instead fail with an undefined
 # reference: the Makefile lists Sapphire Rapids with AMX turned back on, so
 # every run shows that a link error fails the matrix.
@@ -45,6 +49,10 @@ mkdir -p "$cache"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+# The flags of the build that called this (make's native ones, which make
+# build and make test compiled the engine with), before the base's replace
+# them: a target the engine sees as that build links its objects.
+native_cflags=${CGO_CFLAGS:-} native_cxxflags=${CGO_CXXFLAGS:-}
 export CGO_CFLAGS="$base" CGO_CXXFLAGS="$base"
 # The per-target directives carry -m flags that cgo's allow list lacks.
 export CGO_CFLAGS_ALLOW='-m.*' CGO_CXXFLAGS_ALLOW='-m.*'
@@ -86,8 +94,11 @@ known=$("$cc" -Q --help=target 2>/dev/null | awk '{print $1}' | grep -- '^-m' | 
 # check TARGET: build one target, write its line of the report to
 # $work/NAME.out, and touch $work/NAME.failed when it did not do as it
 # should.
-check() {
-	local target=$1 expect=links name flags=() skipped=() want f g key note file sep got dir pkg
+# parse TARGET sets expect, name, flags (those the compiler knows) and
+# skipped (those it does not) for the caller.
+parse() {
+	local target=$1 want f g
+	expect=links flags=() skipped=()
 	# !NAME=FLAGS must fail to link with an undefined reference: the
 	# matrix's own check that a link error fails it (AMX turned back on).
 	case $target in !*) expect=fails target=${target#!} ;; esac
@@ -101,6 +112,35 @@ check() {
 			skipped+=("$f")
 		fi
 	done
+}
+
+# What the engine's C code sees of a target is the compiler's predefined
+# macros that its sources name (__AVX2__, __AMXINT8__, __ARM_FEATURE_SVE,
+# ...); view FLAGS... is a hash of those, with their values, for the base
+# flags followed by FLAGS. Two targets with one view compile the same
+# code paths and reference the same symbols, so one link answers for both
+# (Haswell and Zen 3 are x86-64-v3 to ggml; Skylake-X is x86-64-v4), and
+# a target whose view is the base's links the packages as the base
+# compiles them.
+ggml=$(sed -n 's|^\(.*/ml/backend/ggml/ggml\)/src [a-z]*$|\1|p' "$work/overlay.list")
+[ -d "$ggml" ] || { echo "matrix.sh: ggml's package is not among the per-target ones" >&2; exit 1; }
+find "$ggml" runner/llama -type f \( -name '*.c' -o -name '*.h' -o -name '*.cpp' -o -name '*.hpp' \) -print0 |
+	xargs -0 grep -ohE '\b[A-Za-z_][A-Za-z0-9_]*' | sort -u >"$work/names"
+view() {
+	# shellcheck disable=SC2086 # base is a list of flags
+	"$cc" $base "$@" -dM -E - </dev/null |
+		awk 'NR == FNR { named[$1]; next } $2 in named { print $2, $3 }' "$work/names" - | sort | sha256sum | cut -c1-16
+}
+base_view=$(view)
+native_view=none
+if [ -n "$native_cflags" ] && [ "$native_cflags" = "$native_cxxflags" ]; then
+	# shellcheck disable=SC2086 # a list of flags
+	native_view=$(base="" view $native_cflags)
+fi
+
+check() {
+	local expect name flags skipped key note file sep got dir pkg overlay=()
+	parse "$1"
 	key=$(printf '%s\n' "$inputs" "${flags[@]}" | sha256sum | cut -c1-16)
 	note=""
 	[ ${#skipped[@]} -eq 0 ] || note=" (without ${skipped[*]}: $(basename "$cc") does not know them)"
@@ -110,19 +150,32 @@ check() {
 	fi
 	# The overlay adds one Go file with the target's flags to each
 	# per-target package; cgo puts a package's directives after
-	# CGO_CFLAGS, so the target's -march wins over the base's.
-	printf '{"Replace":{' >"$work/$name.json"
-	sep=""
-	while read -r dir pkg; do
-		file="$work/$name-$(echo "$dir" | cksum | cut -d' ' -f1).go"
-		printf 'package %s\n\n// #cgo CFLAGS: %s\n// #cgo CXXFLAGS: %s\nimport "C"\n' "$pkg" "${flags[*]}" "${flags[*]}" >"$file"
-		printf '%s"%s/udgam_matrix_target.go":"%s"' "$sep" "$dir" "$file" >>"$work/$name.json"
-		sep=,
-	done <"$work/overlay.list"
-	printf '}}\n' >>"$work/$name.json"
+	# CGO_CFLAGS, so the target's -march wins over the base's. A target
+	# the engine sees as the base needs none: its link reuses what the
+	# base compiled (make arm64-test compiles arm64's); one it sees as the
+	# calling build links that build's objects.
+	local v env=()
+	v=$(view "${flags[@]}")
+	if [ "$v" = "$base_view" ]; then
+		note="$note (the base's view: no overlay)"
+	elif [ "$v" = "$native_view" ]; then
+		env=(CGO_CFLAGS="$native_cflags" CGO_CXXFLAGS="$native_cxxflags")
+		note="$note (this machine's view: make build's objects)"
+	else
+		printf '{"Replace":{' >"$work/$name.json"
+		sep=""
+		while read -r dir pkg; do
+			file="$work/$name-$(echo "$dir" | cksum | cut -d' ' -f1).go"
+			printf 'package %s\n\n// #cgo CFLAGS: %s\n// #cgo CXXFLAGS: %s\nimport "C"\n' "$pkg" "${flags[*]}" "${flags[*]}" >"$file"
+			printf '%s"%s/udgam_matrix_target.go":"%s"' "$sep" "$dir" "$file" >>"$work/$name.json"
+			sep=,
+		done <"$work/overlay.list"
+		printf '}}\n' >>"$work/$name.json"
+		overlay=(-overlay "$work/$name.json")
+	fi
 	got=fails
 	TIMEFORMAT='%0R s, %0U+%0S CPU s'
-	if { time $go build -overlay "$work/$name.json" -ldflags '-s -w' -o "$work/udgam-ci-$name" ./cmd/udgam-ci 2>"$work/$name.log"; } 2>"$work/$name.time"; then
+	if { time env "${env[@]}" $go build "${overlay[@]}" -ldflags '-s -w' -o "$work/udgam-ci-$name" ./cmd/udgam-ci 2>"$work/$name.log"; } 2>"$work/$name.time"; then
 		got=links
 	elif [ $expect = fails ] && ! grep -q 'undefined reference' "$work/$name.log"; then
 		got="fails for another reason than an undefined reference"
@@ -149,7 +202,15 @@ check() {
 # builds alone, so that the packages every target shares are compiled once.
 jobs=${MATRIX_JOBS:-$(nproc)}
 n=0
+declare -A first=() same=()
 for target in "$@"; do
+	parse "$target"
+	v="$expect $(view "${flags[@]}")"
+	if [ -n "${first[$v]:-}" ]; then
+		same[$name]=${first[$v]}
+		continue
+	fi
+	first[$v]=$name
 	check "$target" &
 	n=$((n + 1))
 	if [ $n = 1 ]; then wait; fi
@@ -160,6 +221,15 @@ failed=()
 for target in "$@"; do
 	target=${target#!}
 	name=${target%%=*}
+	if [ -n "${same[$name]:-}" ]; then
+		if [ -f "$work/${same[$name]}.failed" ]; then
+			echo "matrix: $name not built: the engine sees it as ${same[$name]}, which did not do as it should"
+			failed+=("$name")
+		else
+			echo "matrix: $name as ${same[$name]}: the engine sees the same macros (not built again)"
+		fi
+		continue
+	fi
 	cat "$work/$name.out"
 	[ ! -f "$work/$name.failed" ] || failed+=("$name")
 done
@@ -167,4 +237,4 @@ if [ ${#failed[@]} -gt 0 ]; then
 	echo "matrix: ${failed[*]} did not do as they should (of $# $goarch targets)" >&2
 	exit 1
 fi
-echo "matrix: all $# $goarch targets did as they should"
+echo "matrix: all $# $goarch targets did as they should ($((${#first[@]})) built or cached, $((${#same[@]})) the same as one of them)"

@@ -48,3 +48,10 @@ func (o *Options) testChecks() *engineChecks {
 	o.checks = c
 	return c
 }
+
+// LogitRows returns the most rows of logits one decode of m may ask for,
+// the most it has asked for so far, and the size of its logits buffer
+// (-1 where the C library cannot say).
+func LogitRows(m *Model) (limit, peak int, bufferBytes int64) {
+	return m.outputRows(), m.peakRows, m.logitsBytes()
+}

@@ -104,6 +104,7 @@ type Model struct {
 	nCtx      int
 	recurrent bool
 	abort     *C.int
+	peakRows  int        // the most rows of logits one decode has asked for
 	log       *engineLog // llama.cpp's log during this model's calls
 	// In a binary with ggml's float16 GELU table or float32 rope angles
 	// (a plain go build), a watch on the graphs refuses the models that
@@ -418,30 +419,72 @@ func (m *Model) abortOn(ctx context.Context) func() {
 	}
 }
 
-// decode runs one step and reads its log-probabilities into res.
+// decode runs one step and reads its log-probabilities into res, a part
+// of the step at a time (parts).
 func (m *Model) decode(st runner.Step, res []runner.Result) error {
-	outs, rows, err := m.feed(st)
-	if err != nil {
-		return err
-	}
-	// The log-softmax over a 49,152-token vocabulary is about 5% of a
-	// decode, so it runs on the threads llama.cpp has just released.
-	lse := make([]float64, len(rows))
-	forEachParallel(len(rows), m.opts.Threads, func(k int) {
-		lse[k] = float64(C.udgam_logsumexp(rows[k], C.int(m.nVocab)))
-	})
-	for k, i := range outs {
-		e := st.Entries[i]
-		if math.IsNaN(lse[k]) {
-			return fmt.Errorf("model produced a non-finite logit (at position %d)", e.Pos)
+	for _, part := range parts(st.Entries, m.outputRows()) {
+		outs, rows, err := m.feed(part)
+		if err != nil {
+			return err
 		}
-		logits := unsafe.Slice((*float32)(unsafe.Pointer(rows[k])), m.nVocab)
-		for _, r := range e.Reads {
-			res[r.Req][r.Branch][r.Index] = float64(logits[r.Next]) - lse[k]
+		// The log-softmax over a 49,152-token vocabulary is about 5% of a
+		// decode, so it runs on the threads llama.cpp has just released.
+		lse := make([]float64, len(rows))
+		forEachParallel(len(rows), m.opts.Threads, func(k int) {
+			lse[k] = float64(C.udgam_logsumexp(rows[k], C.int(m.nVocab)))
+		})
+		for k, i := range outs {
+			e := part[i]
+			if math.IsNaN(lse[k]) {
+				return fmt.Errorf("model produced a non-finite logit (at position %d)", e.Pos)
+			}
+			logits := unsafe.Slice((*float32)(unsafe.Pointer(rows[k])), m.nVocab)
+			for _, r := range e.Reads {
+				res[r.Req][r.Branch][r.Index] = float64(logits[r.Next]) - lse[k]
+			}
 		}
 	}
 	m.release(st)
 	return nil
+}
+
+// outputRows is the most rows of logits one llama_decode may ask for, so
+// that no step's logits over a large vocabulary are held whole
+// (maxLogitBytes).
+func (m *Model) outputRows() int {
+	return max(1, maxLogitBytes/(4*m.nVocab))
+}
+
+// parts splits a step's entries into consecutive runs, in order, each
+// with at most most entries that read logits: the fewest runs, with the
+// reads spread evenly over them (equal decodes are quicker than a full
+// one and a remainder). A run's tokens attend to the cells the runs
+// before it wrote, as they would within one decode.
+func parts(entries []runner.Entry, most int) [][]runner.Entry {
+	reads := 0
+	for _, e := range entries {
+		if len(e.Reads) > 0 {
+			reads++
+		}
+	}
+	if reads <= most {
+		return [][]runner.Entry{entries}
+	}
+	n := (reads + most - 1) / most
+	per := (reads + n - 1) / n
+	out := make([][]runner.Entry, 0, n)
+	start, seen := 0, 0
+	for i, e := range entries {
+		if len(e.Reads) == 0 {
+			continue
+		}
+		seen++
+		if seen%per == 0 && seen < reads {
+			out = append(out, entries[start:i+1])
+			start = i + 1
+		}
+	}
+	return append(out, entries[start:])
 }
 
 // release frees the cache cells of the sequences a step finished.
@@ -451,17 +494,17 @@ func (m *Model) release(st runner.Step) {
 	}
 }
 
-// feed decodes one step and returns the batch indices whose next-token
-// distributions the step reads, with their rows of logits (valid until
-// the next decode).
-func (m *Model) feed(st runner.Step) ([]int, []*C.float, error) {
-	if len(st.Entries) == 0 || len(st.Entries) > m.opts.Batch {
-		return nil, nil, fmt.Errorf("internal: step of %d tokens for a batch of %d", len(st.Entries), m.opts.Batch)
+// feed decodes entries, a step or a part of one (parts), and returns the
+// batch indices whose next-token distributions they read, with their rows
+// of logits (valid until the next decode).
+func (m *Model) feed(entries []runner.Entry) ([]int, []*C.float, error) {
+	if len(entries) == 0 || len(entries) > m.opts.Batch {
+		return nil, nil, fmt.Errorf("internal: step of %d tokens for a batch of %d", len(entries), m.opts.Batch)
 	}
 	// llama.cpp asserts (aborting the process) where a recurrent state cell
 	// it must copy is missing: each token of a recurrent or hybrid model
 	// belongs to one sequence, and every sequence id has a state slot.
-	for _, e := range st.Entries {
+	for _, e := range entries {
 		if m.recurrent && len(e.Seqs) != 1 {
 			return nil, nil, fmt.Errorf("internal: a token of recurrent model %s in %d sequences; its state is one sequence's", m.info.Path, len(e.Seqs))
 		}
@@ -472,7 +515,7 @@ func (m *Model) feed(st runner.Step) ([]int, []*C.float, error) {
 		}
 	}
 	seqs := make([]C.llama_seq_id, m.opts.Parallel)
-	for i, e := range st.Entries {
+	for i, e := range entries {
 		for s, id := range e.Seqs {
 			seqs[s] = C.llama_seq_id(id)
 		}
@@ -482,7 +525,7 @@ func (m *Model) feed(st runner.Step) ([]int, []*C.float, error) {
 		}
 		C.udgam_batch_set(&m.batch, C.int(i), C.llama_token(e.Token), C.llama_pos(e.Pos), &seqs[0], C.int(len(e.Seqs)), out)
 	}
-	m.batch.n_tokens = C.int32_t(len(st.Entries))
+	m.batch.n_tokens = C.int32_t(len(entries))
 	var rc C.int32_t
 	m.log.run(func() { rc = C.llama_decode(m.ctx, m.batch) })
 	if rc != 0 {
@@ -492,11 +535,12 @@ func (m *Model) feed(st runner.Step) ([]int, []*C.float, error) {
 		return nil, nil, err
 	}
 	var outs []int // batch indices whose log-probabilities are read
-	for i, e := range st.Entries {
+	for i, e := range entries {
 		if len(e.Reads) > 0 {
 			outs = append(outs, i)
 		}
 	}
+	m.peakRows = max(m.peakRows, len(outs))
 	rows := make([]*C.float, len(outs))
 	for k, i := range outs {
 		if rows[k] = C.llama_get_logits_ith(m.ctx, C.int32_t(i)); rows[k] == nil {
@@ -504,6 +548,14 @@ func (m *Model) feed(st runner.Step) ([]int, []*C.float, error) {
 		}
 	}
 	return outs, rows, nil
+}
+
+// logitsBytes is the size of the context's logits buffer (-1 where the C
+// library cannot say), for tests that hold it to outputRows.
+func (m *Model) logitsBytes() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return int64(C.udgam_logits_bytes(m.ctx))
 }
 
 // forEachParallel calls f(0) ... f(n-1) on up to workers goroutines and

@@ -22,6 +22,13 @@ const (
 	DefaultPackCells = 256
 )
 
+// maxLogitBytes bounds the logits one decode asks llama.cpp for: it holds
+// each row twice (the graph's output and the context's output buffer), and
+// a 512-token step over Gemma 3's 262,144-token vocabulary would take 1 GB.
+// Steps reading more rows are decoded in parts (parts); 64 MiB keeps Gemma
+// 3 within weights + KV cache + 300 MB (BENCHMARKS.md, issue 53).
+const maxLogitBytes = 64 << 20
+
 // MaxParallel is the most sequences one context holds (llama.cpp's
 // LLAMA_MAX_SEQ): Load refuses more.
 const MaxParallel = 256

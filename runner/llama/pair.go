@@ -88,14 +88,27 @@ type rowPair struct {
 	bad                bool
 }
 
-// step decodes one planned step on both models and files the reads: the
-// reference's and the artifact's log-probabilities, KL and top agreement.
+// step decodes one planned step on both models, a part at a time (parts),
+// and files the reads: the reference's and the artifact's
+// log-probabilities, KL and top agreement.
 func (p *Pair) step(st runner.Step, res [4][]runner.Result) error {
-	outs, refRows, err := p.Ref.feed(st)
+	for _, part := range parts(st.Entries, p.Ref.outputRows()) {
+		if err := p.part(part, res); err != nil {
+			return err
+		}
+	}
+	p.Ref.release(st)
+	p.Art.release(st)
+	return nil
+}
+
+// part decodes entries on both models and files their reads.
+func (p *Pair) part(entries []runner.Entry, res [4][]runner.Result) error {
+	outs, refRows, err := p.Ref.feed(entries)
 	if err != nil {
 		return fmt.Errorf("reference: %w", err)
 	}
-	artOuts, artRows, err := p.Art.feed(st)
+	artOuts, artRows, err := p.Art.feed(entries)
 	if err != nil {
 		return fmt.Errorf("artifact: %w", err)
 	}
@@ -113,7 +126,7 @@ func (p *Pair) step(st runner.Step, res [4][]runner.Result) error {
 		r.topRef, r.topArt = int(ta), int(tb)
 	})
 	for k, i := range outs {
-		e, r := st.Entries[i], rows[k]
+		e, r := entries[i], rows[k]
 		if r.bad {
 			return fmt.Errorf("a model produced a non-finite logit (at position %d)", e.Pos)
 		}
@@ -130,8 +143,6 @@ func (p *Pair) step(st runner.Step, res [4][]runner.Result) error {
 			res[3][rd.Req][rd.Branch][rd.Index] = same
 		}
 	}
-	p.Ref.release(st)
-	p.Art.release(st)
 	return nil
 }
 

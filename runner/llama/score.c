@@ -2,6 +2,9 @@
 
 #include <math.h>
 #include "score.h"
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 static bool udgam_abort(void *data) { return *(volatile int *)data != 0; }
 
@@ -66,4 +69,14 @@ int udgam_pair(const float *a, const float *b, int n, double *lse_a, double *lse
 	*top_a = ta;
 	*top_b = tb;
 	return 0;
+}
+
+long long udgam_logits_bytes(struct llama_context *ctx) {
+#if defined(__GLIBC__)
+	float *logits = llama_get_logits(ctx);
+	return logits == NULL ? 0 : (long long)malloc_usable_size(logits);
+#else
+	(void)ctx;
+	return -1;
+#endif
 }

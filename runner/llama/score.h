@@ -29,4 +29,9 @@ void udgam_batch_set(struct llama_batch *b, int i, llama_token tok, llama_pos po
 int udgam_pair(const float *a, const float *b, int n, double *lse_a, double *lse_b,
                double *kl, int *top_a, int *top_b);
 
+// udgam_logits_bytes is the size of the buffer ctx holds its logits in,
+// as the C library allocated it (tests only: it assumes a CPU buffer,
+// from malloc), or -1 where the C library does not say (not glibc).
+long long udgam_logits_bytes(struct llama_context *ctx);
+
 #endif
