@@ -10,9 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +18,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/udgamlabs/udgam-ci/internal/scripttest"
 )
 
 // The fake is held to GitHub's own OpenAPI description of its REST API
@@ -74,24 +72,14 @@ func readDescription(file string) (*openapi3.T, routers.Router, error) {
 }
 
 // installDescription runs scripts/ghapi/install.sh, which prints the
-// description's path on its last line (the cache's location has one home).
+// description's path on its last line.
 func installDescription() (string, error) {
-	_, src, _, ok := runtime.Caller(0)
-	if !ok {
-		return "", errors.New("install GitHub's REST description: cannot locate the source tree")
-	}
-	script := filepath.Join(filepath.Dir(src), "..", "..", "scripts", "ghapi", "install.sh")
-	cmd := exec.Command("bash", script)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	file, err := scripttest.Install("ghapi/install.sh")
 	if err != nil {
-		return "", fmt.Errorf("install GitHub's REST description: %s: %v\n%s", script, err, stderr.String())
+		return "", fmt.Errorf("install GitHub's REST description: %w", err)
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	file := lines[len(lines)-1]
 	if st, err := os.Stat(file); err != nil || !st.Mode().IsRegular() {
-		return "", fmt.Errorf("install GitHub's REST description: %s printed %q, not a file", script, file)
+		return "", fmt.Errorf("install GitHub's REST description: scripts/ghapi/install.sh printed %q, not a file", file)
 	}
 	return file, nil
 }

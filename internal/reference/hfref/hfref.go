@@ -21,6 +21,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/internal/scripttest"
 	"github.com/udgamlabs/udgam-ci/runner/tokcheck"
 )
 
@@ -147,19 +148,12 @@ func installDir(tb testing.TB) string {
 			install.err = fmt.Errorf("npm is not installed (apt-get install npm): the reference tokenizers need it")
 			return
 		}
-		script := filepath.Join(scriptsDir(tb), "install.sh")
-		cmd := exec.Command("bash", script)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			install.err = fmt.Errorf("%s: %v\n%s", script, err, stderr.String())
+		install.dir, install.err = scripttest.Install("hfref/install.sh")
+		if install.err != nil {
 			return
 		}
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		install.dir = lines[len(lines)-1]
 		if st, err := os.Stat(install.dir); err != nil || !st.IsDir() {
-			install.err = fmt.Errorf("%s printed %q, not a directory", script, install.dir)
+			install.err = fmt.Errorf("scripts/hfref/install.sh printed %q, not a directory", install.dir)
 		}
 	})
 	if install.err != nil {
