@@ -29,7 +29,23 @@ var ftypes = map[string]C.enum_llama_ftype{
 // runner.QuantTypes) by llama.cpp's own quantizer with its default rules
 // (which tensors keep more bits, fallbacks for widths a type cannot hold),
 // to out. The input is checked in Go first; threads <= 0 means all cores.
+// An input already quantized is refused: see Requantize.
 func Quantize(in, out, typ string, threads int) error {
+	return quantize(in, out, typ, threads, false)
+}
+
+// Requantize is Quantize for an input whose tensors may already be
+// quantized (a Q4_1 file to Q8_0, say): llama.cpp dequantizes each such
+// tensor to float32 and quantizes it again (its allow_requantize), so the
+// result carries both roundings. It makes a small, real change of a
+// shipped file, such as a release's requantization, where no
+// full-precision original is at hand; Quantize refuses, since a reference
+// for an audit must not be rounded already.
+func Requantize(in, out, typ string, threads int) error {
+	return quantize(in, out, typ, threads, true)
+}
+
+func quantize(in, out, typ string, threads int, requant bool) error {
 	name, err := runner.QuantType(typ)
 	if err != nil {
 		return err
@@ -38,8 +54,12 @@ func Quantize(in, out, typ string, threads int) error {
 	if !ok {
 		return fmt.Errorf("internal: quantization type %s has no llama.cpp file type", name)
 	}
-	if _, err := runner.ReadInfo(in); err != nil {
+	info, err := runner.ReadInfo(in)
+	if err != nil {
 		return err
+	}
+	if info.Quantized() && !requant {
+		return fmt.Errorf("quantize %s to %s: its tensors are already quantized (%s), and quantizing them again would round them twice: give a full-precision (F32, F16 or BF16) file", in, name, info.Dtype)
 	}
 	if threads <= 0 {
 		threads = runtime.NumCPU()
@@ -53,6 +73,7 @@ func Quantize(in, out, typ string, threads int) error {
 	p := C.llama_model_quantize_default_params()
 	p.ftype = ft
 	p.nthread = C.int32_t(threads)
+	p.allow_requantize = C.bool(requant)
 	// llama.cpp writes the file itself: it writes a temporary name that
 	// becomes out only when whole.
 	tmp := out + ".part"
