@@ -1,0 +1,247 @@
+// Command mkrealpairs writes ../realpairs/*.csv: real pairs of checkpoints
+// of one model, each a shipped quantized GGUF (scripts/realmodels/install.sh:
+// SmolLM2-135M-Instruct Q4_1, Gemma 3 270M Q4_K_M) and its requantization
+// to Q8_0 by llama.cpp (llama.Requantize: every quantized tensor rounded
+// to float32 and quantized again), a small, realistic change. Both files
+// of a pair are scored by the udgam-ci binary on one Fresh Text set, and
+// every window's scored span is written as a row: its document, its index,
+// its tokens, its bytes (runfile.SpanBytes) and its bits under the head
+// (the requantization) and the base (the shipped file). The set is the
+// real-file fixture's documents (../realdocs.csv: prefixes of this
+// machine's files), every second one, each cut to a quarter of its
+// recorded length (at least 100 bytes) and to whole UTF-8 characters:
+// about 300 documents, 100 B to 16 KB, the top 1% holding over a quarter
+// of the bytes, which keeps each model's two runs to minutes on two cores.
+// Run it from compare/sequential with the engine's flags, after make
+// build and the install script:
+//
+//	eval "$(make -s -C ../.. env)"
+//	go run ./testdata/mkrealpairs -models "$(bash ../../scripts/realmodels/install.sh | tail -1)"
+//
+// The runs stay in -work; the fixtures are kept as recorded, so the
+// simulations (realpairs_test.go) need no model.
+package main
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/udgamlabs/udgam-ci/runfile"
+	"github.com/udgamlabs/udgam-ci/runner/llama"
+)
+
+// pair is a shipped file, the type its requantization takes, and how
+// many of the set's documents (the first) it is scored on, 0 for all.
+type pair struct {
+	name, file, typ string
+	limit           int
+}
+
+var pairs = []pair{
+	{"smollm2-135m-q8_0-vs-q4_1", "SmolLM2-135M-Instruct.Q4_1.gguf", "q8_0", 0},
+	{"gemma3-270m-q8_0-vs-q4_k_m", "gemma-3-270m-q4_k_m.gguf", "q8_0", 0},
+}
+
+func main() {
+	models := flag.String("models", "", "directory of the real models (scripts/realmodels/install.sh's last line)")
+	bin := flag.String("bin", "../../bin/udgam-ci", "the udgam-ci binary")
+	work := flag.String("work", filepath.Join(os.TempDir(), "udgam-realpairs"), "directory for the documents, GGUFs and runs")
+	shards := flag.Int("shards", 2, "processes per model's run, one thread each, all at once")
+	only := flag.String("only", "", "make only the pair of this name")
+	partial := flag.Bool("partial", false, "score nothing: pair the documents that both runs' unfinished single shards (-shards 1) hold so far")
+	flag.Parse()
+	if *models == "" {
+		log.Fatal("mkrealpairs: -models is required")
+	}
+	if err := os.MkdirAll(*work, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	docs := filepath.Join(*work, "docs.jsonl")
+	if err := writeDocs("testdata/realdocs.csv", docs); err != nil {
+		log.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*len(pairs)*(*shards+1))
+	// each model's run goes in shards, one process each, merged after
+	run := func(p pair, model, out string) {
+		defer wg.Done()
+		if _, err := os.Stat(out); err == nil {
+			return // scored before: the runs are kept, as they take minutes
+		}
+		var sw sync.WaitGroup
+		parts := make([]string, *shards)
+		for i := range parts {
+			parts[i] = fmt.Sprintf("%s.%d-of-%d", out, i+1, *shards)
+			sw.Add(1)
+			go func() {
+				defer sw.Done()
+				if _, err := os.Stat(parts[i]); err == nil {
+					return
+				}
+				cmd := exec.Command(*bin, "score", "fresh", "--model", model, "--data", docs, "--out", parts[i]+".part",
+					"--threads", "1", "--gpu", "cpu", "--shard", fmt.Sprintf("%d/%d", i+1, *shards), "--limit", strconv.Itoa(p.limit))
+				cmd.Stderr = os.Stderr
+				if err := cmd.Run(); err != nil {
+					errs <- fmt.Errorf("score %s: %w", model, err)
+					return
+				}
+				if err := os.Rename(parts[i]+".part", parts[i]); err != nil {
+					errs <- err
+				}
+			}()
+		}
+		sw.Wait()
+		cmd := exec.Command(*bin, append([]string{"merge", out}, parts...)...)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			errs <- fmt.Errorf("merge %s: %w", out, err)
+		}
+	}
+	todo := slices.DeleteFunc(slices.Clone(pairs), func(p pair) bool { return *only != "" && p.name != *only })
+	for _, p := range todo {
+		base := filepath.Join(*models, p.file)
+		head := filepath.Join(*work, p.name+".gguf")
+		if _, err := os.Stat(head); err != nil {
+			if err := llama.Requantize(base, head, p.typ, 0); err != nil {
+				log.Fatal(err)
+			}
+		}
+		if *partial {
+			continue
+		}
+		wg.Add(2)
+		go run(p, base, filepath.Join(*work, p.name+"-base.jsonl"))
+		go run(p, head, filepath.Join(*work, p.name+"-head.jsonl"))
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		log.Fatal(err)
+	}
+	for _, p := range todo {
+		out := filepath.Join("testdata", "realpairs", p.name+".csv")
+		suffix := ""
+		if *partial {
+			suffix = ".1-of-1.part"
+		}
+		if err := writePair(filepath.Join(*work, p.name+"-head.jsonl"+suffix), filepath.Join(*work, p.name+"-base.jsonl"+suffix), out); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+// writeDocs writes the Fresh Text set from the real-file fixture's rows.
+func writeDocs(fixture, out string) error {
+	f, err := os.Open(fixture)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return fmt.Errorf("read %s: %w", fixture, err)
+	}
+	w, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	n := 0
+	for i, r := range rows[1:] {
+		if i%4 != 0 {
+			continue
+		}
+		want, err := strconv.Atoi(r[1])
+		if err != nil {
+			return fmt.Errorf("%s line %d: %w", fixture, i+2, err)
+		}
+		b, err := os.ReadFile(r[0])
+		if err != nil {
+			continue // a file this machine lacks
+		}
+		b = b[:min(len(b), want, max(100, want/4), 8192)]
+		for len(b) > 0 && !utf8.Valid(b) {
+			b = b[:len(b)-1] // a character cut at the end
+		}
+		if len(b) == 0 || !utf8.Valid(b) || containsNUL(b) {
+			continue
+		}
+		if err := enc.Encode(map[string]string{"id": r[0], "text": string(b), "source": "file"}); err != nil {
+			return err
+		}
+		n++
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	log.Printf("mkrealpairs: %d documents in %s", n, out)
+	return w.Close()
+}
+
+func containsNUL(b []byte) bool {
+	for _, c := range b {
+		if c == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// writePair writes one row per span of the two runs, which must hold the
+// same documents with the same spans' tokens (one tokenizer).
+func writePair(headPath, basePath, out string) error {
+	head, err := runfile.ReadFile(headPath)
+	if err != nil {
+		return err
+	}
+	base, err := runfile.ReadFile(basePath)
+	if err != nil {
+		return err
+	}
+	byID := map[string]*runfile.Doc{}
+	for i := range base.Docs {
+		byID[base.Docs[i].ID] = &base.Docs[i]
+	}
+	// every document both hold (an unfinished run holds a prefix)
+	docs := slices.DeleteFunc(slices.Clone(head.Docs), func(d runfile.Doc) bool { return byID[d.ID] == nil })
+	log.Printf("mkrealpairs: %s: %d documents (the head holds %d, the base %d)", out, len(docs), len(head.Docs), len(base.Docs))
+	slices.SortFunc(docs, func(a, b runfile.Doc) int { return strings.Compare(a.ID, b.ID) })
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	_ = w.Write([]string{"doc", "span", "tokens", "bytes", "head_bits", "base_bits"})
+	for i := range docs {
+		h, b := &docs[i], byID[docs[i].ID]
+		if h.Bytes != b.Bytes || len(h.Spans) != len(b.Spans) {
+			return fmt.Errorf("document %s: %d bytes in %d spans against %d in %d", h.ID, h.Bytes, len(h.Spans), b.Bytes, len(b.Spans))
+		}
+		bytes := runfile.SpanBytes(h.Bytes, h.Spans)
+		for k := range h.Spans {
+			if h.Spans[k].Tokens != b.Spans[k].Tokens {
+				return fmt.Errorf("document %s span %d: %d tokens against %d", h.ID, k+1, h.Spans[k].Tokens, b.Spans[k].Tokens)
+			}
+			_ = w.Write([]string{h.ID, fmt.Sprint(k + 1), fmt.Sprint(h.Spans[k].Tokens), fmt.Sprint(bytes[k]),
+				strconv.FormatFloat(h.Spans[k].Bits, 'f', 4, 64), strconv.FormatFloat(b.Spans[k].Bits, 'f', 4, 64)})
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return err
+	}
+	return f.Close()
+}
