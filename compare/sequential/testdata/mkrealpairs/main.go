@@ -1,19 +1,20 @@
 // Command mkrealpairs writes ../realpairs/*.csv: real pairs of checkpoints
 // of one model, each a shipped quantized GGUF (scripts/realmodels/install.sh:
 // SmolLM2-135M-Instruct Q4_1, Gemma 3 270M Q4_K_M) and its requantization
-// to Q8_0 by llama.cpp (llama.Requantize: every quantized tensor rounded
-// to float32 and quantized again), a small, realistic change. Both files
-// of a pair are scored by the udgam-ci binary on one Fresh Text set, and
-// every window's scored span is written as a row: its document, its index,
-// its tokens, its bytes (runfile.SpanBytes) and its bits under the head
-// (the requantization) and the base (the shipped file). The set is the
-// real-file fixture's documents (../realdocs.csv: prefixes of this
-// machine's files), every second one, each cut to a quarter of its
-// recorded length (at least 100 bytes) and to whole UTF-8 characters:
-// about 300 documents, 100 B to 16 KB, the top 1% holding over a quarter
-// of the bytes, which keeps each model's two runs to minutes on two cores.
-// Run it from compare/sequential with the engine's flags, after make
-// build and the install script:
+// to Q8_0 by llama.cpp (llama.Requantize: every quantized tensor turned to
+// float32 and quantized again), a small, realistic change. Both files of a
+// pair are scored by the udgam-ci binary (default window and stride) on
+// one Fresh Text set, and every window's scored span is a row: its
+// document, its index, its tokens, its bytes (runfile.SpanBytes) and its
+// bits under the head (the requantization) and the base (the shipped
+// file). The set is the real-file fixture's documents (../realdocs.csv:
+// prefixes of this machine's files), every fourth one, cut to a quarter of
+// its recorded length (at least 100 bytes, at most 8 KB) and to whole
+// UTF-8 characters: 155 documents, 100 B to 8 KB, 70 KB, the two longest
+// holding a fifth of the bytes. It is that small because scoring on the
+// shared two cores, at the lowest priority, ran at about a tenth of a core
+// per process. Run it from compare/sequential with the engine's flags,
+// after make build and the install script:
 //
 //	eval "$(make -s -C ../.. env)"
 //	go run ./testdata/mkrealpairs -models "$(bash ../../scripts/realmodels/install.sh | tail -1)"
@@ -60,7 +61,7 @@ func main() {
 	work := flag.String("work", filepath.Join(os.TempDir(), "udgam-realpairs"), "directory for the documents, GGUFs and runs")
 	shards := flag.Int("shards", 2, "processes per model's run, one thread each, all at once")
 	only := flag.String("only", "", "make only the pair of this name")
-	partial := flag.Bool("partial", false, "score nothing: pair the documents that both runs' unfinished single shards (-shards 1) hold so far")
+	partial := flag.Bool("partial", false, "score nothing: pair the documents that both models' run files and shard files, finished or not, hold so far")
 	flag.Parse()
 	if *models == "" {
 		log.Fatal("mkrealpairs: -models is required")
@@ -132,11 +133,7 @@ func main() {
 	}
 	for _, p := range todo {
 		out := filepath.Join("testdata", "realpairs", p.name+".csv")
-		suffix := ""
-		if *partial {
-			suffix = ".1-of-1.part"
-		}
-		if err := writePair(filepath.Join(*work, p.name+"-head.jsonl"+suffix), filepath.Join(*work, p.name+"-base.jsonl"+suffix), out); err != nil {
+		if err := writePair(filepath.Join(*work, p.name+"-head.jsonl"), filepath.Join(*work, p.name+"-base.jsonl"), out, *partial); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -200,14 +197,15 @@ func containsNUL(b []byte) bool {
 	return false
 }
 
-// writePair writes one row per span of the two runs, which must hold the
-// same documents with the same spans' tokens (one tokenizer).
-func writePair(headPath, basePath, out string) error {
-	head, err := runfile.ReadFile(headPath)
+// writePair writes one row per span of the documents both runs hold,
+// which must have the same spans' tokens (one tokenizer). With partial,
+// each side is every run file of it there is (shards, finished or not).
+func writePair(headPath, basePath, out string, partial bool) error {
+	head, err := readSide(headPath, partial)
 	if err != nil {
 		return err
 	}
-	base, err := runfile.ReadFile(basePath)
+	base, err := readSide(basePath, partial)
 	if err != nil {
 		return err
 	}
@@ -244,4 +242,28 @@ func writePair(headPath, basePath, out string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// readSide reads one model's run, or with partial the documents of all its
+// run files (path and path.*), each document once.
+func readSide(path string, partial bool) (*runfile.Run, error) {
+	if !partial {
+		return runfile.ReadFile(path)
+	}
+	files, _ := filepath.Glob(path + "*")
+	all := &runfile.Run{}
+	seen := map[string]bool{}
+	for _, f := range files {
+		r, err := runfile.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range r.Docs {
+			if !seen[d.ID] {
+				seen[d.ID] = true
+				all.Docs = append(all.Docs, d)
+			}
+		}
+	}
+	return all, nil
 }
