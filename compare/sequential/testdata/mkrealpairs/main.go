@@ -20,7 +20,12 @@
 //	go run ./testdata/mkrealpairs -models "$(bash ../../scripts/realmodels/install.sh | tail -1)"
 //
 // The runs stay in -work; the fixtures are kept as recorded, so the
-// simulations (realpairs_test.go) need no model.
+// simulations (realpairs_test.go) need no model. The recorded ones were
+// made on 2026-12-07 with engine llama.cpp ec98e2002 (ollama v0.17.4) on
+// an AMD EPYC (AVX-512): the shards' documents were also handed to extra
+// processes (--match with their ids) to finish sooner, and -partial
+// joined them; every document scored twice had the same bits, and both
+// pairs hold all 155 documents (162 spans).
 package main
 
 import (
