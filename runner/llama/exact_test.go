@@ -22,15 +22,9 @@ import (
 // whole step, so nothing short of identical is accepted.
 func TestQuantizedExact(t *testing.T) {
 	t.Parallel()
-	ref, err := testmodel.RandomLlama(40, testmodel.Shape{Layers: 2, Embd: 256, Heads: 4, KVHeads: 2, FFN: 512, Vocab: testmodel.ByteVocab, Context: 1024})
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	f32 := filepath.Join(dir, "f32.gguf")
-	if err := testmodel.WriteLlamaGGUF(f32, ref); err != nil {
-		t.Fatal(err)
-	}
+	writeRandomLlama(t, f32, 40)
 	bos := int32(testmodel.ByteVocab - 1)
 	// Lengths across attention's 64-key blocks, and probe-shaped requests
 	// with shared prompts.
@@ -48,6 +42,19 @@ func TestQuantizedExact(t *testing.T) {
 			}
 			llamatest.Exact(t, path, reqs)
 		})
+	}
+}
+
+// writeRandomLlama writes a small random Llama-family model, float32, with
+// the byte vocabulary (its BOS the last id) to path.
+func writeRandomLlama(t *testing.T, path string, seed int64) {
+	t.Helper()
+	ref, err := testmodel.RandomLlama(seed, testmodel.Shape{Layers: 2, Embd: 256, Heads: 4, KVHeads: 2, FFN: 512, Vocab: testmodel.ByteVocab, Context: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := testmodel.WriteLlamaGGUF(path, ref); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -23,22 +23,16 @@ import (
 // the quantized file's rounded again, not the original's.
 func TestRequantize(t *testing.T) {
 	t.Parallel()
-	ref, err := testmodel.RandomLlama(41, testmodel.Shape{Layers: 2, Embd: 256, Heads: 4, KVHeads: 2, FFN: 512, Vocab: testmodel.ByteVocab, Context: 512})
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	path := func(name string) string { return filepath.Join(dir, name+".gguf") }
-	if err := testmodel.WriteLlamaGGUF(path("f32"), ref); err != nil {
-		t.Fatal(err)
-	}
+	writeRandomLlama(t, path("f32"), 41)
 	if err := llama.Quantize(path("f32"), path("q4_1"), "q4_1", 1); err != nil {
 		t.Fatal(err)
 	}
 	if err := llama.Quantize(path("f32"), path("q8_0"), "q8_0", 1); err != nil {
 		t.Fatal(err)
 	}
-	err = llama.Quantize(path("q4_1"), path("refused"), "q8_0", 1)
+	err := llama.Quantize(path("q4_1"), path("refused"), "q8_0", 1)
 	if err == nil || !strings.Contains(err.Error(), "q4_1.gguf") || !strings.Contains(err.Error(), "already quantized (Q4_1)") {
 		t.Errorf("Quantize of a quantized file: %v", err)
 	}
