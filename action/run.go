@@ -135,11 +135,12 @@ func (r *actionRun) run(ctx context.Context) (Result, error) {
 			return res, err
 		}
 	}
-	head, err := r.scoreHeads(ctx, &res, j.scan.path, early)
+	heads, err := r.scoreHeads(ctx, j.scan.path, early)
+	res.Heads, res.HeadFiles = heads.runs, heads.files
 	if err != nil {
 		return res, err
 	}
-	if j.audit, err = r.audit(ctx, head); err != nil {
+	if j.audit, err = r.audit(ctx, heads.model); err != nil {
 		return res, err
 	}
 	if compares {

@@ -14,16 +14,26 @@ import (
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
+// scored is the model fetched and its runs, with the files they were
+// written to, in the order of the tests.
+type scored struct {
+	model fetch.Model
+	runs  []*runfile.Run
+	files []string
+}
+
 // scoreHeads fetches the model and scores every requested test, each
 // run header naming the scan's report (scanPath, "" for none); a test with
-// a baseline in early is scored until decided. It returns the model.
-func (r *actionRun) scoreHeads(ctx context.Context, res *Result, scanPath string, early map[string]*runfile.Run) (fetch.Model, error) {
+// a baseline in early is scored until decided. On an error it returns the
+// runs scored before it.
+func (r *actionRun) scoreHeads(ctx context.Context, scanPath string, early map[string]*runfile.Run) (scored, error) {
 	in := r.in
 	r.a.Group("Fetch model " + in.Model)
 	head, err := r.model(ctx, in.Revision)
 	r.a.EndGroup()
+	out := scored{model: head}
 	if err != nil {
-		return head, err
+		return out, err
 	}
 	if in.FreshData == "" && slices.Contains(in.Tests, runfile.TestFresh) {
 		r.a.WithFieldsMap(map[string]string{"title": "udgam-ci: smoke sample"}).Noticef(
@@ -31,16 +41,16 @@ func (r *actionRun) scoreHeads(ctx context.Context, res *Result, scanPath string
 	}
 	for _, test := range in.Tests {
 		r.a.Group("Score " + test + ": " + in.ModelName)
-		out := filepath.Join(in.WorkDir, test+"-head.jsonl")
-		run, err := r.score(ctx, test, head, out, r.headGit(), scanPath, r.sequential(test, early))
+		file := filepath.Join(in.WorkDir, test+"-head.jsonl")
+		run, err := r.score(ctx, test, head, file, r.headGit(), scanPath, r.sequential(test, early))
 		r.a.EndGroup()
 		if err != nil {
-			return head, err
+			return out, err
 		}
-		res.Heads = append(res.Heads, run)
-		res.HeadFiles = append(res.HeadFiles, out)
+		out.runs = append(out.runs, run)
+		out.files = append(out.files, file)
 	}
-	return head, nil
+	return out, nil
 }
 
 // model returns the GGUF to score and what the run header should say of it.
