@@ -37,8 +37,8 @@ func (p population) spans() population {
 }
 
 // spanRule is the rule as compare.Tracker sets it up for spans: no
-// stratum first, the first DefaultPilot spans of the random order scale
-// the bound.
+// stratum first, a pilot of the random order's first spans (DefaultPilot,
+// or PilotShare of the set if more) scales the bound.
 var spanRule = rule{
 	name:  "betting over spans",
 	from:  1,
