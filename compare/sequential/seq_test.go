@@ -336,3 +336,37 @@ func TestBelow(t *testing.T) {
 		}
 	}
 }
+
+// A span sequence on tiny sets, on identical scores and at extreme scales
+// never gives NaN or an inverted interval, and ends at the exact value.
+func TestSpanSequenceExtremes(t *testing.T) {
+	t.Parallel()
+	g := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 2, 31, 45, 300} {
+		for _, scale := range []float64{0, 1e-9, 1, 1e9} {
+			w := make([]float64, n)
+			d := make([]float64, n)
+			var W, sd float64
+			for i := range n {
+				w[i] = float64(1 + g.IntN(5000))
+				d[i] = scale * w[i] * (0.1 + g.NormFloat64()/math.Max(0.05, math.Abs(g.NormFloat64())))
+				W, sd = W+w[i], sd+d[i]
+			}
+			s, err := New(Config{N: n, W: W, Level: 0.95, MinEffect: 0.01, First: min(n, DefaultPilot), Pilot: min(n, DefaultPilot)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range n {
+				if err := s.Add(d[i], w[i]); err != nil {
+					t.Fatal(err)
+				}
+				if lo, hi := s.Interval(); math.IsNaN(lo) || math.IsNaN(hi) || lo > hi {
+					t.Fatalf("n %d, scale %g, record %d: interval [%v, %v]", n, scale, i+1, lo, hi)
+				}
+			}
+			if lo, hi := s.Interval(); lo != sd/W || hi != lo {
+				t.Errorf("n %d, scale %g: at the end [%v, %v], want exactly %v", n, scale, lo, hi, sd/W)
+			}
+		}
+	}
+}

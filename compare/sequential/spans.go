@@ -50,6 +50,9 @@ func (s *Sequence) spanBet(d, w float64) {
 	// halves of the penalty
 	k := max(s.vs/s.vn/6+sig/3, 1e-300)
 	eta := math.Sqrt(s.logA / (s.tune * k))
+	if math.IsInf(eta*eta*s.v, 0) {
+		return // a bet too large to price: skipping it is betting nothing
+	}
 	p, q := d+s.sd/left, w+s.sw/left
 	e := eta * eta / 3
 	l2 := left * left
