@@ -46,9 +46,9 @@
 // largest residual caps every bet at one over it: on spans with heavy
 // tails (the largest residual ten times the root mean square) two
 // half-widths took 55-58% of the real files' bytes with that cap and
-// 32-43% without (BENCHMARKS.md). So over spans
-// (Config.Pilot) the rule assumes a bound on the spread instead of the
-// range: Σ_all (d_i − θw_i)² ≤ V at the true θ, V being VarScale times
+// 32-43% without (BENCHMARKS.md). So over spans (Config.Pilot) the rule
+// assumes a bound on the spread instead of the range:
+// Σ_all (d_i − θw_i)² ≤ V at the true θ, V being VarScale times
 // the mean square of a pilot (the first Pilot records of the random order,
 // at least PilotShare of the set, entered exactly) times N. Given it, the
 // variance of the next residual given the past is at most
