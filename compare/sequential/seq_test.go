@@ -322,7 +322,7 @@ func TestBelow(t *testing.T) {
 		{quad{9, 0, 0}, 5, 0, 1, nil},
 		{quad{0, 0, 1}, -1, -inf, inf, nil},
 	} {
-		got := below(c.q, c.l, c.lo, c.hi)
+		got := below(nil, c.q, c.l, c.lo, c.hi)
 		if len(got) != len(c.want) {
 			t.Errorf("below(%+v, %v, [%v, %v]) = %v, want %v", c.q, c.l, c.lo, c.hi, got, c.want)
 			continue

@@ -78,12 +78,15 @@ func (s *Sequence) spanNarrow() {
 	left := float64(s.cfg.N - s.t)
 	// Σ(d − θw)² + (Σd − θΣw)²/left ≤ V: what is left must still fit
 	fit := quad{s.sdd + s.sd*s.sd/left - s.v, -2*s.sdw - 2*s.sd*s.sw/left, s.sww + s.sw*s.sw/left}
-	set := below(fit, 0, s.lo, s.hi)
+	// a quadratic's survivors are at most two intervals, so each pass
+	// fits in a small buffer on the stack
+	var bufs [3][6][2]float64
+	set := below(bufs[0][:0], fit, 0, s.lo, s.hi)
 	if s.t > s.cfg.First {
-		for _, g := range []quad{s.up, s.down} {
-			var next [][2]float64
+		for k, g := range []quad{s.up, s.down} {
+			next := bufs[k+1][:0]
 			for _, iv := range set {
-				next = append(next, below(g, s.logA, iv[0], iv[1])...)
+				next = below(next, g, s.logA, iv[0], iv[1])
 			}
 			set = next
 		}
@@ -113,13 +116,15 @@ func (s *Sequence) raise() {
 	s.lo, s.hi = math.Inf(-1), math.Inf(1)
 }
 
-// below is {θ in [lo, hi] : q(θ) < l} as disjoint intervals in order.
-func below(q quad, l, lo, hi float64) [][2]float64 {
+// below appends {θ in [lo, hi] : q(θ) < l} to out as disjoint intervals
+// in order (at most two: a quadratic crosses l at most twice).
+func below(out [][2]float64, q quad, l, lo, hi float64) [][2]float64 {
 	a, b, c := q.a-l, q.b, q.c
-	cuts := []float64{lo}
+	var roots [2]float64
+	nr := 0
 	switch {
 	case c == 0 && b != 0:
-		cuts = append(cuts, -a/b)
+		roots[0], nr = -a/b, 1
 	case c != 0:
 		if disc := b*b - 4*a*c; disc > 0 {
 			// the stable pair of roots
@@ -128,20 +133,24 @@ func below(q quad, l, lo, hi float64) [][2]float64 {
 			if r == 0 {
 				x, y = 0, 0
 			}
-			cuts = append(cuts, min(x, y), max(x, y))
+			roots, nr = [2]float64{min(x, y), max(x, y)}, 2
 		}
 	}
-	pts := []float64{lo}
-	for _, x := range cuts[1:] {
+	var pts [4]float64
+	pts[0] = lo
+	np := 1
+	for _, x := range roots[:nr] {
 		if x > lo && x < hi {
-			pts = append(pts, x)
+			pts[np] = x
+			np++
 		}
 	}
-	pts = append(pts, hi)
-	var out [][2]float64
-	for i := 0; i+1 < len(pts); i++ {
+	pts[np] = hi
+	np++
+	start := len(out)
+	for i := 0; i+1 < np; i++ {
 		if q.at(mid(pts[i], pts[i+1]))-l < 0 {
-			if n := len(out); n > 0 && out[n-1][1] == pts[i] {
+			if n := len(out); n > start && out[n-1][1] == pts[i] {
 				out[n-1][1] = pts[i+1]
 				continue
 			}
