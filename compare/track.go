@@ -108,8 +108,9 @@ func NewTracker(base *runfile.Run, test string, s runfile.Sequential) (*Tracker,
 
 // newSpanTracker is NewTracker for a Fresh Text run over spans: the
 // units are every window's scored span of the baseline's documents
-// (runfile.SplitSpans), in no stratum, and the bound on a span's residual
-// bits is scaled by a pilot of the first spans (sequential.Config.Pilot).
+// (runfile.SplitSpans), in no stratum, and the bound on the spread of the
+// spans' residual bits is scaled by a pilot of the first spans
+// (sequential.Config.Pilot).
 func newSpanTracker(base *runfile.Run, s runfile.Sequential) (*Tracker, error) {
 	bh := base.Header
 	if bh.Test != runfile.TestFresh {
