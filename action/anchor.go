@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/udgamlabs/udgam-ci/compare"
-	"github.com/udgamlabs/udgam-ci/report"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 
@@ -127,47 +126,4 @@ func judgeDrift(c *compare.Comparison, budget float64) {
 		c.Verdict = compare.Judge(c.Metric, c.Delta, c.CI, budget)
 		c.Significant = c.Verdict != compare.NoChange
 	}
-}
-
-// judgeFamily judges every comparison the gate reads as one family
-// (compare.Family), then lists the regressions and drifts that stand. A
-// comparison with the anchor without a budget (MinEffect 0) can never
-// fail the gate, so it is not in the family.
-func judgeFamily(res *Result) {
-	all := append([]*compare.Comparison{}, res.Comparisons...)
-	for _, c := range res.Anchors {
-		if c.MinEffect > 0 {
-			all = append(all, c)
-		}
-	}
-	compare.Family(all, compare.FamilyAlpha)
-	res.Regressions, res.Drifts = nil, nil
-	for _, c := range res.Comparisons {
-		if c.Verdict == compare.Regressed {
-			res.Regressions = append(res.Regressions, c)
-		}
-	}
-	for _, c := range res.Anchors {
-		if c.Verdict == compare.Regressed {
-			res.Drifts = append(res.Drifts, c)
-		}
-	}
-}
-
-// driftFindings are the gate's findings about the anchor: a change since
-// it beyond the drift budget, or an anchor named that could not be
-// compared. Both are of the regression kind: they fail the job wherever
-// a regression does.
-func (r *actionRun) driftFindings(res Result) []finding {
-	var out []finding
-	for _, c := range res.Drifts {
-		msg := fmt.Sprintf("%s %s drifted since anchor run %s: %s %s -> %s, change %s (%s %s), beyond the drift budget of %s",
-			r.in.ModelName, c.Test, c.BaseRun.ID, c.Metric, report.FormatScore(c.Metric, c.Base), report.FormatScore(c.Metric, c.Head),
-			report.FormatDelta(c.Metric, c.Delta), report.IntervalLabel(c.Level()), report.FormatCI(c.Metric, c.CI), report.FormatEffect(c.Metric, c.MinEffect))
-		out = append(out, finding{title: "udgam-ci: " + c.Test + " drifted since the anchor", msg: msg, fails: failsOn(r.in.FailOn, FailOnRegression), test: c.Test})
-	}
-	for _, e := range res.AnchorErrors {
-		out = append(out, finding{title: "udgam-ci: no anchor comparison", msg: "the drift budget could not be checked: " + e, fails: failsOn(r.in.FailOn, FailOnRegression)})
-	}
-	return out
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/udgamlabs/udgam-ci/evals/audit"
+	"github.com/udgamlabs/udgam-ci/fetch"
 	"github.com/udgamlabs/udgam-ci/report"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
@@ -30,27 +31,27 @@ type AuditRequest struct {
 	Dir           string // run files and a made artifact
 }
 
-// audit runs the artifact audit when the artifact input asks for one.
-func (r *actionRun) audit(ctx context.Context) error {
+// audit runs the artifact audit of the model scored, head, when the
+// artifact input asks for one; nil without.
+func (r *actionRun) audit(ctx context.Context, head fetch.Model) (*audit.Report, error) {
 	in := r.in
 	if in.Artifact == "" {
-		return nil
+		return nil, nil
 	}
 	if r.d.Audit == nil {
-		return errors.New("input artifact: this build cannot audit artifacts")
+		return nil, errors.New("input artifact: this build cannot audit artifacts")
 	}
 	r.a.Group("Audit artifact " + in.Artifact)
-	rep, err := r.d.Audit(ctx, AuditRequest{Reference: r.headPath, Artifact: in.Artifact,
+	rep, err := r.d.Audit(ctx, AuditRequest{Reference: head.Path, Artifact: in.Artifact,
 		FreshData: in.FreshData, ProbeItems: in.ProbeItems, Settings: in.settings(),
-		ModelName: in.ModelName, ModelRevision: r.headRevision, Git: r.headGit(),
+		ModelName: in.ModelName, ModelRevision: head.Model.Revision, Git: r.headGit(),
 		Limits: in.MaxDegradation, Resamples: in.Resamples,
 		Dir: r.auditDir()})
 	r.a.EndGroup()
 	if err != nil {
-		return fmt.Errorf("audit artifact %s: %w", in.Artifact, err)
+		return nil, fmt.Errorf("audit artifact %s: %w", in.Artifact, err)
 	}
-	r.auditReport = rep
-	return nil
+	return rep, nil
 }
 
 // auditDir holds the audit's run files and a made artifact.
@@ -58,35 +59,25 @@ func (r *actionRun) auditDir() string { return filepath.Join(r.in.WorkDir, "audi
 
 // auditSection is the audit's Markdown section for the comment and the
 // job summary; "" without an audit.
-func (r *actionRun) auditSection() string {
-	if r.auditReport == nil {
+func auditSection(rep *audit.Report) string {
+	if rep == nil {
 		return ""
 	}
 	var b strings.Builder
 	b.WriteString("\n\n")
-	if err := audit.RenderMarkdown(&b, r.auditReport); err != nil {
+	if err := audit.RenderMarkdown(&b, rep); err != nil {
 		return ""
 	}
 	return b.String()
 }
 
-// auditFinding is a failed audit as the gate sees it.
-func (r *actionRun) auditFinding() []finding {
-	if r.auditReport == nil || r.auditReport.Verdict != audit.Fail {
-		return nil
-	}
-	return []finding{{title: "udgam-ci: artifact audit failed",
-		msg:   "artifact " + r.in.Artifact + ": " + strings.Join(r.auditReport.Reasons, "; "),
-		fails: failsOn(r.in.FailOn, failAudit)}}
-}
-
 // uploadAudit stores the audit on the report server beside the head runs;
 // like theirs, a failed upload costs the link, never the evaluation.
-func (r *actionRun) uploadAudit(ctx context.Context) []report.Link {
-	if r.auditReport == nil {
+func (r *actionRun) uploadAudit(ctx context.Context, rep *audit.Report) []report.Link {
+	if rep == nil {
 		return nil
 	}
-	up, err := r.srv.UploadAudit(ctx, r.auditReport, r.auditDir())
+	up, err := r.srv.UploadAudit(ctx, rep, r.auditDir())
 	if err != nil {
 		r.warn("report server unavailable", "upload of the artifact audit to %s failed; its report is in the job summary: %v", r.in.ServerURL, err)
 		return nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v66/github"
+	"github.com/udgamlabs/udgam-ci/action/failon"
 )
 
 // Check conclusions, as the Checks API names them.
@@ -86,9 +87,9 @@ func UpsertCheck(ctx context.Context, gh *github.Client, repo string, c Check) (
 
 // checkOf is the Check run of this action run: the verdict under fail-on
 // as its conclusion, a warning annotation per regression.
-func (r *actionRun) checkOf(res Result, summary string) Check {
-	fs := r.findings(res)
-	fails, line := jobVerdict(r.in.FailOn, fs)
+func (r *actionRun) checkOf(res Result, j job, summary string) Check {
+	fs := r.findings(res, j)
+	fails, line := failon.Verdict(r.in.FailOn, fs)
 	c := Check{Name: CheckName(r.in.ModelName), HeadSHA: r.ev.SHA, Title: line, Summary: summary, DetailsURL: r.ev.RunURL}
 	switch {
 	case fails:
@@ -103,20 +104,20 @@ func (r *actionRun) checkOf(res Result, summary string) Check {
 	}
 	// Branch protection shows the title: it must say the gate was
 	// loosened, or refused, even when the verdict line had no room.
-	for _, f := range r.gateState.finding() {
-		if reason := strings.TrimPrefix(f.title, "udgam-ci: "); !strings.Contains(c.Title, reason) {
+	for _, f := range j.gate.finding() {
+		if reason := strings.TrimPrefix(f.Title, "udgam-ci: "); !strings.Contains(c.Title, reason) {
 			c.Title += " Also: " + reason + "."
 		}
 	}
 	path := r.workflowPath()
 	for _, f := range fs {
 		level := "warning"
-		if f.fails {
+		if f.Fails {
 			level = "failure"
 		}
 		c.Annotations = append(c.Annotations, &github.CheckRunAnnotation{
 			Path: github.String(path), StartLine: github.Int(1), EndLine: github.Int(1),
-			AnnotationLevel: github.String(level), Title: github.String(f.title), Message: github.String(f.msg),
+			AnnotationLevel: github.String(level), Title: github.String(f.Title), Message: github.String(f.Msg),
 		})
 	}
 	return c
@@ -136,7 +137,7 @@ func (r *actionRun) workflowPath() string {
 // check creates or updates the model's Check run on a pull request's head
 // commit, where branch protection reads it. Failing to (a fork PR's
 // read-only token, no checks: write) costs the check, never the result.
-func (r *actionRun) check(ctx context.Context, res Result, summary string) *CheckResult {
+func (r *actionRun) check(ctx context.Context, res Result, j job, summary string) *CheckResult {
 	if r.ev.PR == 0 || r.in.GitHubToken == "" || r.ev.SHA == "" {
 		return nil
 	}
@@ -145,7 +146,7 @@ func (r *actionRun) check(ctx context.Context, res Result, summary string) *Chec
 		r.warn("no check run", "%v", err)
 		return nil
 	}
-	cr, err := UpsertCheck(ctx, gh, r.ev.Repo, r.checkOf(res, summary))
+	cr, err := UpsertCheck(ctx, gh, r.ev.Repo, r.checkOf(res, j, summary))
 	if err != nil {
 		r.warn("no check run", "%v (the job needs permissions: checks: write; a pull request from a fork gets a read-only token: see the workflow_run example)", err)
 		return nil

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/action/actiontest"
-	"github.com/udgamlabs/udgam-ci/compare"
 )
 
 func TestUpsertCommentFindsItsCommentOnAnyPage(t *testing.T) {
@@ -131,26 +130,5 @@ func TestFitComment(t *testing.T) {
 	}
 	if !strings.HasPrefix(got, "<!-- m -->\n| row") || !strings.HasSuffix(got, "the whole report.\n") || !strings.Contains(got, "| row | ✅ |\n\n…") {
 		t.Errorf("cut body ends %q", got[len(got)-120:])
-	}
-}
-
-// The verdict line outside a job follows fail-on as the job's does.
-func TestVerdictOutsideAJob(t *testing.T) {
-	t.Parallel()
-	reg := &compare.Comparison{Test: "probes", Result: compare.Result{Metric: compare.MetricAccuracy, Verdict: compare.Regressed}}
-	ok := &compare.Comparison{Test: "fresh", Result: compare.Result{Metric: compare.MetricBPB, Verdict: compare.Improved}}
-	for _, tc := range []struct {
-		failOn string
-		cs     []*compare.Comparison
-		fails  bool
-		want   string
-	}{
-		{FailOnRegression, []*compare.Comparison{ok}, false, "This job passes (fail-on: regression)."},
-		{FailOnRegression, []*compare.Comparison{ok, reg}, true, "This job fails because of: probes regressed (fail-on: regression)."},
-		{FailOnNever, []*compare.Comparison{reg}, false, "This job passes (fail-on: never), with warnings: probes regressed."},
-	} {
-		if fails, got := Gate(tc.failOn, "m", tc.cs); fails != tc.fails || !strings.HasPrefix(got, tc.want) {
-			t.Errorf("fail-on %s: %v, %q; want %v, %q", tc.failOn, fails, got, tc.fails, tc.want)
-		}
 	}
 }

@@ -17,55 +17,48 @@ import (
 // maxListed bounds the items the comment lists; the report has them all.
 const maxListed = 50
 
+// scanned is the training-data scan: its report and the file that holds
+// it (each run header names the file); zero without a scan.
+type scanned struct {
+	report *contamination.Report
+	path   string
+}
+
 // scan runs the training-data scan before scoring, so that every run
 // header records what it found.
-func (r *actionRun) scan(ctx context.Context) error {
+func (r *actionRun) scan(ctx context.Context) (scanned, error) {
 	in := r.in
 	if len(in.TrainingData) == 0 {
-		return nil
+		return scanned{}, nil
 	}
 	if r.d.Scan == nil {
-		return errors.New("input training-data: this build cannot scan training data")
+		return scanned{}, errors.New("input training-data: this build cannot scan training data")
 	}
 	r.a.Group("Contamination scan of the training data")
 	defer r.a.EndGroup()
 	if err := os.MkdirAll(in.WorkDir, 0o755); err != nil {
-		return err
+		return scanned{}, err
 	}
 	out := filepath.Join(in.WorkDir, "contamination.json")
 	rep, err := r.d.Scan(ctx, ScanRequest{Train: in.TrainingData, Tests: in.Tests, FreshData: in.FreshData, ProbeItems: in.ProbeItems, Out: out})
 	if err != nil {
-		return fmt.Errorf("contamination scan: %w", err)
+		return scanned{}, fmt.Errorf("contamination scan: %w", err)
 	}
-	r.scanReport, r.scanPath = rep, out
 	r.a.Infof("contamination: %s", rep.Line())
-	return nil
-}
-
-// found reports whether the scan found any test item.
-func (r *actionRun) found() bool {
-	if r.scanReport == nil {
-		return false
-	}
-	for _, s := range r.scanReport.Summary {
-		if s.Contaminated > 0 {
-			return true
-		}
-	}
-	return false
+	return scanned{report: rep, path: out}, nil
 }
 
 // contaminationView is what the comment shows of the scan: the line, the
 // items, and each comparison again on the items not found.
-func (r *actionRun) contaminationView(comparisons []*compare.Comparison, bases map[string]*runfile.Run, heads map[string]*runfile.Run) *report.Contamination {
-	rep := r.scanReport
+func (r *actionRun) contaminationView(comparisons []*compare.Comparison, scan scanned, bases map[string]*runfile.Run, heads map[string]*runfile.Run) *report.Contamination {
+	rep := scan.report
 	if rep == nil {
 		return nil
 	}
 	x := &report.Contamination{Line: rep.Line()}
 	for i, it := range rep.Items {
 		if i == maxListed {
-			x.Items = append(x.Items, fmt.Sprintf("… and %d more (the report, %s, lists them all)", len(rep.Items)-maxListed, filepath.Base(r.scanPath)))
+			x.Items = append(x.Items, fmt.Sprintf("… and %d more (the report, %s, lists them all)", len(rep.Items)-maxListed, filepath.Base(scan.path)))
 			break
 		}
 		x.Items = append(x.Items, fmt.Sprintf("%s %s: %d of %d %d-grams, first at %s: %q", it.Test, it.ID, it.Matched, it.NGrams, rep.N, where(it.First), it.First.Text))

@@ -11,22 +11,13 @@ import (
 	"strings"
 
 	"github.com/sethvargo/go-githubactions"
+	"github.com/udgamlabs/udgam-ci/action/failon"
 	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/convert"
 	"github.com/udgamlabs/udgam-ci/evals"
 	"github.com/udgamlabs/udgam-ci/evals/audit"
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
 	"github.com/udgamlabs/udgam-ci/runfile"
-)
-
-// Fail-on policies.
-const (
-	FailOnRegression = "regression"
-	FailOnMismatch   = "settings-mismatch"
-	FailOnNever      = "never"
-	// FailOnContamination also fails when the training-data scan finds
-	// test items in the training data.
-	FailOnContamination = "contamination"
 )
 
 // Inputs are the step's `with:` values, validated.
@@ -118,7 +109,7 @@ var inputList = []input{
 	{"server-token", ""},
 	{"github-token", ""},
 	{"comment", "true"},
-	{"fail-on", FailOnRegression},
+	{"fail-on", failon.Default},
 	{"min-effect-bpb", strconv.FormatFloat(compare.DefaultMinEffect(runfile.TestFresh), 'g', -1, 64)},
 	{"min-effect-accuracy", strconv.FormatFloat(compare.DefaultMinEffect(runfile.TestProbes), 'g', -1, 64)},
 	{"anchor", ""},
@@ -159,7 +150,7 @@ var (
 	validDtypes    = convert.Dtypes
 	validAddBOS    = evals.BOSModes
 	validGPU       = []string{"auto", "cpu", "metal", "cuda"}
-	validFailOn    = []string{FailOnRegression, FailOnMismatch, FailOnContamination, FailOnNever}
+	validFailOn    = failon.Values
 	validTestNames = []string{runfile.TestFresh, runfile.TestProbes}
 )
 

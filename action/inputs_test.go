@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/action/failon"
+
 	"github.com/sethvargo/go-githubactions"
 )
 
@@ -35,7 +37,7 @@ func TestReadInputs(t *testing.T) {
 			env:  map[string]string{"INPUT_MODEL": "acme/tiny", "INPUT_REVISION": testSHA},
 			check: func(t *testing.T, in Inputs) {
 				if !slices.Equal(in.Tests, []string{"fresh", "probes"}) || in.Dtype != "f32" || in.Window != 2048 ||
-					in.Stride != 1024 || in.FailOn != FailOnRegression || !in.Comment || in.Baseline != "server" ||
+					in.Stride != 1024 || in.FailOn != failon.Regression || !in.Comment || in.Baseline != "server" ||
 					in.ModelName != "acme/tiny" || in.MinEffectBPB != 0.002 || in.MinEffectAcc != 1 {
 					t.Errorf("defaults: %+v", in)
 				}
@@ -47,7 +49,7 @@ func TestReadInputs(t *testing.T) {
 				"INPUT_MIN-EFFECT-BPB": "0.01", "INPUT_ADD-BOS": "No", "INPUT_DTYPE": "q8_0", "INPUT_COMMENT": "false",
 				"INPUT_BASELINE": "base/fresh.jsonl,base/probes.jsonl", "INPUT_SERVER-URL": "https://evals.example/", "INPUT_SERVER-TOKEN": "t"},
 			check: func(t *testing.T, in Inputs) {
-				if !slices.Equal(in.Tests, []string{"probes"}) || in.FailOn != FailOnMismatch || in.MinEffectBPB != 0.01 ||
+				if !slices.Equal(in.Tests, []string{"probes"}) || in.FailOn != failon.Mismatch || in.MinEffectBPB != 0.01 ||
 					in.AddBOS != "no" || in.Dtype != "q8_0" || in.Comment || in.ServerURL != "https://evals.example" {
 					t.Errorf("parsed %+v", in)
 				}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/udgamlabs/udgam-ci/action/failon"
+
 	"github.com/udgamlabs/udgam-ci/evals"
 	"gopkg.in/yaml.v3"
 )
@@ -268,8 +270,8 @@ func dropsAny(base, pr []string) bool {
 // failOnLooser: the pull request's fail-on lets pass a kind of finding
 // the base's fails on.
 func failOnLooser(base, pr string) bool {
-	for _, kind := range findingKinds {
-		if failsOn(base, kind) && !failsOn(pr, kind) {
+	for _, kind := range failon.Kinds {
+		if failon.Fails(base, kind) && !failon.Fails(pr, kind) {
 			return true
 		}
 	}

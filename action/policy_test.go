@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/udgamlabs/udgam-ci/action/failon"
 )
 
 func TestParsePolicy(t *testing.T) {
@@ -29,7 +31,7 @@ accept-roles: Admin, write
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := GateSettings{FailOn: FailOnMismatch, MinEffectBPB: 0.001, MinEffectAccuracy: 0.5, Tests: []string{"probes", "fresh"},
+	want := GateSettings{FailOn: failon.Mismatch, MinEffectBPB: 0.001, MinEffectAccuracy: 0.5, Tests: []string{"probes", "fresh"},
 		FreshData: "hf://acme/fresh@0123456789abcdef0123456789abcdef01234567", ProbeItems: "items.jsonl",
 		Baseline: "revision:0123456789abcdef0123456789abcdef01234567", Until: UntilAll, Budget: "400",
 		MaxDriftBPB: 0.01, MaxDriftAccuracy: 2, Anchor: "v1.0"}
@@ -105,7 +107,7 @@ func TestMergeGate(t *testing.T) {
 		setting          string
 		looser, stricter func(*GateSettings)
 	}{
-		{"fail-on", func(g *GateSettings) { g.FailOn = FailOnNever }, func(g *GateSettings) { g.FailOn = FailOnMismatch }},
+		{"fail-on", func(g *GateSettings) { g.FailOn = failon.Never }, func(g *GateSettings) { g.FailOn = failon.Mismatch }},
 		{"min-effect-bpb", func(g *GateSettings) { g.MinEffectBPB = 0.05 }, func(g *GateSettings) { g.MinEffectBPB = 0 }},
 		{"min-effect-accuracy", func(g *GateSettings) { g.MinEffectAccuracy = 5 }, func(g *GateSettings) { g.MinEffectAccuracy = 0.5 }},
 		{"tests", func(g *GateSettings) { g.Tests = []string{"probes"} }, nil},
@@ -171,11 +173,11 @@ func TestMergeGate(t *testing.T) {
 // not, so a change between them is looser both ways.
 func TestFailOnLooser(t *testing.T) {
 	t.Parallel()
-	order := []string{FailOnNever, FailOnRegression, FailOnMismatch, FailOnContamination}
+	order := []string{failon.Never, failon.Regression, failon.Mismatch, failon.Contamination}
 	want := map[[2]string]bool{
-		{FailOnRegression, FailOnNever}: true, {FailOnMismatch, FailOnNever}: true, {FailOnContamination, FailOnNever}: true,
-		{FailOnMismatch, FailOnRegression}: true, {FailOnContamination, FailOnRegression}: true,
-		{FailOnMismatch, FailOnContamination}: true, {FailOnContamination, FailOnMismatch}: true,
+		{failon.Regression, failon.Never}: true, {failon.Mismatch, failon.Never}: true, {failon.Contamination, failon.Never}: true,
+		{failon.Mismatch, failon.Regression}: true, {failon.Contamination, failon.Regression}: true,
+		{failon.Mismatch, failon.Contamination}: true, {failon.Contamination, failon.Mismatch}: true,
 	}
 	for _, base := range order {
 		for _, pr := range order {

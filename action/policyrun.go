@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v66/github"
+	"github.com/udgamlabs/udgam-ci/action/failon"
 	"github.com/udgamlabs/udgam-ci/report"
 )
 
@@ -33,13 +34,14 @@ type gateState struct {
 // runs the base's own workflow, so it is judged by its inputs. A policy
 // that exists but cannot be read or parsed fails the run: falling back to
 // the pull request's own settings would let it loosen its gate by
-// breaking the file.
-func (r *actionRun) applyPolicy(ctx context.Context) error {
+// breaking the file. It returns what it found (nil on a push) and the
+// settings to judge by.
+func (r *actionRun) applyPolicy(ctx context.Context) (*gateState, GateSettings, error) {
+	pr := r.in.gate()
 	if r.ev.PR == 0 {
-		return nil
+		return nil, pr, nil
 	}
 	st := &gateState{path: r.in.Policy, ref: r.ev.BaseSHA}
-	r.gateState = st
 	if st.ref == "" {
 		st.ref = r.ev.BaseRef // workflow_run of a fork's pull request names no base commit
 	}
@@ -48,11 +50,11 @@ func (r *actionRun) applyPolicy(ctx context.Context) error {
 	}
 	if r.in.GitHubToken == "" {
 		st.noToken = true
-		return nil
+		return st, pr, nil
 	}
 	gh, err := NewGitHubClient(r.ev.APIURL, r.in.GitHubToken, r.d.GitHub)
 	if err != nil {
-		return err
+		return nil, pr, err
 	}
 	paths := []string{r.in.Policy}
 	if r.in.Policy != DefaultPolicyPath {
@@ -64,7 +66,7 @@ func (r *actionRun) applyPolicy(ctx context.Context) error {
 	for _, p := range paths {
 		b, st.found, err = readFileAt(ctx, gh, r.ev.Repo, p, st.ref)
 		if err != nil {
-			return fmt.Errorf("read the gate's policy %s at the base %s: %w", p, st.ref, err)
+			return nil, pr, fmt.Errorf("read the gate's policy %s at the base %s: %w", p, st.ref, err)
 		}
 		if st.found {
 			if p != r.in.Policy {
@@ -74,12 +76,11 @@ func (r *actionRun) applyPolicy(ctx context.Context) error {
 		}
 	}
 	if !st.found {
-		return nil
+		return st, pr, nil
 	}
 	if st.policy, err = ParsePolicy(st.path, b); err != nil {
-		return fmt.Errorf("the gate's policy at the base %s: %w", st.ref, err)
+		return nil, pr, fmt.Errorf("the gate's policy at the base %s: %w", st.ref, err)
 	}
-	pr := r.in.gate()
 	eff, changes := MergeGate(st.policy.Gate, pr, false)
 	st.changes = changes
 	if st.looser() && st.policy.AcceptLabel != "" {
@@ -92,12 +93,10 @@ func (r *actionRun) applyPolicy(ctx context.Context) error {
 			eff, _ = MergeGate(st.policy.Gate, pr, true)
 		}
 	}
-	r.in.setGate(eff)
-	r.effective = eff
 	for _, c := range st.changes {
 		r.a.Infof("policy %s: %s %q, base %q (%s)", st.path, c.Setting, c.PR, c.Base, st.verb(c))
 	}
-	return nil
+	return st, eff, nil
 }
 
 // checkLabel finds who last applied the accepting label and whether
@@ -258,20 +257,20 @@ func (st *gateState) lines() []string {
 
 // finding is the policy as the gate reports it: a warning, never a
 // failure, since the verdict is the base's (or the accepted) gate's.
-func (st *gateState) finding() []finding {
+func (st *gateState) finding() []failon.Finding {
 	if st == nil || !st.looser() {
 		return nil
 	}
 	changes := strings.ReplaceAll(changeList(st.changes, true), "`", "")
 	if st.accepted {
-		return []finding{{title: "udgam-ci: looser gate accepted by label " + st.policy.AcceptLabel,
-			msg: fmt.Sprintf("the label %q applied by %s (%s) accepts settings looser than the base's policy %s: %s", st.policy.AcceptLabel, st.labelBy, st.labelRole, st.path, changes)}}
+		return []failon.Finding{{Title: "udgam-ci: looser gate accepted by label " + st.policy.AcceptLabel,
+			Msg: fmt.Sprintf("the label %q applied by %s (%s) accepts settings looser than the base's policy %s: %s", st.policy.AcceptLabel, st.labelBy, st.labelRole, st.path, changes)}}
 	}
 	msg := fmt.Sprintf("this pull request tried to loosen the gate; the base's policy %s applies instead: %s", st.path, changes)
 	if st.labelBy != "" {
 		msg += fmt.Sprintf("; the label %q was applied by %s (%s), who is not one of %s: ignored", st.policy.AcceptLabel, st.labelBy, st.labelRole, strings.Join(st.policy.AcceptRoles, ", "))
 	}
-	return []finding{{title: "udgam-ci: looser gate refused", msg: msg}}
+	return []failon.Finding{{Title: "udgam-ci: looser gate refused", Msg: msg}}
 }
 
 // changeList writes the looser (or the stricter) changes: "fail-on

@@ -10,42 +10,44 @@ import (
 
 // prefetchBaselines gets every test's baseline before the heads are
 // scored (until: decided), so each head run can stop once its comparison
-// decides; compare then uses the same runs.
-func (r *actionRun) prefetchBaselines(ctx context.Context) error {
-	bases, err := r.baselinesOnce(ctx, r.in.Tests)
+// decides; compare then uses the same runs. The map holds every test,
+// nil where it has no baseline.
+func (r *actionRun) prefetchBaselines(ctx context.Context, scanPath string) (map[string]*runfile.Run, error) {
+	bases, err := r.baselinesOnce(ctx, r.in.Tests, scanPath, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	r.early = map[string]*runfile.Run{}
+	early := map[string]*runfile.Run{}
 	for i, test := range r.in.Tests {
-		r.early[test] = bases[i]
+		early[test] = bases[i]
 	}
-	return nil
+	return early, nil
 }
 
 // baselinesOnce returns the tests' baselines, fetched (or scored) once: a
-// sequential pull request got them before scoring.
-func (r *actionRun) baselinesOnce(ctx context.Context, tests []string) ([]*runfile.Run, error) {
-	if r.early != nil {
+// sequential pull request got them before scoring (early, nil when
+// not).
+func (r *actionRun) baselinesOnce(ctx context.Context, tests []string, scanPath string, early map[string]*runfile.Run) ([]*runfile.Run, error) {
+	if early != nil {
 		out := make([]*runfile.Run, len(tests))
 		for i, t := range tests {
-			out[i] = r.early[t]
+			out[i] = early[t]
 		}
 		return out, nil
 	}
 	r.a.Group("Baseline " + r.in.Baseline)
 	defer r.a.EndGroup()
-	return r.baselines(ctx, tests)
+	return r.baselines(ctx, tests, scanPath)
 }
 
 // sequential is the request to score test until decided; nil to score
 // every record: until: all, a push to the base branch, no baseline, or a
 // baseline that cannot anchor a sequential run (then said, and the whole
-// set is scored).
-func (r *actionRun) sequential(test string) *SequentialRequest {
-	base := r.early[test]
+// set is scored). early holds the baselines fetched before scoring.
+func (r *actionRun) sequential(test string, early map[string]*runfile.Run) *SequentialRequest {
+	base := early[test]
 	if base == nil {
-		if r.early != nil {
+		if early != nil {
 			r.warn("no baseline", "no %s baseline to decide against (until: decided): every record is scored", test)
 		}
 		return nil

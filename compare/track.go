@@ -108,8 +108,9 @@ func NewTracker(base *runfile.Run, test string, s runfile.Sequential) (*Tracker,
 
 // newSpanTracker is NewTracker for a Fresh Text run over spans: the
 // units are every window's scored span of the baseline's documents
-// (runfile.SplitSpans), in no stratum, and the bound on a span's residual
-// bits is scaled by a pilot of the first spans (sequential.Config.Pilot).
+// (runfile.SplitSpans), in no stratum, and the bound on the spread of the
+// spans' residual bits is scaled by a pilot of the first spans
+// (sequential.Config.Pilot).
 func newSpanTracker(base *runfile.Run, s runfile.Sequential) (*Tracker, error) {
 	bh := base.Header
 	if bh.Test != runfile.TestFresh {
@@ -203,12 +204,12 @@ func (t *Tracker) Add(rec any) error {
 	}
 	if at := t.seq.Broken(); at != nil && t.broken == "" {
 		assumed := fmt.Sprintf("%.4g bits off the whole set's change per byte times its bytes, the most the stopping rule assumes of any document after the %d longest", t.resid, len(t.first))
-		if t.spans != nil {
-			assumed = fmt.Sprintf("%.4g bits off the whole set's change per byte times its bytes, the most the stopping rule assumes of any span after raising its bound %d times", t.seq.Resid(), len(t.seq.Raised()))
-		}
-		if len(at) == 2 {
+		switch {
+		case t.spans != nil:
+			t.broken = fmt.Sprintf("span %s spread the spans' changes wider than a root mean square of %.4g bits off the whole set's change per byte times their bytes, the most the stopping rule assumes after raising its bound %d times", t.ids[at[0]-1], t.seq.Resid(), len(t.seq.Raised()))
+		case len(at) == 2:
 			t.broken = fmt.Sprintf("%ss %s and %s changed so differently that one of them is more than %s", t.noun, t.ids[at[0]-1], t.ids[at[1]-1], assumed)
-		} else {
+		default:
 			t.broken = fmt.Sprintf("%s %s changed by more than %s, given the others", t.noun, t.ids[at[0]-1], assumed)
 		}
 	}

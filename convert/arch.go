@@ -14,7 +14,7 @@ import (
 // its architecture. Each one lives in its own file (arch_<name>.go) and is
 // listed in architectures; its test compares llama.cpp's log-probabilities
 // on the converted file with a float64 forward pass written from the
-// architecture's definition (internal/reference/testmodel).
+// architecture's definition (reference/testmodel).
 type Architecture struct {
 	// Classes are the config.json "architectures" values it takes.
 	Classes []string

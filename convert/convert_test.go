@@ -13,7 +13,7 @@ import (
 
 	"github.com/ollama/ollama/fs/ggml"
 	"github.com/udgamlabs/udgam-ci/convert/converttest"
-	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
+	"github.com/udgamlabs/udgam-ci/reference/testmodel"
 	"github.com/x448/float16"
 )
 

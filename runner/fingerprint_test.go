@@ -9,7 +9,7 @@ import (
 
 	"github.com/ollama/ollama/fs/ggml"
 
-	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
+	"github.com/udgamlabs/udgam-ci/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runner"
 )
 

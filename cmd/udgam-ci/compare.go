@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/udgamlabs/udgam-ci/action"
+	"github.com/udgamlabs/udgam-ci/action/failon"
 	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/report"
 	"github.com/udgamlabs/udgam-ci/runfile"
@@ -43,7 +43,7 @@ func parseCompare(e *env, args []string) (compareOptions, error) {
 	fs.IntVar(&o.Stats.MinShared, "min-shared", o.Stats.MinShared, "fewest shared documents or items to compare")
 	fs.BoolVar(&o.Stats.AllowSettingsMismatch, "allow-settings-mismatch", false, "compare even when settings that change results differ (they are printed first)")
 	fs.BoolVar(&o.Stats.ByLevel, "by-level", false, "probes: also compare each type and level")
-	fs.StringVar(&o.FailOn, "fail-on", action.InputDefault("fail-on"), "exit 1 when the verdict is: regression (a regression), settings-mismatch (also settings that differ, with --allow-settings-mismatch) or never, as the Action's fail-on")
+	fs.StringVar(&o.FailOn, "fail-on", failon.Default, "exit 1 when the verdict is: regression (a regression), settings-mismatch (also settings that differ, with --allow-settings-mismatch) or never, as the Action's fail-on")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return o, err
@@ -55,9 +55,9 @@ func parseCompare(e *env, args []string) (compareOptions, error) {
 		return o, usageError{errors.New("--json and --markdown exclude each other")}
 	case o.Stats.Resamples < 1:
 		return o, usageError{fmt.Errorf("--resamples %d: want at least 1", o.Stats.Resamples)}
-	case !slices.Contains([]string{action.FailOnRegression, action.FailOnMismatch, action.FailOnNever}, o.FailOn):
+	case !slices.Contains([]string{failon.Regression, failon.Mismatch, failon.Never}, o.FailOn):
 		return o, usageError{fmt.Errorf("--fail-on %q: want %s, %s or %s (contamination needs a scan: the Action's training-data)",
-			o.FailOn, action.FailOnRegression, action.FailOnMismatch, action.FailOnNever)}
+			o.FailOn, failon.Regression, failon.Mismatch, failon.Never)}
 	}
 	o.Base, o.Head = pos[0], pos[1]
 	return o, nil
@@ -87,7 +87,7 @@ func compareRuns(e *env, o compareOptions) error {
 		return err
 	}
 	// The exit status is the Action's gate on this one comparison.
-	if fails, line := action.Gate(o.FailOn, head.Header.Model.Name, []*compare.Comparison{c}); fails {
+	if fails, line := failon.Comparisons(o.FailOn, head.Header.Model.Name, []*compare.Comparison{c}); fails {
 		fmt.Fprintln(e.Stderr, line)
 		return exitCode(1)
 	}

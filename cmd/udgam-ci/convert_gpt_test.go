@@ -8,7 +8,7 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
-	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
+	"github.com/udgamlabs/udgam-ci/reference/testmodel"
 )
 
 // TestConvertedGPTFamilyScore runs checkConvertedScores on GPT-2, GPT-NeoX,

@@ -13,8 +13,8 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
-	"github.com/udgamlabs/udgam-ci/internal/reference/hfref"
-	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
+	"github.com/udgamlabs/udgam-ci/reference/hfref"
+	"github.com/udgamlabs/udgam-ci/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/llama/llamatest"

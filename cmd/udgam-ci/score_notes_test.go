@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/evals/probes"
-	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
+	"github.com/udgamlabs/udgam-ci/reference/testmodel"
 )
 
 // What the score commands say around a run, as the binary prints it

@@ -13,7 +13,7 @@ import (
 	"os"
 	"slices"
 
-	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
+	"github.com/udgamlabs/udgam-ci/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/x448/float16"
 )

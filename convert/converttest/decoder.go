@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
+	"github.com/udgamlabs/udgam-ci/reference/testmodel"
 )
 
 // Decoder is a tiny random checkpoint of a llama-family class (llama,

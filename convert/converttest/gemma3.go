@@ -4,7 +4,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
+	"github.com/udgamlabs/udgam-ci/reference/testmodel"
 )
 
 // Gemma3 is a tiny random Gemma3ForCausalLM checkpoint described by the

@@ -3,7 +3,7 @@ package converttest
 import (
 	"math"
 
-	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
+	"github.com/udgamlabs/udgam-ci/reference/testmodel"
 )
 
 // Lfm2 is a tiny random Lfm2ForCausalLM checkpoint described by the same

@@ -19,7 +19,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/convert/tokenizer"
 	"github.com/udgamlabs/udgam-ci/ggufspec/tokspec"
-	"github.com/udgamlabs/udgam-ci/internal/reference/hfref"
+	"github.com/udgamlabs/udgam-ci/reference/hfref"
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/textprep"

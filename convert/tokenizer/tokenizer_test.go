@@ -16,7 +16,7 @@ import (
 	"github.com/ollama/ollama/convert/sentencepiece"
 
 	"github.com/udgamlabs/udgam-ci/convert/converttest"
-	"github.com/udgamlabs/udgam-ci/internal/reference/hfref"
+	"github.com/udgamlabs/udgam-ci/reference/hfref"
 )
 
 // llamaVocabCpp is the vendored llama.cpp's llama-vocab.cpp.

@@ -13,7 +13,7 @@ import (
 	"github.com/udgamlabs/udgam-ci/convert/converttest"
 
 	"github.com/udgamlabs/udgam-ci/evals/audit"
-	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
+	"github.com/udgamlabs/udgam-ci/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 	"github.com/udgamlabs/udgam-ci/runner/llama/llamatest"

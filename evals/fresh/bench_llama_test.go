@@ -18,7 +18,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
+	"github.com/udgamlabs/udgam-ci/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
 )
 

@@ -46,8 +46,8 @@ func TestRunUntilDecided(t *testing.T) {
 		scored    int
 	}{
 		// the same model: every difference is 0, inside ±0.01 before the
-		// end (scored 0: anywhere after the longest documents and the
-		// minimum of the rest)
+		// end (scored 0: anywhere after the minimum and before the last
+		// of the records, spans here, the pilot's tenth of them included)
 		{"same model", 3, 0.01, 0, sequential.Within, 0},
 		// a budget below the fewest records a decision needs
 		{"budget", 4, 0.01, 30, sequential.Budget, 30},
@@ -64,11 +64,11 @@ func TestRunUntilDecided(t *testing.T) {
 		}
 		st := res.Run.Header.Sequential.Stop
 		want := tc.scored
-		if want == 0 && st != nil && st.Scored >= len(first)+sequential.DefaultMinRecords && st.Scored < len(ids) {
+		if want == 0 && st != nil && st.Scored >= len(first)+sequential.DefaultMinRecords && st.Scored < h.Total {
 			want = st.Scored
 		}
 		if st == nil || st.Reason != tc.reason || st.Scored != want || res.Run.Len() != want {
-			t.Fatalf("%s: stop %+v with %d records, want %s after %d (0: after %d and before %d)", tc.name, st, res.Run.Len(), tc.reason, tc.scored, len(first)+sequential.DefaultMinRecords, len(ids))
+			t.Fatalf("%s: stop %+v with %d records, want %s after %d (0: after %d and before %d)", tc.name, st, res.Run.Len(), tc.reason, tc.scored, len(first)+sequential.DefaultMinRecords, h.Total)
 		}
 		got := make([]string, len(res.Run.Docs))
 		for i, d := range res.Run.Docs {

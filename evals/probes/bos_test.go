@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/evals"
-	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
+	"github.com/udgamlabs/udgam-ci/reference/testmodel"
 )
 
 // A prompt that starts with the BOS literal is refused by id before

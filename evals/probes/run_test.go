@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/udgamlabs/udgam-ci/evals"
-	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
+	"github.com/udgamlabs/udgam-ci/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 

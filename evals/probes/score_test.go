@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
+	"github.com/udgamlabs/udgam-ci/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner"
 )

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/udgamlabs/udgam-ci/compare"
-	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
+	"github.com/udgamlabs/udgam-ci/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runfile"
 )
 

@@ -9,6 +9,8 @@
 //     comment/server -> wiring (stages lists each package's place;
 //     ARCHITECTURE.md draws it, and TestFlowDocumented fails when the two
 //     differ);
+//   - a package under internal/ imports one of the module outside it:
+//     internal/ holds only base packages (references live in reference/);
 //   - a file built without cgo imports a package whose files all need it
 //     (TestBuildsWithoutCgo: `CGO_ENABLED=0 go vet ./...` builds);
 //   - a production package other than the commands depends on a check (checks:

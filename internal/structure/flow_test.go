@@ -41,7 +41,7 @@ var stages = []struct {
 // development (demo, benchmarks, load generation), which may import
 // anything but which production never imports either.
 var (
-	referencePackages = []string{"internal/reference", "evals/probes/bench"}
+	referencePackages = []string{"reference", "evals/probes/bench"}
 	tools             = []string{"scripts", "server/cmd"}
 )
 
@@ -105,6 +105,15 @@ func stage(p string) int {
 func violations(imports, deps map[string][]string) []string {
 	var out []string
 	for p, imps := range imports {
+		// internal/ holds base packages only, references and helpers
+		// included: one that leaned on a later stage would draw an arrow
+		// back up from the bottom of the flow.
+		_, isBase := under(p, []string{"internal"})
+		for _, q := range imps {
+			if _, ok := under(q, []string{"internal"}); isBase && !ok {
+				out = append(out, fmt.Sprintf("%s imports %s: internal/ holds only base packages, which import nothing of the module outside internal/", p, q))
+			}
+		}
 		if kind(p) != "" {
 			continue
 		}
@@ -131,7 +140,7 @@ func violations(imports, deps map[string][]string) []string {
 			if _, ok := against[[2]string{p, q}]; ok {
 				continue
 			}
-			if sq := stage(q); kind(q) == "" && sq > sp {
+			if sq := stage(q); kind(q) == "" && sq > sp && !isBase {
 				out = append(out, fmt.Sprintf("%s (%s) imports %s (%s), later in the flow", p, stages[sp].name, q, stages[sq].name))
 			}
 		}
@@ -184,8 +193,11 @@ func TestFlowViolations(t *testing.T) {
 		{"against the flow", map[string][]string{"convert": {"runner"}}, nil, "convert (GGUF) imports runner (scoring), later in the flow"},
 		{"measuring imports presentation", map[string][]string{"evals/contamination": {"report"}}, nil, "evals/contamination (scoring) imports report (comment/server), later in the flow"},
 		{"scoring summarises with the comparison", map[string][]string{"evals/probes": {"compare"}}, nil, "evals/probes (scoring) imports compare (comparison), later in the flow"},
-		{"bottom knows the run file", map[string][]string{"internal/ghenv": {"runfile"}}, nil, "internal/ghenv (base) imports runfile (contracts), later in the flow"},
-		{"test model in production", map[string][]string{"cmd/udgam-ci": {"runner"}}, map[string][]string{"cmd/udgam-ci": {"runner", "internal/reference/testmodel"}}, "cmd/udgam-ci depends on reference internal/reference/testmodel"},
+		{"bottom knows the run file", map[string][]string{"internal/ghenv": {"runfile"}}, nil, "internal/ghenv imports runfile: internal/ holds only base packages, which import nothing of the module outside internal/"},
+		{"reference under internal leans on the engine", map[string][]string{"internal/reference/testmodel": {"runner", "internal/atomicfile"}}, nil, "internal/reference/testmodel imports runner: internal/ holds only base packages, which import nothing of the module outside internal/"},
+		{"test helper under internal leans on a contract", map[string][]string{"internal/goldentest": {"runfile"}}, nil, "internal/goldentest imports runfile: internal/ holds only base packages, which import nothing of the module outside internal/"},
+		{"reference in production", map[string][]string{"convert/tokenizer": {"internal/tokjson"}}, map[string][]string{"convert/tokenizer": {"internal/tokjson", "reference/hfref"}}, "convert/tokenizer depends on reference reference/hfref"},
+		{"test model in production", map[string][]string{"cmd/udgam-ci": {"runner"}}, map[string][]string{"cmd/udgam-ci": {"runner", "reference/testmodel"}}, "cmd/udgam-ci depends on reference reference/testmodel"},
 		{"test helper in production", map[string][]string{"action": nil}, map[string][]string{"action": {"hub/hubtest"}}, "action depends on reference hub/hubtest"},
 		{"tool in production", map[string][]string{"server": nil}, map[string][]string{"server": {"server/cmd/loadgen"}}, "server depends on tool server/cmd/loadgen"},
 		{"production leans on its check", map[string][]string{"runner/textprep": {"runner/hftok"}}, map[string][]string{"runner/textprep": {"runner/hftok"}}, "runner/textprep depends on check runner/hftok, which only the commands wire"},
@@ -200,7 +212,7 @@ func TestFlowViolations(t *testing.T) {
 			}
 		})
 	}
-	fine := map[string][]string{"cmd/udgam-ci": {"runner/llama", "action", "runner/hftok"}, "report": {"compare", "templates"}, "internal/reference/testmodel": {"runner"}, "scripts/demomodels": {"internal/reference/testmodel"},
+	fine := map[string][]string{"cmd/udgam-ci": {"runner/llama", "action", "runner/hftok"}, "report": {"compare", "templates"}, "reference/testmodel": {"runner"}, "scripts/demomodels": {"reference/testmodel"},
 		"runner/hftok": {"runner/textprep/hfprep", "internal/tokjson"}, "runner/textprep": {"runner/textprep/hfprep"}, "convert/tokenizer": {"internal/tokjson"}}
 	if got := violations(fine, fine); len(got) > 0 {
 		t.Errorf("violations of a graph along the flow: %q", got)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/udgamlabs/udgam-ci/internal/reference/hfref"
+	"github.com/udgamlabs/udgam-ci/reference/hfref"
 )
 
 // TestComponentsMatchTransformersJS swaps the normalizer, pre-tokenizer

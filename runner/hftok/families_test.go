@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/udgamlabs/udgam-ci/internal/reference/hfref"
+	"github.com/udgamlabs/udgam-ci/reference/hfref"
 )
 
 // loaded parses each family's tokenizer.json once per test binary (Gemma

@@ -17,7 +17,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/udgamlabs/udgam-ci/action"
+	"github.com/udgamlabs/udgam-ci/action/failon"
 	"github.com/udgamlabs/udgam-ci/compare"
 	"github.com/udgamlabs/udgam-ci/internal/atomicfile"
 	"github.com/udgamlabs/udgam-ci/report"
@@ -67,7 +67,7 @@ func run(model, out string, files []string) error {
 		}
 		c.Tests = append(c.Tests, cmp)
 	}
-	_, c.Verdict = action.Gate(action.InputDefault("fail-on"), model, c.Tests) // the Action's default fail-on
+	_, c.Verdict = failon.Comparisons(failon.Default, model, c.Tests) // the Action's default fail-on
 	var body bytes.Buffer
 	if err := report.RenderComment(&body, c); err != nil {
 		return err

@@ -6,7 +6,7 @@
 // tokenizer that `model check-tokenizer` compares llama.cpp with, builds on
 // it; the independent check of both is Hugging Face's own tokenizers
 // (runner/tokcheck's Python path, `make crosscheck-tokenizers`) and
-// transformers.js (internal/reference/hfref).
+// transformers.js (reference/hfref).
 //
 // Hugging Face's order for one text (tokenizers' Tokenizer::encode_single_sequence
 // and AddedVocabulary::extract_and_normalize):

@@ -12,7 +12,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
+	"github.com/udgamlabs/udgam-ci/reference/testmodel"
 )
 
 func main() {

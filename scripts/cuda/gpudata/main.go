@@ -16,7 +16,7 @@ import (
 	"path/filepath"
 
 	"github.com/udgamlabs/udgam-ci/evals/fresh"
-	"github.com/udgamlabs/udgam-ci/internal/reference/testmodel"
+	"github.com/udgamlabs/udgam-ci/reference/testmodel"
 )
 
 // smol360 is SmolLM2-360M's shape (its config.json), beside

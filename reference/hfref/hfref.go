@@ -168,5 +168,5 @@ func scriptsDir(tb testing.TB) string {
 	if !ok {
 		tb.Fatal("hfref: cannot locate the source tree")
 	}
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", "scripts", "hfref")
+	return filepath.Join(filepath.Dir(file), "..", "..", "scripts", "hfref")
 }
