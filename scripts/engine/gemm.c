@@ -263,17 +263,17 @@ static inline __attribute__((always_inline)) void tile_j(int J, int64_t kc, cons
 	store(acc, c, ldc, mr, nr, add);
 }
 
-// tile is tile_j over as few rows of b as cover nr: a product's last
-// panel of src1 is often short (256 rows are 21 panels and 4 rows), and
-// the full tile would multiply its zero rows as well.
+// FEWEST_ROWS calls a tile_j-like f over as few rows of b as cover nr
+// (4, 8 or 12): a product's last panel of src1 is often short (256 rows
+// are 21 panels and 4 rows), and the full tile would multiply its zero
+// rows as well.
+#define FEWEST_ROWS(f, kc, a, b, c, ldc, mr, nr, add)                                                         \
+	((nr) > 8 ? f(NR, kc, a, b, c, ldc, mr, nr, add)                                                      \
+		  : (nr) > 4 ? f(8, kc, a, b, c, ldc, mr, nr, add) : f(4, kc, a, b, c, ldc, mr, nr, add))
+
 __attribute__((noinline)) static void tile(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int64_t mr,
 					   int64_t nr, bool add) {
-	if (nr > 8)
-		tile_j(NR, kc, a, b, c, ldc, mr, nr, add);
-	else if (nr > 4)
-		tile_j(8, kc, a, b, c, ldc, mr, nr, add);
-	else
-		tile_j(4, kc, a, b, c, ldc, mr, nr, add);
+	FEWEST_ROWS(tile_j, kc, a, b, c, ldc, mr, nr, add);
 }
 
 // tile_bf16_j is tile_j for panels of bfloat16 pairs: kc pairs of k, each
@@ -309,12 +309,7 @@ static inline __attribute__((always_inline, target("avx512bf16"))) void tile_bf1
 
 __attribute__((noinline, target("avx512bf16"))) static void tile_bf16(int64_t kc, const float *a, const float *b, float *c,
 								 int64_t ldc, int64_t mr, int64_t nr, bool add) {
-	if (nr > 8)
-		tile_bf16_j(NR, kc, a, b, c, ldc, mr, nr, add);
-	else if (nr > 4)
-		tile_bf16_j(8, kc, a, b, c, ldc, mr, nr, add);
-	else
-		tile_bf16_j(4, kc, a, b, c, ldc, mr, nr, add);
+	FEWEST_ROWS(tile_bf16_j, kc, a, b, c, ldc, mr, nr, add);
 }
 
 // has_bf16 says whether tile_bf16 runs on this CPU.
