@@ -245,6 +245,13 @@ ALWAYS_INLINE vec vexp(vec x) {
 	return vscale(p, n);
 }
 
+// keep and keepd make GCC hold a loaded vector in a register: it would
+// fold the load into each FMA that uses it, one load per FMA where one
+// per row of the micro-tile is needed, and on Zen 4 (one 512-bit load a
+// cycle) the loads, not the FMAs, then set the pace.
+ALWAYS_INLINE void keep(vec *x) { __asm__("" : "+v"(*x)); }
+ALWAYS_INLINE void keepd(vecd *x) { __asm__("" : "+v"(*x)); }
+
 // scores writes st[j][i] = sum_d k[j][d] qt[d][i] for rows j of k (kr
 // floats apart), NV vectors of queries, J keys: one FMA chain over d per
 // score, from 0, in order.
@@ -260,6 +267,9 @@ ALWAYS_INLINE void scores(int NV, int J, const float *k, size_t kr, const float 
 #pragma GCC unroll 8
 		for (int v = 0; v < NV; v++)
 			q[v] = vload(qt + d * QB + VL * v);
+#pragma GCC unroll 8
+		for (int v = 0; v < NV; v++)
+			keep(&q[v]);
 #pragma GCC unroll 8
 		for (int j = 0; j < J; j++) {
 			const vec kb = vset1(k[j * kr + d]);
@@ -309,6 +319,9 @@ ALWAYS_INLINE void values(int NU, const double *pt, int64_t kn, const double *vd
 #pragma GCC unroll 8
 		for (int u = 0; u < NU; u++)
 			p[u] = vdload(pt + j * QB + VD * u);
+#pragma GCC unroll 8
+		for (int u = 0; u < NU; u++)
+			keepd(&p[u]);
 #pragma GCC unroll 8
 		for (int r = 0; r < DR; r++) {
 			const vecd vb = vdset1(vd[j * dv + d0 + r]);

@@ -219,8 +219,9 @@ static void pack(struct operand o, int64_t r, int64_t w, int64_t k0, int64_t kc,
 }
 
 #if defined(__AVX512F__)
-// store writes a tile's accumulators to dst (see tile).
-static inline void store(__m512 acc[NR][2], float *c, int64_t ldc, int64_t mr, int64_t nr, bool add) {
+// store writes a tile's first nr rows of accumulators to dst (see tile).
+static inline __attribute__((always_inline)) void store(__m512 acc[NR][2], float *c, int64_t ldc, int64_t mr, int64_t nr,
+							bool add) {
 	const __mmask16 m0 = mr >= 16 ? 0xffff : (__mmask16)((1u << mr) - 1);
 	const __mmask16 m1 = mr >= MR ? 0xffff : mr <= 16 ? 0 : (__mmask16)((1u << (mr - 16)) - 1);
 	for (int64_t j = 0; j < nr; j++) {
@@ -236,21 +237,22 @@ static inline void store(__m512 acc[NR][2], float *c, int64_t ldc, int64_t mr, i
 
 typedef void tile_fn(int64_t, const float *, const float *, float *, int64_t, int64_t, int64_t, bool);
 
-// tile multiplies a 32 x kc panel a of src0 by a 12 x kc panel b of src1
-// into dst's rows j < nr (ldc apart), columns i < mr; add keeps what dst
-// holds (the previous blocks of k). 24 accumulators, 2 vectors of a and a
-// broadcast of b: 27 of the 32 vector registers.
-__attribute__((noinline)) static void tile(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int64_t mr,
-					   int64_t nr, bool add) {
+// tile_j multiplies a 32 x kc panel a of src0 by the first J rows of a
+// 12 x kc panel b of src1 into dst's rows j < nr <= J (ldc apart), columns
+// i < mr; add keeps what dst holds (the previous blocks of k). 2J
+// accumulators, 2 vectors of a and a broadcast of b: at most 27 of the 32
+// vector registers. Each output is the same FMA chain whatever J is.
+static inline __attribute__((always_inline)) void tile_j(int J, int64_t kc, const float *a, const float *b, float *c,
+							 int64_t ldc, int64_t mr, int64_t nr, bool add) {
 	__m512 acc[NR][2];
 #pragma GCC unroll 12
-	for (int j = 0; j < NR; j++)
+	for (int j = 0; j < J; j++)
 		acc[j][0] = _mm512_setzero_ps(), acc[j][1] = _mm512_setzero_ps();
 	for (int64_t k = 0; k < kc; k++) {
 		__m512 a0 = _mm512_load_ps(a), a1 = _mm512_load_ps(a + 16);
 		__asm__("" : "+v"(a0), "+v"(a1));
 #pragma GCC unroll 12
-		for (int j = 0; j < NR; j++) {
+		for (int j = 0; j < J; j++) {
 			const __m512 bj = _mm512_set1_ps(b[j]);
 			acc[j][0] = _mm512_fmadd_ps(a0, bj, acc[j][0]);
 			acc[j][1] = _mm512_fmadd_ps(a1, bj, acc[j][1]);
@@ -261,7 +263,20 @@ __attribute__((noinline)) static void tile(int64_t kc, const float *a, const flo
 	store(acc, c, ldc, mr, nr, add);
 }
 
-// tile_bf16 is tile for panels of bfloat16 pairs: kc pairs of k, each
+// FEWEST_ROWS calls a tile_j-like f over as few rows of b as cover nr
+// (4, 8 or 12): a product's last panel of src1 is often short (256 rows
+// are 21 panels and 4 rows), and the full tile would multiply its zero
+// rows as well.
+#define FEWEST_ROWS(f, kc, a, b, c, ldc, mr, nr, add)                                                         \
+	((nr) > 8 ? f(NR, kc, a, b, c, ldc, mr, nr, add)                                                      \
+		  : (nr) > 4 ? f(8, kc, a, b, c, ldc, mr, nr, add) : f(4, kc, a, b, c, ldc, mr, nr, add))
+
+__attribute__((noinline)) static void tile(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int64_t mr,
+					   int64_t nr, bool add) {
+	FEWEST_ROWS(tile_j, kc, a, b, c, ldc, mr, nr, add);
+}
+
+// tile_bf16_j is tile_j for panels of bfloat16 pairs: kc pairs of k, each
 // vdpbf16ps adding both products of a pair to its accumulator, twice the
 // work of an FMA in one instruction. Its arithmetic is an FMA chain's over
 // the widened values, k in order (measured on Zen 5: c + p[k], then
@@ -270,17 +285,18 @@ __attribute__((noinline)) static void tile(int64_t kc, const float *a, const flo
 // ggml's own bfloat16 kernel (the same instruction) does. Compiled for
 // AVX512-BF16 where the build's level lacks it (x86-64-v4) and called only
 // where the CPU has it.
-__attribute__((noinline, target("avx512bf16"))) static void tile_bf16(int64_t kc, const float *a, const float *b, float *c,
-								 int64_t ldc, int64_t mr, int64_t nr, bool add) {
+static inline __attribute__((always_inline, target("avx512bf16"))) void tile_bf16_j(int J, int64_t kc, const float *a,
+										      const float *b, float *c, int64_t ldc,
+										      int64_t mr, int64_t nr, bool add) {
 	__m512 acc[NR][2];
 #pragma GCC unroll 12
-	for (int j = 0; j < NR; j++)
+	for (int j = 0; j < J; j++)
 		acc[j][0] = _mm512_setzero_ps(), acc[j][1] = _mm512_setzero_ps();
 	for (int64_t k = 0; k < kc; k++) {
 		__m512 a0 = _mm512_load_ps(a), a1 = _mm512_load_ps(a + 16);
 		__asm__("" : "+v"(a0), "+v"(a1));
 #pragma GCC unroll 12
-		for (int j = 0; j < NR; j++) {
+		for (int j = 0; j < J; j++) {
 			const __m512bh bj = (__m512bh)_mm512_set1_ps(b[j]);
 			acc[j][0] = _mm512_dpbf16_ps(acc[j][0], (__m512bh)a0, bj);
 			acc[j][1] = _mm512_dpbf16_ps(acc[j][1], (__m512bh)a1, bj);
@@ -289,6 +305,11 @@ __attribute__((noinline, target("avx512bf16"))) static void tile_bf16(int64_t kc
 		b += NR;
 	}
 	store(acc, c, ldc, mr, nr, add);
+}
+
+__attribute__((noinline, target("avx512bf16"))) static void tile_bf16(int64_t kc, const float *a, const float *b, float *c,
+								 int64_t ldc, int64_t mr, int64_t nr, bool add) {
+	FEWEST_ROWS(tile_bf16_j, kc, a, b, c, ldc, mr, nr, add);
 }
 
 // has_bf16 says whether tile_bf16 runs on this CPU.
