@@ -105,9 +105,12 @@ all: build
 # headers).
 VARIANT_LDFLAG = -X github.com/udgamlabs/udgam-ci/internal/release.CPUVariant=$(1)
 
+# Written under a name of its own and renamed: .ci/run's two lanes both
+# make build while the other may be running the binary, which must never be
+# found half written (issue 53).
 build:
 	@mkdir -p bin
-	$(GO) build -ldflags '$(call VARIANT_LDFLAG,$(CPU_VARIANT))' -o $(BIN) ./cmd/udgam-ci
+	$(GO) build -ldflags '$(call VARIANT_LDFLAG,$(CPU_VARIANT))' -o $(BIN).$$$$.tmp ./cmd/udgam-ci && mv -f $(BIN).$$$$.tmp $(BIN)
 
 # variants installs a portable udgam-ci into $(DIST): bin/udgam-ci is the
 # launcher (plain Go, no cgo: cmd/udgam-ci-launcher), which execs the best
