@@ -20,6 +20,10 @@ func TestHelperReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// As the engine's tests do: the temporary folder is opened to make it.
+	if err := os.WriteFile(filepath.Join(t.TempDir(), "scratch"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("read %q", b)
 	if strings.TrimSpace(string(b)) == "fail" {
 		t.Fatal("the input says fail")
@@ -38,8 +42,12 @@ func helper(t *testing.T) (run, cacheDir, string, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	r := run{dir: dir, bin: bin, args: []string{"-test.run=^TestHelperReads$", "-test.v"}}
-	env := append(os.Environ(), "TESTCACHE_INPUT="+input)
+	env := append(os.Environ(), "TESTCACHE_INPUT="+input, "TMPDIR="+tmp)
 	return r, cacheDir(filepath.Join(dir, "cache")), input, env
 }
 
@@ -64,6 +72,11 @@ func TestKeptUntilAnInputChanges(t *testing.T) {
 	}
 	step("first run", r, env, false)
 	step("same inputs", r, env, true)
+	// Other processes' files in the temporary folder are not the test's.
+	if err := os.WriteFile(filepath.Join(r.dir, "tmp", "another-process"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	step("another file in the temporary folder", r, env, true)
 	if err := os.WriteFile(input, []byte("two"), 0o644); err != nil {
 		t.Fatal(err)
 	}
