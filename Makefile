@@ -105,9 +105,12 @@ all: build
 # headers).
 VARIANT_LDFLAG = -X github.com/udgamlabs/udgam-ci/internal/release.CPUVariant=$(1)
 
+# Written under a name of its own and renamed: .ci/run's two lanes both
+# make build while the other may be running the binary, which must never be
+# found half written (issue 53).
 build:
 	@mkdir -p bin
-	$(GO) build -ldflags '$(call VARIANT_LDFLAG,$(CPU_VARIANT))' -o $(BIN) ./cmd/udgam-ci
+	$(GO) build -ldflags '$(call VARIANT_LDFLAG,$(CPU_VARIANT))' -o $(BIN).$$$$.tmp ./cmd/udgam-ci && mv -f $(BIN).$$$$.tmp $(BIN)
 
 # variants installs a portable udgam-ci into $(DIST): bin/udgam-ci is the
 # launcher (plain Go, no cgo: cmd/udgam-ci-launcher), which execs the best
@@ -183,16 +186,26 @@ matrix-one:
 # Gemma 3, LFM2, Qwen3, Falcon-H1 and the 1,024-token Llama ones, which
 # make test runs on x86). Tests that start the test binary again
 # (internal/testexec) get the emulator through UDGAM_TEST_EXEC. Emulated,
-# it takes minutes; its timings are not arm64's speed.
+# it takes minutes; its timings are not arm64's speed. go test caches
+# nothing it runs through -exec: the binaries are built with go test -c and
+# run by scripts/testcache, which keeps each pass outside the repository
+# under the hash of the binary, its arguments, the emulator and the
+# variables and files the test read, as go test's cache does
+# (ARM64_TEST_CACHE= runs every test; issue 53).
 ARM64_TEST_PKGS ?= ./runner/llama ./evals/probes ./evals/fresh
 ARM64_CONVERT_RUN ?= ^Test(GPT2|GPTNeoX|Olmo|Olmo2|Qwen2)Exact$$|^TestConvertF32SourceKeepsPrecision$$|^TestQuantizeQ8MatchesGGMLReference$$
 QEMU_AARCH64 ?= qemu-aarch64 -L /usr/aarch64-linux-gnu
+ARM64_TEST_BIN := build/arm64-test
+ARM64_TEST_CACHE ?= $(or $(UDGAM_CI_BUILD_CACHE),$(HOME)/.cache/udgam-ci)/arm64-test
 ifeq ($(TARGET_GOARCH),arm64)
-ARM64_EXEC := $(if $(filter aarch64,$(HOST_MACHINE)),,-exec '$(QEMU_AARCH64)')
-arm64-test: export UDGAM_TEST_EXEC := $(if $(filter aarch64,$(HOST_MACHINE)),,$(QEMU_AARCH64))
+ARM64_EMULATOR := $(if $(filter aarch64,$(HOST_MACHINE)),,$(QEMU_AARCH64))
+arm64-test: export UDGAM_TEST_EXEC := $(ARM64_EMULATOR)
 arm64-test:
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(ARM64_EXEC) $(ARM64_TEST_PKGS)
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(ARM64_EXEC) -run '$(ARM64_CONVERT_RUN)' ./convert
+	rm -rf $(ARM64_TEST_BIN) && mkdir -p $(ARM64_TEST_BIN)
+	$(GO) test -c -o $(ARM64_TEST_BIN)/ $(ARM64_TEST_PKGS) ./convert
+	GOARCH=$$(GOARCH= $(GO) env GOARCH) CGO_ENABLED=0 $(GO) run ./scripts/testcache -cache '$(ARM64_TEST_CACHE)' -exec '$(ARM64_EMULATOR)' \
+		$(foreach p,$(ARM64_TEST_PKGS),$(p)=$(ARM64_TEST_BIN)/$(notdir $(p)).test,-test.timeout=$(TEST_TIMEOUT)) \
+		'./convert=$(ARM64_TEST_BIN)/convert.test,-test.timeout=$(TEST_TIMEOUT),-test.run=$(ARM64_CONVERT_RUN)'
 else
 arm64-test:
 	$(MAKE) --no-print-directory GOARCH=arm64 $@
@@ -400,10 +413,14 @@ cuda: build
 # GPU: every source compiled and linked, ptxas skipped), then the fallback
 # test (scripts/cuda/fallback.sh): bin/udgam-ci with that backend in its
 # search path, on this machine without a GPU, must say so in one line and
-# score both tests with the same bytes as without it.
+# score both tests with the same bytes as without it. Its device code is
+# not optimised (cicc -O0): the optimiser was 3/4 of the compile, and this
+# PTX never runs; the front end, every template instance and the link are
+# checked as before, and the host code is compiled as make cuda's (issue 53).
 CUDA_CHECK_ARCH := 80-virtual
+CUDA_CHECK_NVCC_FLAGS := -Xcicc -O0
 cuda-check: build
-	bash scripts/cuda/build.sh '$(OLLAMA_DIR)' '$(CUDA_CHECK_ARCH)' build/cuda-check/lib/ollama
+	bash scripts/cuda/build.sh '$(OLLAMA_DIR)' '$(CUDA_CHECK_ARCH)' build/cuda-check/lib/ollama '$(CUDA_CHECK_NVCC_FLAGS)'
 	GO=$(GO) bash scripts/cuda/fallback.sh build/cuda-check/lib/ollama
 
 # gpu-bundle packs what scripts/gpu-check.sh needs on a bare GPU machine (no

@@ -14,6 +14,7 @@ Exit status 1 when any comparison fails that is not on the EXPECTED list.
 """
 
 import argparse
+import inspect
 import json
 import math
 import os
@@ -28,6 +29,7 @@ sys.path.insert(0, HERE)
 
 import archs as archmod  # noqa: E402
 import build  # noqa: E402
+import refcache  # noqa: E402
 import refscore  # noqa: E402
 
 TOL = 1e-4  # nats per token, float32 and bfloat16 sources converted to f32
@@ -142,6 +144,15 @@ def reference(ckpt, docs, items, arch):
     return {"fresh": fresh, "probes": probes, "bos": refscore.bos_of(tok)}
 
 
+def cached_reference(ckpt, ckpt_tree, docs, items, arch):
+    """reference(), read back from refcache when nothing that decides it
+    changed."""
+    return refcache.cached("crosscheck-reference", ckpt_tree,
+                           {"docs": docs, "items": items, "window": arch.window, "stride": arch.stride},
+                           [refscore.__file__], inspect.getsource(reference),
+                           lambda: reference(ckpt, docs, items, arch))
+
+
 def compare(ref, fresh_run, probes_run, doc_ids, item_ids):
     """Largest per-token differences and every mismatch found, over the
     documents and items the run was given."""
@@ -230,7 +241,16 @@ def refusal(arch, bin_, ckpt, log):
     return row
 
 
-def peer(arch, ckpt, items, ref, precs, work):
+def lmeval_cached(ckpt, ckpt_tree, items, bos_text, work, name):
+    """lm-eval's log-likelihoods (lmeval_peer.run), through refcache."""
+    import lmeval_peer
+
+    return refcache.cached("crosscheck-lmeval", ckpt_tree, {"items": items, "bos_text": bos_text},
+                           [lmeval_peer.__file__], inspect.getsource(lmeval_peer.run),
+                           lambda: lmeval_peer.run(ckpt, items, bos_text, work, name)[0])
+
+
+def peer(arch, ckpt, ckpt_tree, items, ref, precs, work):
     """lm-eval on the float32 checkpoint: with its defaults (reported) and
     set as the seed defines the test (gated): the same choice picked as
     udgam-ci and the reference, log-likelihoods within TOL per token."""
@@ -246,12 +266,12 @@ def peer(arch, ckpt, items, ref, precs, work):
         want = {iid: ref["probes"][iid]["logprobs"] for iid in ids}
         got = {iid: precs[iid]["logprobs"] for iid in ids}
         bos_text = tok.convert_ids_to_tokens(bos) if bos is not None else ""
-        lm, _ = lmeval_peer.run(ckpt, items, bos_text, work, arch.name)
+        lm = lmeval_cached(ckpt, ckpt_tree, items, bos_text, work, arch.name)
         w_ref, f_ref = lmeval_peer.compare(lm, want, ntoks, ids)
         w_udg, f_udg = lmeval_peer.compare(lm, got, ntoks, ids)
         w0, f0 = None, []
         if arch.name in LMEVAL_DEFAULTS:
-            lm0, _ = lmeval_peer.run(ckpt, items, "", work, arch.name + "-defaults")
+            lm0 = lmeval_cached(ckpt, ckpt_tree, items, "", work, arch.name + "-defaults")
             w0, f0 = lmeval_peer.compare(lm0, want, ntoks, ids)
         problems = []
         if w_ref > TOL or f_ref:
@@ -297,15 +317,16 @@ def check_arch(arch, tok_dirs, bin_, work, sets, layouts, threads, log, lmeval=T
         if layout not in layouts:
             continue
         ckpt = build.save(model, adir, dtypes[dt], fmts[layout], tok_dir, arch)
+        ckpt_tree = refcache.tree(ckpt)
         if dt not in refs:
-            refs[dt] = reference(ckpt, sets["full"].docs, sets["full"].items, arch)
+            refs[dt] = cached_reference(ckpt, ckpt_tree, sets["full"].docs, sets["full"].items, arch)
         for gt, which in checks:
             row = {"arch": arch.name, "source": "%s %s" % (dt, layout), "gguf": gt, "gated": gt == "f32", "set": which}
             try:
                 (fw, pw, flips, problems), precs = udgam(bin_, ckpt, gt, sets[which], arch, threads, refs[dt], log)
                 row.update(fresh=fw, probes=pw, flips=flips, problems=problems)
                 if lmeval and (dt, layout, gt) == ("f32", "safetensors", "f32"):
-                    rows.append(peer(arch, ckpt, sets["full"].items, refs[dt], precs, work))
+                    rows.append(peer(arch, ckpt, ckpt_tree, sets["full"].items, refs[dt], precs, work))
             except RuntimeError as e:
                 row.update(fresh=None, probes=None, flips=None, problems=[str(e)])
             rows.append(row)
@@ -381,6 +402,7 @@ def main():
     if not a.work:
         shutil.rmtree(work, ignore_errors=True)
     fails = [r for r in rows if r["status"] == "fail"]
+    print("crosscheck: " + refcache.summary())
     print("crosscheck: %d comparisons, %d failed, %d expected failures" % (len(rows), len(fails), sum(r["status"] == "expected" for r in rows)))
     return 1 if fails else 0
 

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# build.sh OLLAMA_DIR ARCHS DEST compiles ggml's CUDA backend from the
+# build.sh OLLAMA_DIR ARCHS DEST [NVCC_FLAGS] compiles ggml's CUDA backend from the
 # ollama module's sources with CMake, for the CUDA architectures ARCHS
 # (CMake's list: "80-real;90-real" is machine code for sm_80 and sm_90,
 # "80-virtual" PTX alone), with the toolkit of install.sh, and copies
 # libggml-cuda.so and the libggml-base.so it links into DEST (lib/ollama),
 # where bin/udgam-ci loads it. The CUDA runtime and cuBLAS it needs are
 # linked there too, so the folder is whole on a runner without a toolkit.
+# NVCC_FLAGS are added to every CUDA compile (make cuda-check's
+# unoptimised device code).
 #
 # The build tree lives in the cache outside the repository, named by a hash
 # of its inputs (the module's version, the toolkit's pins, ARCHS and this
@@ -13,11 +15,11 @@
 # compiled objects; ninja rebuilds only what changed. CUDA_JOBS sets the
 # parallel compiles (default: the number of cores), each at nice 19.
 set -euo pipefail
-if [ $# -ne 3 ] || [ -z "$1" ] || [ -z "$2" ]; then
-	echo "usage: build.sh OLLAMA_DIR ARCHS DEST" >&2
+if [ $# -lt 3 ] || [ $# -gt 4 ] || [ -z "$1" ] || [ -z "$2" ]; then
+	echo "usage: build.sh OLLAMA_DIR ARCHS DEST [NVCC_FLAGS]" >&2
 	exit 2
 fi
-src=$1 archs=$2 dest=$3
+src=$1 archs=$2 dest=$3 nvcc_flags=${4:-}
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="${UDGAM_CI_BUILD_CACHE:-${HOME:-/tmp}/.cache/udgam-ci}"
 for tool in cmake ninja; do
@@ -35,6 +37,8 @@ root="${UDGAM_CUDA_ROOT:-$(bash "$here/install.sh" | tail -n 1)}"
 # $ORIGIN: the CUDA runtime and cuBLAS are found beside the library.
 flags=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$archs"
 	-DGGML_CUDA_NO_VMM=ON -DGGML_CCACHE=OFF -DCMAKE_BUILD_RPATH='$ORIGIN')
+# Only when given, so that make cuda's tree keeps its name.
+[ -z "$nvcc_flags" ] || flags+=(-DCMAKE_CUDA_FLAGS="$nvcc_flags")
 # The tree is named by what its objects depend on: the sources (the module's
 # version), the toolkit and the flags; configuring again is cheap, and ninja
 # recompiles only what a changed flag touches.
