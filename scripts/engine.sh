@@ -16,12 +16,13 @@
 #   0008 flash attention keeps a float32 KV cache in float32
 #   0009 ggml's own flash attention sums as attn.c does (arm64, x86 without AVX2)
 #   0010 tinyBLAS's NEON float16 kernel takes float16 activations (as x86)
+#   0011 quantized weights to udgam-qgemm.c (scripts/engine/qgemm.c)
 # Each must apply whole, with no fuzz and not already applied, to the module
 # as downloaded, or the build fails (scripts/engine/patches/README.md says
 # how to change one).
 #
 # go build -overlay cannot replace files in the module cache, so the copy
-# (the module as downloaded plus the patches and the two C files; no
+# (the module as downloaded plus the patches and the C files; no
 # upstream source lives in this repository) is made once per machine,
 # module version and version of this script, the patches and the C files,
 # under ${UDGAM_CI_BUILD_CACHE:-~/.cache/udgam-ci}, where every checkout
@@ -82,7 +83,7 @@ fi
 mod=$1
 work=$2
 cache=${UDGAM_CI_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/udgam-ci}
-copy=$cache/ollama-engine/$(basename "$mod")-$(cat "$0" "$root/scripts/engine/gemm.c" "$root/scripts/engine/attn.c" "${patches[@]}" | cksum | cut -d" " -f1)
+copy=$cache/ollama-engine/$(basename "$mod")-$(cat "$0" "$root/scripts/engine/gemm.c" "$root/scripts/engine/attn.c" "$root/scripts/engine/qgemm.c" "${patches[@]}" | cksum | cut -d" " -f1)
 
 # The copy is made and patched in a scratch folder and renamed into place
 # whole, so a build never sees it half made.
@@ -96,7 +97,8 @@ if [ ! -f "$copy/.udgam-copied" ]; then
 	# Beside ggml-cpu.c and ops.cpp, so cgo compiles them into ggml-cpu.
 	cp "$root/scripts/engine/gemm.c" "$scratch/$cpu/udgam-gemm.c"
 	cp "$root/scripts/engine/attn.c" "$scratch/$cpu/udgam-attn.c"
-	chmod 644 "$scratch/$cpu/udgam-gemm.c" "$scratch/$cpu/udgam-attn.c"
+	cp "$root/scripts/engine/qgemm.c" "$scratch/$cpu/udgam-qgemm.c"
+	chmod 644 "$scratch/$cpu/udgam-gemm.c" "$scratch/$cpu/udgam-attn.c" "$scratch/$cpu/udgam-qgemm.c"
 	touch "$scratch/.udgam-copied"
 	# Another make may have finished first (its copy is the same); then mv
 	# would put this one inside it.

@@ -17,9 +17,10 @@ import (
 
 // A quantized model's log-probabilities are the same bits alone and packed
 // any way, for each weight type llama.cpp's quantizer makes of one model
-// (q8_0 and q4_0 go through tinyBLAS, q4_1 and the k-quants through ggml's
-// dot products). Quantized activations turn a last-bit difference into a
-// whole step, so nothing short of identical is accepted.
+// (on x86 with AVX2 all go through scripts/engine/qgemm.c, whatever the
+// batch; elsewhere q8_0 and q4_0 through tinyBLAS, q4_1 and the k-quants
+// through ggml's dot products, whose quantized activations turn a last-bit
+// difference into a whole step), so nothing short of identical is accepted.
 func TestQuantizedExact(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -100,6 +100,25 @@ int udgam_ggml_flash_attn(const float *q, const float *k, const float *v, const 
 	return rc;
 }
 
+// mul_mat_compute evaluates the product y on threads threads with the work
+// buffer ggml's plan asks for (its size to *work), copies its csz bytes to
+// c and frees ctx.
+static int mul_mat_compute(struct ggml_context *ctx, struct ggml_tensor *y, int threads, float *c, size_t csz, size_t *work) {
+	struct ggml_cgraph *gf = ggml_new_graph_custom(ctx, 16, false);
+	ggml_build_forward_expand(gf, y);
+	struct ggml_cplan plan = ggml_graph_plan(gf, threads, NULL);
+	*work = plan.work_size;
+	void *buf = plan.work_size > 0 ? malloc(plan.work_size) : NULL;
+	plan.work_data = buf;
+	int rc = (plan.work_size > 0 && buf == NULL) || ggml_graph_compute(gf, &plan) != GGML_STATUS_SUCCESS;
+	if (rc == 0) {
+		memcpy(c, y->data, csz);
+	}
+	free(buf);
+	ggml_free(ctx);
+	return rc;
+}
+
 int udgam_ggml_mul_mat(const float *a, bool a_f16, int m, int k, int lda, int ab,
                        const float *b, int n, int ldb, int bb, int threads, float *c, size_t *work) {
 	const size_t asz = (size_t)ab * m * lda * (a_f16 ? 2 : 4), bsz = (size_t)bb * n * ldb * 4, csz = (size_t)bb * n * m * 4;
@@ -119,18 +138,32 @@ int udgam_ggml_mul_mat(const float *a, bool a_f16, int m, int k, int lda, int ab
 	memcpy(bf->data, b, bsz);
 	struct ggml_tensor *av = ggml_view_3d(ctx, af, k, m, ab, af->nb[1], af->nb[2], 0);
 	struct ggml_tensor *bv = ggml_view_3d(ctx, bf, k, n, bb, bf->nb[1], bf->nb[2], 0);
-	struct ggml_tensor *y = ggml_mul_mat(ctx, av, bv);
-	struct ggml_cgraph *gf = ggml_new_graph_custom(ctx, 16, false);
-	ggml_build_forward_expand(gf, y);
-	struct ggml_cplan plan = ggml_graph_plan(gf, threads, NULL);
-	*work = plan.work_size;
-	void *buf = plan.work_size > 0 ? malloc(plan.work_size) : NULL;
-	plan.work_data = buf;
-	int rc = (plan.work_size > 0 && buf == NULL) || ggml_graph_compute(gf, &plan) != GGML_STATUS_SUCCESS;
-	if (rc == 0) {
-		memcpy(c, y->data, csz);
+	return mul_mat_compute(ctx, ggml_mul_mat(ctx, av, bv), threads, c, csz, work);
+}
+
+int udgam_ggml_mul_mat_q(const char *type, const float *a, int m, int k, const float *b, int n, int threads,
+                         float *deq, float *c, size_t *work) {
+	enum ggml_type t = GGML_TYPE_COUNT;
+	for (int i = 0; i < GGML_TYPE_COUNT; i++) {
+		const char *name = ggml_type_name((enum ggml_type)i);
+		if (name != NULL && strcmp(name, type) == 0) {
+			t = (enum ggml_type)i;
+		}
 	}
-	free(buf);
-	ggml_free(ctx);
-	return rc;
+	if (t == GGML_TYPE_COUNT || k % ggml_blck_size(t) != 0 || ggml_get_type_traits(t)->to_float == NULL) {
+		return 1;
+	}
+	const size_t asz = ggml_row_size(t, k) * m, bsz = (size_t)n * k * 4, csz = (size_t)n * m * 4;
+	struct ggml_init_params p = { asz + bsz + csz + 16 * ggml_tensor_overhead() + ggml_graph_overhead_custom(16, false) + 4096, NULL, false };
+	ggml_cpu_init();
+	struct ggml_context *ctx = ggml_init(p);
+	if (ctx == NULL) {
+		return 1;
+	}
+	struct ggml_tensor *at = ggml_new_tensor_2d(ctx, t, k, m);
+	ggml_quantize_chunk(t, a, at->data, 0, m, k, NULL);
+	ggml_get_type_traits(t)->to_float(at->data, deq, (int64_t)m * k);
+	struct ggml_tensor *bt = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, n);
+	memcpy(bt->data, b, bsz);
+	return mul_mat_compute(ctx, ggml_mul_mat(ctx, at, bt), threads, c, csz, work);
 }

@@ -36,4 +36,12 @@ int udgam_ggml_flash_attn(const float *q, const float *k, const float *v, const 
 int udgam_ggml_mul_mat(const float *a, bool a_f16, int m, int k, int lda, int ab,
                        const float *b, int n, int ldb, int bb, int threads, float *c, size_t *work);
 
+// udgam_ggml_mul_mat_q quantizes a (m rows of k values) to the ggml type
+// named type ("q4_0", "q4_K", ...), writes its dequantized values to deq
+// (m x k) and evaluates ggml's CPU product of it and b (n rows of k, float32)
+// on threads threads, into c (n rows of m). It returns 1 for a type ggml
+// cannot dequantize or a k that is not a whole number of its blocks.
+int udgam_ggml_mul_mat_q(const char *type, const float *a, int m, int k, const float *b, int n, int threads,
+                         float *deq, float *c, size_t *work);
+
 #endif

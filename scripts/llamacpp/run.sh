@@ -18,6 +18,8 @@
 #	UDGAM_BENCH_ITEMS=2000 make bench-llamacpp  # every core item (make's default is 105)
 #	PORTABLE=1 make bench-llamacpp           # both sides at x86-64-v3 (AVX2), as on Zen 3
 #	FRESH_ONLY=1 ROUNDS=0 make bench-llamacpp  # Fresh Text alone
+#	REAL_ONLY=1 make bench-llamacpp          # the real quantized files alone
+#	REALMODELS=0 make bench-llamacpp         # without them
 #
 # PORTABLE=1 builds udgam-ci's x86-64-v3 variant (the Makefile's) and
 # llama.cpp without GGML_NATIVE, with its AVX2, FMA, F16C and BMI2 options:
@@ -71,8 +73,17 @@ echo "building udgam-ci and its engine benchmarks" >&2
 make -s build
 $GO test -c -o "$work/llama.test" ./runner/llama/
 $GO build -o "$work/flops" ./scripts/llamacpp/flops
+# The real quantized files make realmodels checks (scripts/realmodels:
+# SmolLM2-135M-Instruct Q4_1, Gemma 3 270M Q4_K_M), timed on both tests at
+# the end; benchdata tokenizes the Probe Suite's items with each one's own
+# tokenizer for mc.
+real=()
+if [ "${REALMODELS:-1}" != 0 ]; then
+	realdir=${UDGAM_REALMODELS:-$(bash scripts/realmodels/install.sh "${UDGAM_PYREF_PYTHON:-$(bash scripts/pyref/install.sh | tail -n 1)/bin/python}" | tail -n 1)}
+	real=("$realdir/SmolLM2-135M-Instruct.Q4_1.gguf" "$realdir/gemma-3-270m-q4_k_m.gguf")
+fi
 # The benchmark model, then its float32 twin (the Probe Suite's check).
-models=$($GO run ./scripts/llamacpp/benchdata -out "$work/data" -every "$EVERY" -probes)
+models=$($GO run ./scripts/llamacpp/benchdata -out "$work/data" -every "$EVERY" -probes ${real[0]:+-tokenize "$(IFS=,; echo "${real[*]}")"})
 model=$(sed -n 1p <<<"$models")
 model32=$(sed -n 2p <<<"$models")
 
@@ -136,6 +147,53 @@ budget() {
 		printf "| %s | %.0f | %.0f | %.0f | %.0f | %s |", name, rss / 1e6, w / 1e6, kv / 1e6, b / 1e6, rss <= b ? "yes" : "no"
 	}')")
 }
+
+mcrun() { # mcrun MODEL TOKENS [ARGS...]
+	local m=$1 t=$2
+	shift 2
+	"$work/build/mc" "$m" "$work/data/$t" --ctx 1024 --parallel 128 --threads "$THREADS" "$@"
+}
+# real_files times each real quantized file on both tests, llama.cpp's loop
+# (its default float16 KV cache, and float32 as udgam-ci's) and udgam-ci's
+# back to back: Fresh Text as the rows below time it (llama-perplexity -c
+# 2048 against score fresh, window 2048, stride 1024), the Probe Suite as
+# mc -c 1024 -np 128 against score probes on the same token ids (checked
+# with probecheck -inform; the values differ: llama.cpp rounds activations
+# to 8 bits, udgam-ci multiplies them in float32).
+real_files() {
+	[ ${#real[@]} -gt 0 ] || return 0
+	local f n a a32 s ours m m32 p ips rows=()
+	for f in "${real[@]}"; do
+		n=$(basename "$f" .gguf)
+		echo "$n, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+		a=$("$work/build/ppl" "$f" "$work/data/docs.txt" --ctx 2048 --threads "$THREADS")
+		a32=$("$work/build/ppl" "$f" "$work/data/docs.txt" --ctx 2048 --threads "$THREADS" --kv f32)
+		rm -f "$work/data/$n-fresh.jsonl"
+		s=$(bin/udgam-ci score fresh --model "$f" --data "$work/data/docs.jsonl" --out "$work/data/$n-fresh.jsonl" \
+			--window 2048 --stride 1024 --threads "$THREADS" --json 2>/dev/null)
+		ours=$(sed -n 's/.*"tokens_per_second":\([0-9.]*\).*/\1/p' <<<"$s")
+		a=$(field scored_per_s "$a")
+		a32=$(field scored_per_s "$a32")
+		rows+=("| $n | Fresh Text, scored tokens/s | $a | $a32 | $(printf '%.1f' "$ours") | $(ratio "$ours" "$a") | $(ratio "$ours" "$a32") |")
+		m=$(mcrun "$f" "probes-$n.tok")
+		m32=$(mcrun "$f" "probes-$n.tok" --kv f32 --values "$work/data/probes-mc-$n.tsv")
+		rm -f "$work/data/$n-probes.jsonl"
+		p=$(bin/udgam-ci score probes --model "$f" --items "$work/data/probes.jsonl" --out "$work/data/$n-probes.jsonl" \
+			--threads "$THREADS" --json 2>/dev/null)
+		$GO run ./scripts/llamacpp/probecheck -inform "$work/data/probes-mc-$n.tsv" "$work/data/$n-probes.jsonl" >&2 ||
+			{ echo "$n: mc and udgam-ci did not score the same items and tokens (above)" >&2; exit 1; }
+		ips=$(awk -v n="$(field items "$p")" -v s="$(field seconds "$p")" 'BEGIN { printf "%.2f", n / s }')
+		rows+=("| $n | Probe Suite, items/s | $(field items_per_s "$m") | $(field items_per_s "$m32") | $ips | $(ratio "$ips" "$(field items_per_s "$m")") | $(ratio "$ips" "$(field items_per_s "$m32")") |")
+	done
+	echo
+	echo "| real file | test | llama.cpp (float16 KV, its default) | llama.cpp, float32 KV | udgam-ci (float32 KV) | ratio to the default | ratio, float32 KV |"
+	echo "|---|---|---|---|---|---|---|"
+	printf '%s\n' "${rows[@]}"
+}
+if [ "${REAL_ONLY:-}" = 1 ]; then
+	real_files
+	exit 0
+fi
 
 echo "| round | workload | llama.cpp tokens/s | udgam-ci tokens/s | ratio |"
 echo "|---|---|---|---|---|"
@@ -212,11 +270,6 @@ fi
 # runner.Limits.ShareStarts: their prompts' templates and their choices'
 # common first tokens).
 echo "Probe Suite, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-mcrun() { # mcrun MODEL TOKENS [ARGS...]
-	local m=$1 t=$2
-	shift 2
-	"$work/build/mc" "$m" "$work/data/$t" --ctx 1024 --parallel 128 --threads "$THREADS" "$@"
-}
 ourprobes() { # ourprobes MODEL OUT: the --json summary; the peak resident set goes to OUT.rss
 	rm -f "$2"
 	rss "$2.rss" bin/udgam-ci score probes --model "$1" --items "$work/data/probes.jsonl" --out "$2" --threads "$THREADS" --json 2>/dev/null
@@ -292,4 +345,5 @@ for i in "${!sizes[@]}"; do
 	echo "| ${sizes[$i]} | ${rates[$i]} | $(ratio "${rates[$i]}" "$best") |"
 done
 
+real_files
 memory_table

@@ -274,7 +274,11 @@ def processor():
             elif line.startswith("flags") and not flags:
                 flags = set(line.split(":", 1)[1].split())
     isa = [x for x in ("avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_int8", "amx_bf16") if x in flags]
-    return "%s (%s)" % (name, " ".join(isa))
+    # "AMD EPYC" names several cores; the compiler's reading of -march=native
+    # says which code a native build runs.
+    march = subprocess.run(["gcc", "-march=native", "-Q", "--help=target"], capture_output=True, text=True).stdout
+    march = next((l.split()[-1] for l in march.splitlines() if l.strip().startswith("-march=")), "?")
+    return "%s (%s; gcc -march=native: %s)" % (name, " ".join(isa), march)
 
 
 def main():

@@ -12,8 +12,11 @@
 // score the same ids; and the model's float32 twin (testmodel.SmolF32GGUF,
 // its path on a second line), on which run.sh holds the two programs'
 // values to 1e-4, with the items tokenized by its tokenizer (probes-f32.tok).
+// -tokenize names more GGUF files (comma-separated: the real quantized
+// files run.sh also times) whose tokenizers each write probes-NAME.tok,
+// NAME the file's name without .gguf.
 //
-//	go run ./scripts/llamacpp/benchdata -out DIR [-every 30] [-probes]
+//	go run ./scripts/llamacpp/benchdata -out DIR [-every 30] [-probes [-tokenize A.gguf,B.gguf]]
 package main
 
 import (
@@ -37,18 +40,23 @@ func main() {
 	out := flag.String("out", "", "folder for docs.jsonl and docs.txt")
 	every := flag.Int("every", 30, "keep every Nth of the benchmark's 300 mixed documents")
 	withProbes := flag.Bool("probes", false, "also write probes.jsonl and probes.tok: the Probe Suite benchmark's core items (UDGAM_BENCH_ITEMS)")
+	tokenize := flag.String("tokenize", "", "with -probes, comma-separated GGUF files whose tokenizers each write probes-NAME.tok")
 	flag.Parse()
-	if *out == "" || *every < 1 || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: benchdata -out DIR [-every N] [-probes]")
+	if *out == "" || *every < 1 || flag.NArg() > 0 || (*tokenize != "" && !*withProbes) {
+		fmt.Fprintln(os.Stderr, "usage: benchdata -out DIR [-every N] [-probes [-tokenize A.gguf,B.gguf]]")
 		os.Exit(2)
 	}
-	if err := run(*out, *every, *withProbes); err != nil {
+	var others []string
+	if *tokenize != "" {
+		others = strings.Split(*tokenize, ",")
+	}
+	if err := run(*out, *every, *withProbes, others); err != nil {
 		fmt.Fprintln(os.Stderr, "benchdata:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string, every int, withProbes bool) error {
+func run(dir string, every int, withProbes bool, others []string) error {
 	model, err := testmodel.SmolGGUF(os.Getenv)
 	if err != nil {
 		return fmt.Errorf("write the benchmark model: %w", err)
@@ -71,7 +79,11 @@ func run(dir string, every int, withProbes bool) error {
 	if err != nil {
 		return fmt.Errorf("write the benchmark model's float32 twin: %w", err)
 	}
-	for _, f := range []struct{ model, out string }{{model, "probes.tok"}, {twin, "probes-f32.tok"}} {
+	toks := []struct{ model, out string }{{model, "probes.tok"}, {twin, "probes-f32.tok"}}
+	for _, o := range others {
+		toks = append(toks, struct{ model, out string }{o, "probes-" + strings.TrimSuffix(filepath.Base(o), ".gguf") + ".tok"})
+	}
+	for _, f := range toks {
 		if err := tokenizeWith(f.model, filepath.Join(dir, f.out), items); err != nil {
 			return err
 		}

@@ -1,0 +1,277 @@
+// udgam-ci's matrix product for quantized weights on x86 with AVX2, FMA and
+// F16C, installed by scripts/engine.sh beside udgam-gemm.c (patch 0011
+// hooks it into ggml's MUL_MAT ahead of udgam_gemm).
+//
+// ggml multiplies quantized weights by quantizing each activation row to
+// 8 bits (Q8_0 or Q8_K) and taking integer dot products row by row (or
+// tinyBLAS's for Q8_0 and Q4_0). Here every product of a quantized weight
+// type this file names, whatever its number of rows, goes through gemm.c's
+// packed outer-product kernel instead: each thread dequantizes its MR-row
+// panels of the weights, one block of k at a time, to float32 with ggml's
+// own to_float (the values transformers dequantizes too), packs them as
+// gemm.c packs float32 weights, and multiplies them by the float32
+// activations, packed once for all threads. The dequantization is paid once
+// per weight and QCHUNK rows of activations: amortised over a batch of
+// prompt tokens it costs little, while for a single row it costs more than
+// ggml's dot products; scoring decodes batches.
+//
+// Exactness: each output is the same sequence of float32 operations for
+// any batch, packing, position in a tile or number of threads (an FMA
+// chain over each block of k in order, the blocks added in order, and the
+// blocks' bounds depend on k and the weight type alone), so a record's
+// scores are the same bits however it is batched; and the activations keep
+// their 24 bits where ggml's path rounds them to 8, so the products are
+// closer to a float64 reference's (runner/llama TestQuantizedMatMul).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#define UDGAM_GEMM_STANDALONE
+#include "udgam-gemm.c"
+#undef UDGAM_GEMM_STANDALONE
+#pragma GCC diagnostic pop
+
+#include "ggml-cpu-impl.h"
+#include "ggml.h"
+
+#ifdef UDGAM_GEMM
+enum {
+	// Most rows of src1 packed at once: their panels (QCHUNK x k floats,
+	// 8 MB at k = 2048) bound the work buffer, and each weight is
+	// dequantized once per QCHUNK rows.
+	QCHUNK = 1024,
+};
+
+// qtype says whether weights of type t come here.
+static bool qtype(enum ggml_type t) {
+	switch (t) {
+	case GGML_TYPE_Q4_0:
+	case GGML_TYPE_Q4_1:
+	case GGML_TYPE_Q5_0:
+	case GGML_TYPE_Q5_1:
+	case GGML_TYPE_Q8_0:
+	case GGML_TYPE_Q2_K:
+	case GGML_TYPE_Q3_K:
+	case GGML_TYPE_Q4_K:
+	case GGML_TYPE_Q5_K:
+	case GGML_TYPE_Q6_K:
+		return true;
+	default:
+		return false;
+	}
+}
+
+// qk_block is the most k per block for weights of blck values per
+// quantization block: whole quantization blocks, as many as fit in KC (at
+// least one: the k-quants' 256 exceed AVX2's 320 twice), spread evenly.
+static int64_t qk_block(int64_t k, int64_t blck) {
+	const int64_t nb = k / blck, per = KC / blck > 0 ? KC / blck : 1;
+	const int64_t n = (nb + per - 1) / per;
+	return (nb + n - 1) / n * blck;
+}
+
+// Dequantizing is most of this file's overhead where the activations
+// come in few rows (Gemma 3's 262,144-token vocabulary makes the runner
+// decode its steps 64 rows at a time), so the types PyPI's and the hub's
+// files use most are widened 8 lanes at a time here; the others go
+// through ggml's to_float. Each value is q*d (plus m for Q4_1), with q an
+// integer of at most 8 bits and d a float16: the product is exact in
+// float32, so these are to_float's values bit for bit.
+static inline __m256 widen8(__m128i q) { return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)); }
+
+static void dequant_q8_0(const char *x, float *y, int64_t k) {
+	for (int64_t b = 0; b < k / 32; b++, x += 34, y += 32) {
+		const __m256 d = _mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)x));
+		const __m128i q0 = _mm_loadu_si128((const __m128i *)(x + 2)), q1 = _mm_loadu_si128((const __m128i *)(x + 18));
+		_mm256_storeu_ps(y, _mm256_mul_ps(widen8(q0), d));
+		_mm256_storeu_ps(y + 8, _mm256_mul_ps(widen8(_mm_srli_si128(q0, 8)), d));
+		_mm256_storeu_ps(y + 16, _mm256_mul_ps(widen8(q1), d));
+		_mm256_storeu_ps(y + 24, _mm256_mul_ps(widen8(_mm_srli_si128(q1, 8)), d));
+	}
+}
+
+// nibbles4 stores the 32 values of 16 bytes of 4-bit quants (low nibbles
+// first, then high) plus hi (Q5_0's fifth bits, as 0 or 16 per value),
+// less off, times d, plus m where add (Q4_1; a sum with 0 would turn -0
+// into +0).
+static inline void nibbles4(const char *qs, __m256i hi0, __m256i hi1, __m256i hi2, __m256i hi3, int off, __m256 d, __m256 m,
+			    bool add, float *y) {
+	const __m128i q = _mm_loadu_si128((const __m128i *)qs), mask = _mm_set1_epi8(0x0f);
+	const __m128i lo = _mm_and_si128(q, mask), hi = _mm_and_si128(_mm_srli_epi16(q, 4), mask);
+	const __m256i o = _mm256_set1_epi32(off);
+	const __m256i v[4] = {_mm256_cvtepu8_epi32(lo), _mm256_cvtepu8_epi32(_mm_srli_si128(lo, 8)), _mm256_cvtepu8_epi32(hi),
+			      _mm256_cvtepu8_epi32(_mm_srli_si128(hi, 8))};
+	const __m256i h[4] = {hi0, hi1, hi2, hi3};
+	for (int i = 0; i < 4; i++) {
+		const __m256 x = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_or_si256(v[i], h[i]), o));
+		_mm256_storeu_ps(y + 8 * i, add ? _mm256_fmadd_ps(x, d, m) : _mm256_mul_ps(x, d));
+	}
+}
+
+static void dequant_q4_0(const char *x, float *y, int64_t k) {
+	const __m256i z = _mm256_setzero_si256();
+	for (int64_t b = 0; b < k / 32; b++, x += 18, y += 32)
+		nibbles4(x + 2, z, z, z, z, 8, _mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)x)), _mm256_setzero_ps(), false, y);
+}
+
+static void dequant_q4_1(const char *x, float *y, int64_t k) {
+	const __m256i z = _mm256_setzero_si256();
+	for (int64_t b = 0; b < k / 32; b++, x += 20, y += 32)
+		nibbles4(x + 4, z, z, z, z, 0, _mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)x)),
+			 _mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)(x + 2))), true, y);
+}
+
+static void dequant_q5_0(const char *x, float *y, int64_t k) {
+	const __m256i shift = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), bit = _mm256_set1_epi32(1);
+	for (int64_t b = 0; b < k / 32; b++, x += 22, y += 32) {
+		uint32_t qh;
+		memcpy(&qh, x + 2, 4);
+		// Value v's fifth bit is bit v of qh (v < 16 the low nibble of
+		// byte v, else the high nibble of byte v - 16).
+		__m256i h[4];
+		for (int i = 0; i < 4; i++)
+			h[i] = _mm256_slli_epi32(
+				_mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32((int)(qh >> (8 * i))), shift), bit), 4);
+		nibbles4(x + 6, h[0], h[1], h[2], h[3], 16, _mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)x)), _mm256_setzero_ps(), false,
+			 y);
+	}
+}
+
+// dequant writes k values of row x, quantized as t, to y.
+static void dequant(enum ggml_type t, ggml_to_float_t to_float, const char *x, float *y, int64_t k) {
+	switch (t) {
+	case GGML_TYPE_Q8_0:
+		dequant_q8_0(x, y, k);
+		break;
+	case GGML_TYPE_Q4_0:
+		dequant_q4_0(x, y, k);
+		break;
+	case GGML_TYPE_Q4_1:
+		dequant_q4_1(x, y, k);
+		break;
+	case GGML_TYPE_Q5_0:
+		dequant_q5_0(x, y, k);
+		break;
+	default:
+		to_float(x, y, k);
+	}
+}
+
+static bool qtakes(const struct ggml_tensor *dst) {
+	const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+	return dst->op == GGML_OP_MUL_MAT && dst->type == GGML_TYPE_F32 && b->type == GGML_TYPE_F32 && qtype(a->type) &&
+	       ggml_get_type_traits(a->type)->to_float != NULL && a->ne[0] % ggml_blck_size(a->type) == 0 &&
+	       a->nb[0] == ggml_type_size(a->type) && b->nb[0] == sizeof(float) && dst->nb[0] == sizeof(float) &&
+	       b->nb[1] % sizeof(float) == 0 && dst->nb[1] % sizeof(float) == 0 && b->ne[2] % a->ne[2] == 0 &&
+	       b->ne[3] % a->ne[3] == 0;
+}
+
+static int64_t qchunk(int64_t n) { return n < QCHUNK ? n : QCHUNK; }
+
+// A thread's floats: its MC rows of dequantized, packed weights, then the
+// MR rows it dequantizes before packing them.
+static size_t qthread_floats(const struct ggml_tensor *a) {
+	return (MC + MR) * qk_block(a->ne[0], ggml_blck_size(a->type)) + 32;
+}
+
+static size_t qpanel_floats(const struct ggml_tensor *dst) {
+	const struct ggml_tensor *b = dst->src[1];
+	return b->ne[2] * b->ne[3] * panels(qchunk(b->ne[1])) * panel_floats(b->ne[0]);
+}
+
+static size_t qwork_bytes(const struct ggml_tensor *dst, int n_threads) {
+	return 64 + (qpanel_floats(dst) + n_threads * qthread_floats(dst->src[0])) * sizeof(float);
+}
+
+static float *qalign64(void *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
+
+// qrows computes dst's columns i0..i1-1 (src0's rows, nb01 bytes apart at
+// a) for n rows of src1's packed panels: for each block of k, MC rows at a
+// time, each MR-row panel dequantized into tmp and packed into buf.
+static void qrows(const struct ggml_tensor *src0, const char *a, const float *bpack, int64_t n, float *c, int64_t ldc,
+		  int64_t i0, int64_t i1, float *buf, float *tmp) {
+	const int64_t k = src0->ne[0], blck = ggml_blck_size(src0->type), kcmax = qk_block(k, blck);
+	const size_t tsize = ggml_type_size(src0->type), row = src0->nb[1];
+	const ggml_to_float_t to_float = ggml_get_type_traits(src0->type)->to_float;
+	for (int64_t k0 = 0; k0 < k; k0 += kcmax) {
+		const int64_t kc = k - k0 < kcmax ? k - k0 : kcmax;
+		for (int64_t b0 = i0; b0 < i1; b0 += MC) {
+			const int64_t b1 = b0 + MC < i1 ? b0 + MC : i1;
+			for (int64_t i = b0; i < b1; i += MR) {
+				const int64_t r = b1 - i < MR ? b1 - i : MR;
+				for (int64_t ii = 0; ii < r; ii++)
+					dequant(src0->type, to_float, a + (i + ii) * row + k0 / blck * tsize, tmp + ii * kc, kc);
+				pack((struct operand){(const char *)tmp, kc, F32}, r, MR, 0, kc, buf + (i - b0) * kc);
+			}
+			for (int64_t j = 0; j < n; j += NR) {
+				const float *bp = bpack + (j / NR) * panel_floats(k) + k0 * NR;
+				for (int64_t i = b0; i < b1; i += MR)
+					tile(kc, buf + (i - b0) * kc, bp, c + j * ldc + i, ldc, b1 - i < MR ? b1 - i : MR,
+					     n - j < NR ? n - j : NR, k0 > 0);
+			}
+		}
+	}
+}
+#endif // UDGAM_GEMM
+
+// udgam_qgemm_wsize is the work buffer udgam_qgemm needs for dst with
+// n_threads, 0 when it leaves dst to ggml.
+size_t udgam_qgemm_wsize(const struct ggml_tensor *dst, int n_threads) {
+#ifdef UDGAM_GEMM
+	return qtakes(dst) ? qwork_bytes(dst, n_threads) : 0;
+#else
+	(void)dst, (void)n_threads;
+	return 0;
+#endif
+}
+
+// udgam_qgemm computes dst on every thread of params and returns true, or
+// returns false, having done nothing, when it leaves dst to ggml.
+bool udgam_qgemm(const struct ggml_compute_params *params, struct ggml_tensor *dst) {
+#ifdef UDGAM_GEMM
+	if (!qtakes(dst))
+		return false;
+	const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+	const int64_t m = a->ne[1], k = a->ne[0], n = b->ne[1];
+	const int ith = params->ith, nth = params->nth;
+	GGML_ASSERT(params->wsize >= qwork_bytes(dst, nth));
+	const int64_t batches = b->ne[2] * b->ne[3], chunk = qchunk(n), bpanels = panels(chunk);
+	float *bpack = qalign64(params->wdata);
+	float *buf = qalign64(bpack + qpanel_floats(dst) + ith * qthread_floats(a));
+	float *tmp = qalign64(buf + MC * qk_block(k, ggml_blck_size(a->type)));
+	const int64_t tiles = (m + MR - 1) / MR, units = dst->ne[2] * dst->ne[3] * tiles;
+	const int64_t u0 = units * ith / nth, u1 = units * (ith + 1) / nth;
+	for (int64_t j0 = 0; j0 < n; j0 += chunk) {
+		const int64_t nc = n - j0 < chunk ? n - j0 : chunk;
+		if (j0 > 0)
+			ggml_barrier(params->threadpool); // every thread is done with the last chunk's panels
+		// src1's panels of rows j0..j0+nc-1, batch after batch, shared out
+		// among the threads.
+		for (int64_t u = ith; u < batches * bpanels; u += nth) {
+			const int64_t batch = u / bpanels, j = u % bpanels * NR;
+			if (j >= nc)
+				continue;
+			const char *x = (const char *)b->data + batch % b->ne[2] * b->nb[2] + batch / b->ne[2] * b->nb[3] +
+					(j0 + j) * b->nb[1];
+			pack((struct operand){x, b->nb[1] / sizeof(float), F32}, nc - j < NR ? nc - j : NR, NR, 0, k,
+			     bpack + u * panel_floats(k));
+		}
+		ggml_barrier(params->threadpool);
+		// Each thread takes an even share of dst's batches times src0's
+		// tiles; src0's batch is the one ggml broadcasts to dst's.
+		for (int64_t u = u0; u < u1;) {
+			const int64_t batch = u / tiles, t0 = u % tiles,
+				      t1 = (batch + 1) * tiles < u1 ? tiles : u1 - batch * tiles;
+			const int64_t i2 = batch % dst->ne[2], i3 = batch / dst->ne[2];
+			const char *x = (const char *)a->data + i2 / (dst->ne[2] / a->ne[2]) * a->nb[2] +
+					i3 / (dst->ne[3] / a->ne[3]) * a->nb[3];
+			qrows(a, x, bpack + batch * bpanels * panel_floats(k), nc,
+			      (float *)((char *)dst->data + i2 * dst->nb[2] + i3 * dst->nb[3] + j0 * dst->nb[1]),
+			      dst->nb[1] / sizeof(float), t0 * MR, t1 * MR < m ? t1 * MR : m, buf, tmp);
+			u = batch * tiles + t1;
+		}
+	}
+	return true;
+#else
+	(void)params, (void)dst;
+	return false;
+#endif
+}
