@@ -272,11 +272,14 @@ def processor():
             elif line.startswith("flags") and not flags:
                 flags = set(line.split(":", 1)[1].split())
     isa = [x for x in ("avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_int8", "amx_bf16") if x in flags]
-    # "AMD EPYC" names several cores; the compiler's reading of -march=native
-    # says which code a native build runs.
-    march = subprocess.run(["gcc", "-march=native", "-Q", "--help=target"], capture_output=True, text=True).stdout
-    march = next((l.split()[-1] for l in march.splitlines() if l.strip().startswith("-march=")), "?")
-    return "%s (%s; gcc -march=native: %s)" % (name, " ".join(isa), march)
+    # "AMD EPYC" names several cores, and GCC 12 reads Zen 4 as znver3, so
+    # the key holds every option -march=native enables: the code a native
+    # build runs.
+    target = subprocess.run(["gcc", "-march=native", "-Q", "--help=target"], capture_output=True, text=True).stdout.splitlines()
+    march = next((l.split()[-1] for l in target if l.strip().startswith("-march=")), "?")
+    enabled = sorted(l.split()[0] for l in target if l.strip().startswith("-m") and l.split()[-1] == "[enabled]")
+    options = hashlib.sha256(" ".join(enabled).encode()).hexdigest()[:12]
+    return "%s (%s; gcc -march=native: %s, options %s)" % (name, " ".join(isa), march, options)
 
 
 def main():
