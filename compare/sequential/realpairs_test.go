@@ -1,6 +1,7 @@
 package sequential
 
 import (
+	"compress/gzip"
 	"encoding/csv"
 	"fmt"
 	"math"
@@ -30,8 +31,8 @@ type realDoc struct{ d, w, tok []float64 }
 
 // realPairs are the recorded pairs.
 var realPairs = []struct{ file, name string }{
-	{"smollm2-135m-q8_0-vs-q4_1.csv", "SmolLM2-135M-Instruct, its Q8_0 requantization vs the shipped Q4_1"},
-	{"gemma3-270m-q8_0-vs-q4_k_m.csv", "Gemma 3 270M, its Q8_0 requantization vs the shipped Q4_K_M"},
+	{"smollm2-135m-q8_0-vs-q4_1.csv.gz", "SmolLM2-135M-Instruct, its Q8_0 requantization vs the shipped Q4_1"},
+	{"gemma3-270m-q8_0-vs-q4_k_m.csv.gz", "Gemma 3 270M, its Q8_0 requantization vs the shipped Q4_K_M"},
 }
 
 // readRealDocs reads a recorded pair's documents, in the file's order.
@@ -43,7 +44,11 @@ func readRealDocs(t testing.TB, file string) []realDoc {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("read %s: %v", path, err)
+	}
+	rows, err := csv.NewReader(z).ReadAll()
 	if err != nil {
 		t.Fatalf("read %s: %v", path, err)
 	}

@@ -30,6 +30,7 @@ package main
 
 import (
 	"bufio"
+	"compress/gzip"
 	"encoding/csv"
 	"encoding/json"
 	"flag"
@@ -46,6 +47,7 @@ import (
 
 	"github.com/udgamlabs/udgam-ci/runfile"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
+	"github.com/udgamlabs/udgam-ci/runner/textprep"
 )
 
 // pair is a shipped file, the type its requantization takes, and how
@@ -75,7 +77,11 @@ func main() {
 		log.Fatal(err)
 	}
 	docs := filepath.Join(*work, "docs.jsonl")
-	if err := writeDocs("testdata/realdocs.csv", docs); err != nil {
+	checks, err := textChecks(*models)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := writeDocs("testdata/realdocs.csv", docs, checks); err != nil {
 		log.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -137,15 +143,38 @@ func main() {
 		log.Fatal(err)
 	}
 	for _, p := range todo {
-		out := filepath.Join("testdata", "realpairs", p.name+".csv")
+		out := filepath.Join("testdata", "realpairs", p.name+".csv.gz")
 		if err := writePair(filepath.Join(*work, p.name+"-head.jsonl"), filepath.Join(*work, p.name+"-base.jsonl"), out, *partial); err != nil {
 			log.Fatal(err)
 		}
 	}
 }
 
-// writeDocs writes the Fresh Text set from the real-file fixture's rows.
-func writeDocs(fixture, out string) error {
+// textChecks are the shipped files' checks of a document's text, as the
+// score command makes them (textprep.CheckText). Every pair's set is the
+// same, so a document any of them refuses (a control token's literal) is
+// left out: scored, it would fail its whole shard. A requantization keeps
+// its file's tokenizer, so the shipped file's check is the pair's.
+func textChecks(models string) ([]func(string) error, error) {
+	var checks []func(string) error
+	for _, p := range pairs {
+		path := filepath.Join(models, p.file)
+		m, err := llama.Load(path, llama.Options{Threads: 1, Context: 512, CPUOnly: true})
+		if err != nil {
+			return nil, err
+		}
+		tm, err := textprep.WrapModel(m)
+		if err != nil {
+			return nil, fmt.Errorf("model %s: %w", path, err)
+		}
+		checks = append(checks, tm.CheckText) // kept open to the end of the run
+	}
+	return checks, nil
+}
+
+// writeDocs writes the Fresh Text set from the real-file fixture's rows,
+// leaving out a document a check refuses.
+func writeDocs(fixture, out string, checks []func(string) error) error {
 	f, err := os.Open(fixture)
 	if err != nil {
 		return err
@@ -163,9 +192,6 @@ func writeDocs(fixture, out string) error {
 	enc := json.NewEncoder(bw)
 	n := 0
 	for i, r := range rows[1:] {
-		if i%4 != 0 {
-			continue
-		}
 		want, err := strconv.Atoi(r[1])
 		if err != nil {
 			return fmt.Errorf("%s line %d: %w", fixture, i+2, err)
@@ -181,6 +207,10 @@ func writeDocs(fixture, out string) error {
 		if len(b) == 0 || !utf8.Valid(b) || containsNUL(b) {
 			continue
 		}
+		if err := refused(string(b), checks); err != nil {
+			log.Printf("mkrealpairs: left out %s: %v", r[0], err)
+			continue
+		}
 		if err := enc.Encode(map[string]string{"id": r[0], "text": string(b), "source": "file"}); err != nil {
 			return err
 		}
@@ -191,6 +221,16 @@ func writeDocs(fixture, out string) error {
 	}
 	log.Printf("mkrealpairs: %d documents in %s", n, out)
 	return w.Close()
+}
+
+// refused is the first check's refusal of text, nil if all accept it.
+func refused(text string, checks []func(string) error) error {
+	for _, c := range checks {
+		if err := c(text); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func containsNUL(b []byte) bool {
@@ -226,7 +266,8 @@ func writePair(headPath, basePath, out string, partial bool) error {
 	if err != nil {
 		return err
 	}
-	w := csv.NewWriter(f)
+	zw := gzip.NewWriter(f) // the paths repeat: about a fifth of the size
+	w := csv.NewWriter(zw)
 	_ = w.Write([]string{"doc", "span", "tokens", "bytes", "head_bits", "base_bits"})
 	for i := range docs {
 		h, b := &docs[i], byID[docs[i].ID]
@@ -244,6 +285,9 @@ func writePair(headPath, basePath, out string, partial bool) error {
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
 		return err
 	}
 	return f.Close()
