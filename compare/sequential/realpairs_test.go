@@ -93,11 +93,10 @@ const resampledSpans = 1000
 
 // readRealPairs is each recorded pair as recorded, and resampled: its
 // documents drawn with replacement (seeded) until they hold
-// resampledSpans spans, a set of a realistic size with the pair's own
-// changes. The recorded sets are small (the scoring they took, on this
-// shared machine, allowed no more), and on them the rule's first possible
-// stop, after the pilot and the fewest records (DefaultPilot +
-// DefaultMinRecords spans), is already about half the set.
+// resampledSpans spans, a second set of the pair's own changes, with
+// other documents repeated. On the recorded sets (616 documents) the
+// rule's first possible stop, after the pilot and the fewest records
+// (DefaultPilot + DefaultMinRecords spans), is a sixth of the spans.
 func readRealPairs(t testing.TB) []realPair {
 	var out []realPair
 	for _, rp := range realPairs {
