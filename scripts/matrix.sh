@@ -20,6 +20,12 @@
 # macros among those the sources name: view below) are linked once: the
 # first one's link answers for the others, and the report says so.
 #
+# Per-target packages are compiled at MATRIX_OPT (make's -O0): the check is
+# what a target's feature macros select, and GCC refuses an intrinsic
+# without its target option at every level, while -O0 keeps every call, so
+# no undefined reference hides behind dead code (-O3 took 6x the CPU on
+# ggml's ops.cpp; what -O3 compiles runs in make test and arm64-test).
+#
 # A target written !NAME=FLAGS must instead fail with an undefined
 # reference: the Makefile lists Sapphire Rapids with AMX turned back on, so
 # every run shows that a link error fails the matrix.
@@ -38,6 +44,7 @@ fi
 goarch=$1
 base=$2
 shift 2
+opt=${MATRIX_OPT:?matrix.sh: MATRIX_OPT (the per-target optimisation level) is not set}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 go=${GO:-go}
@@ -82,7 +89,7 @@ done <"$work/cgo"
 inputs=$( {
 	cat "$0" go.mod go.sum
 	find runner/llama -maxdepth 1 -type f | sort | xargs cat
-	echo "$base"
+	echo "$base $opt"
 	$go version
 	"$cc" --version | head -1
 	"$cxx" --version | head -1
@@ -166,7 +173,7 @@ check() {
 		sep=""
 		while read -r dir pkg; do
 			file="$work/$name-$(echo "$dir" | cksum | cut -d' ' -f1).go"
-			printf 'package %s\n\n// #cgo CFLAGS: %s\n// #cgo CXXFLAGS: %s\nimport "C"\n' "$pkg" "${flags[*]}" "${flags[*]}" >"$file"
+			printf 'package %s\n\n// #cgo CFLAGS: %s\n// #cgo CXXFLAGS: %s\nimport "C"\n' "$pkg" "$opt ${flags[*]}" "$opt ${flags[*]}" >"$file"
 			printf '%s"%s/udgam_matrix_target.go":"%s"' "$sep" "$dir" "$file" >>"$work/$name.json"
 			sep=,
 		done <"$work/overlay.list"

@@ -6,14 +6,16 @@
 # libggml-cuda.so and the libggml-base.so it links into DEST (lib/ollama),
 # where bin/udgam-ci loads it. The CUDA runtime and cuBLAS it needs are
 # linked there too, so the folder is whole on a runner without a toolkit.
-# NVCC_FLAGS are added to every CUDA compile (make cuda-check's
-# unoptimised device code).
+# NVCC_FLAGS make a check build (make cuda-check's unoptimised device
+# code): they are added to every CUDA compile, and the Release build's -O3
+# is left out of its CUDA compiles, host code included.
 #
 # The build tree lives in the cache outside the repository, named by a hash
 # of its inputs (the module's version, the toolkit's pins, ARCHS and this
 # script), so every checkout and a CI cache restored later reuse the
 # compiled objects; ninja rebuilds only what changed. CUDA_JOBS sets the
-# parallel compiles (default: the number of cores), each at nice 19.
+# parallel compiles (default: the number of cores), each at CUDA_NICE
+# (default 19, so that a checkout's build yields to its tests).
 set -euo pipefail
 if [ $# -lt 3 ] || [ $# -gt 4 ] || [ -z "$1" ] || [ -z "$2" ]; then
 	echo "usage: build.sh OLLAMA_DIR ARCHS DEST [NVCC_FLAGS]" >&2
@@ -38,7 +40,7 @@ root="${UDGAM_CUDA_ROOT:-$(bash "$here/install.sh" | tail -n 1)}"
 flags=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$archs"
 	-DGGML_CUDA_NO_VMM=ON -DGGML_CCACHE=OFF -DCMAKE_BUILD_RPATH='$ORIGIN')
 # Only when given, so that make cuda's tree keeps its name.
-[ -z "$nvcc_flags" ] || flags+=(-DCMAKE_CUDA_FLAGS="$nvcc_flags")
+[ -z "$nvcc_flags" ] || flags+=(-DCMAKE_CUDA_FLAGS="$nvcc_flags" -DCMAKE_CUDA_FLAGS_RELEASE=-DNDEBUG)
 # The tree is named by what its objects depend on: the sources (the module's
 # version), the toolkit and the flags; configuring again is cheap, and ninja
 # recompiles only what a changed flag touches.
@@ -48,11 +50,11 @@ mkdir -p "$cache"
 tree=$(readlink -f "$tree") # a tree may be a link to another (CMake keeps its real path)
 exec 9>"$tree.lock"
 flock 9
-nice -n 19 cmake -S "$src" -B "$tree" "${flags[@]}" \
+nice -n "${CUDA_NICE:-19}" cmake -S "$src" -B "$tree" "${flags[@]}" \
 	-DCMAKE_CUDA_COMPILER="$root/bin/nvcc" -DCUDAToolkit_ROOT="$root" >"$tree.configure.log" 2>&1 ||
 	{ cat "$tree.configure.log" >&2; echo "cuda: cmake could not configure $src (log above)" >&2; exit 1; }
 start=$(date +%s)
-nice -n 19 cmake --build "$tree" --target ggml-cuda -j "${CUDA_JOBS:-$(nproc)}"
+nice -n "${CUDA_NICE:-19}" cmake --build "$tree" --target ggml-cuda -j "${CUDA_JOBS:-$(nproc)}"
 echo "cuda: ggml-cuda for $archs built in $(( $(date +%s) - start )) s (tree $tree)" >&2
 
 mkdir -p "$dest"
