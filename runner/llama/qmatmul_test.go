@@ -14,10 +14,11 @@ import (
 // sum of the dequantized weights times the activations as they are, within
 // float32's summation error, and each row of the product is the same bits
 // whether it is computed alone, in a batch, or on another number of
-// threads. ggml's own kernels round the activations to 8 bits first, about
-// 1e-3 of the products' absolute sum, and fail the first check; rows in a
-// batch of more than qgemm.c's 1024 rows at a time, tails of tiles and
-// blocks of k that are not KC are covered.
+// threads; times the identity it gives the weights exactly as ggml's
+// to_float dequantizes them. ggml's own kernels round the activations to 8
+// bits first, about 1e-3 of the products' absolute sum, and fail the first
+// check; rows in a batch of more than qgemm.c's 1024 rows at a time, tails
+// of tiles and blocks of k that are not KC are covered.
 func TestQuantizedMatMul(t *testing.T) {
 	t.Parallel()
 	if !vectorBuild() {
@@ -67,6 +68,25 @@ func TestQuantizedMatMul(t *testing.T) {
 				}
 			}
 			t.Logf("largest error relative to the products' absolute sum: %.2g", worst)
+			// Times the identity, the product is the weights as the kernel
+			// dequantized them (every other product is 0): ggml's to_float
+			// values, which qgemm.c's own dequantizing must equal bit for
+			// bit (but for the sign of a zero, which the sums drop).
+			id := make([]float32, tc.k*tc.k)
+			for j := range tc.k {
+				id[j*tc.k+j] = 1
+			}
+			w, _, _, err := matMulQuantized(tc.typ, a, tc.m, tc.k, id, tc.k, tc.threads)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j := range tc.k {
+				for i := range tc.m {
+					if g, d := w[j*tc.m+i], deq[i*tc.k+j]; g != d {
+						t.Fatalf("weight %d, %d: the kernel multiplied %.9g, ggml's to_float gives %.9g", i, j, g, d)
+					}
+				}
+			}
 			same := func(what string, j0, rows, threads int) {
 				t.Helper()
 				got, _, _, err := matMulQuantized(tc.typ, a, tc.m, tc.k, b[j0*tc.k:(j0+rows)*tc.k], rows, threads)

@@ -403,6 +403,43 @@ static void rows(tile_fn *tile, struct operand a, const float *bpack, int64_t n,
 
 #endif // AVX2 && FMA && F16C
 
+#if defined(UDGAM_GEMM) && (!defined(UDGAM_GEMM_STANDALONE) || defined(UDGAM_GEMM_SHARES))
+#include "ggml-cpu-impl.h"
+#include "ggml.h"
+
+// A thread's share of a product (gemm.c's and qgemm.c's): an even split
+// of dst's batches times src0's MR-row tiles, taken one batch at a time by
+// share_next: rows i0..i1-1 of src0's batch a (the one ggml broadcasts to
+// dst's), into dst's batch c.
+struct share {
+	int64_t u, u1, tiles; // units u..u1-1 are left
+	int64_t batch, i0, i1;
+	const char *a;
+	char *c;
+};
+
+static struct share share_of(const struct ggml_tensor *dst, int ith, int nth) {
+	const int64_t tiles = (dst->src[0]->ne[1] + MR - 1) / MR, units = dst->ne[2] * dst->ne[3] * tiles;
+	return (struct share){.u = units * ith / nth, .u1 = units * (ith + 1) / nth, .tiles = tiles};
+}
+
+static bool share_next(const struct ggml_tensor *dst, struct share *s) {
+	if (s->u >= s->u1)
+		return false;
+	const struct ggml_tensor *a = dst->src[0];
+	const int64_t batch = s->u / s->tiles, t0 = s->u % s->tiles;
+	const int64_t t1 = (batch + 1) * s->tiles < s->u1 ? s->tiles : s->u1 - batch * s->tiles;
+	const int64_t i2 = batch % dst->ne[2], i3 = batch / dst->ne[2];
+	s->batch = batch;
+	s->a = (const char *)a->data + i2 / (dst->ne[2] / a->ne[2]) * a->nb[2] + i3 / (dst->ne[3] / a->ne[3]) * a->nb[3];
+	s->c = (char *)dst->data + i2 * dst->nb[2] + i3 * dst->nb[3];
+	s->i0 = t0 * MR;
+	s->i1 = t1 * MR < a->ne[1] ? t1 * MR : a->ne[1];
+	s->u = batch * s->tiles + t1;
+	return true;
+}
+#endif
+
 #ifndef UDGAM_GEMM_STANDALONE
 #include "ggml-cpu-impl.h"
 #include "ggml.h"
@@ -485,7 +522,7 @@ bool udgam_gemm(const struct ggml_compute_params *params, struct ggml_tensor *ds
 	if (!takes(dst))
 		return false;
 	const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
-	const int64_t m = a->ne[1], k = a->ne[0], n = b->ne[1];
+	const int64_t k = a->ne[0], n = b->ne[1];
 	const int ith = params->ith, nth = params->nth;
 	GGML_ASSERT(params->wsize >= work_bytes(dst, nth));
 	enum kind akind = a->type == GGML_TYPE_F16 ? F16 : a->type == GGML_TYPE_BF16 ? BF16 : F32;
@@ -512,21 +549,12 @@ bool udgam_gemm(const struct ggml_compute_params *params, struct ggml_tensor *ds
 	}
 	ggml_barrier(params->threadpool);
 
-	// Each thread takes an even share of dst's batches times src0's tiles;
-	// src0's batch is the one ggml broadcasts to dst's. (The work buffer
-	// is laid out for k elements; packed pairs take half.)
-	const int64_t tiles = (m + MR - 1) / MR, units = dst->ne[2] * dst->ne[3] * tiles;
-	const int64_t u0 = units * ith / nth, u1 = units * (ith + 1) / nth;
+	// Each thread takes its share (share_of). (The work buffer is laid out
+	// for k elements; packed pairs take half.)
 	float *buf = align64(bpack + b->ne[2] * b->ne[3] * bpanels * panel_floats(kp) + ith * thread_floats(k));
-	for (int64_t u = u0; u < u1;) {
-		const int64_t batch = u / tiles, t0 = u % tiles, t1 = (batch + 1) * tiles < u1 ? tiles : u1 - batch * tiles;
-		const int64_t i2 = batch % dst->ne[2], i3 = batch / dst->ne[2];
-		const char *x = (const char *)a->data + i2 / (dst->ne[2] / a->ne[2]) * a->nb[2] + i3 / (dst->ne[3] / a->ne[3]) * a->nb[3];
-		rows(kernel, (struct operand){x, a->nb[1] / ael, akind}, bpack + batch * bpanels * panel_floats(kp), n, kp,
-		     (float *)((char *)dst->data + i2 * dst->nb[2] + i3 * dst->nb[3]), dst->nb[1] / sizeof(float), t0 * MR,
-		     t1 * MR < m ? t1 * MR : m, buf);
-		u = batch * tiles + t1;
-	}
+	for (struct share s = share_of(dst, ith, nth); share_next(dst, &s);)
+		rows(kernel, (struct operand){s.a, a->nb[1] / ael, akind}, bpack + s.batch * bpanels * panel_floats(kp), n, kp,
+		     (float *)s.c, dst->nb[1] / sizeof(float), s.i0, s.i1, buf);
 	return true;
 #else
 	(void)params, (void)dst;

@@ -7,13 +7,13 @@
 // tinyBLAS's for Q8_0 and Q4_0). Here every product of a quantized weight
 // type this file names, whatever its number of rows, goes through gemm.c's
 // packed outer-product kernel instead: each thread dequantizes its MR-row
-// panels of the weights, one block of k at a time, to float32 with ggml's
-// own to_float (the values transformers dequantizes too), packs them as
-// gemm.c packs float32 weights, and multiplies them by the float32
-// activations, packed once for all threads. The dequantization is paid once
-// per weight and QCHUNK rows of activations: amortised over a batch of
-// prompt tokens it costs little, while for a single row it costs more than
-// ggml's dot products; scoring decodes batches.
+// panels of the weights, one block of k at a time, to float32 (ggml's
+// to_float's values bit for bit, which transformers dequantizes too),
+// packs them as gemm.c packs float32 weights, and multiplies them by the
+// float32 activations, packed once for all threads. The dequantization is
+// paid once per weight and QCHUNK rows of activations: amortised over a
+// batch of prompt tokens it costs little, while for a single row it costs
+// more than ggml's dot products; scoring decodes batches.
 //
 // Exactness: each output is the same sequence of float32 operations for
 // any batch, packing, position in a tile or number of threads (an FMA
@@ -25,6 +25,7 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
 #define UDGAM_GEMM_STANDALONE
+#define UDGAM_GEMM_SHARES
 #include "udgam-gemm.c"
 #undef UDGAM_GEMM_STANDALONE
 #pragma GCC diagnostic pop
@@ -70,9 +71,9 @@ static int64_t qk_block(int64_t k, int64_t blck) {
 
 // Dequantizing is most of this file's overhead where the activations
 // come in few rows (Gemma 3's 262,144-token vocabulary makes the runner
-// decode its steps 64 rows at a time), so the types PyPI's and the hub's
-// files use most are widened 8 lanes at a time here; the others go
-// through ggml's to_float. Each value is q*d (plus m for Q4_1), with q an
+// decode its steps 64 rows at a time), so the types named here are
+// widened 8 lanes at a time (Q5_1 goes through ggml's to_float). Each value
+// of Q4_0, Q4_1, Q5_0 and Q8_0 is q*d (plus m for Q4_1), with q an
 // integer of at most 8 bits and d a float16: the product is exact in
 // float32, so these are to_float's values bit for bit.
 static inline __m256 widen8(__m128i q) { return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)); }
@@ -135,25 +136,126 @@ static void dequant_q5_0(const char *x, float *y, int64_t k) {
 	}
 }
 
-// dequant writes k values of row x, quantized as t, to y.
-static void dequant(enum ggml_type t, ggml_to_float_t to_float, const char *x, float *y, int64_t k) {
-	switch (t) {
-	case GGML_TYPE_Q8_0:
-		dequant_q8_0(x, y, k);
-		break;
-	case GGML_TYPE_Q4_0:
-		dequant_q4_0(x, y, k);
-		break;
-	case GGML_TYPE_Q4_1:
-		dequant_q4_1(x, y, k);
-		break;
-	case GGML_TYPE_Q5_0:
-		dequant_q5_0(x, y, k);
-		break;
-	default:
-		to_float(x, y, k);
+// The k-quants' super-blocks hold 256 values, each an integer q of at
+// most 6 bits times a float16 and an integer scale of at most 8 bits
+// (less a float16 times a 6-bit minimum, for Q2_K, Q4_K and Q5_K): every
+// product is exact in float32 and the one subtraction rounds once, as an
+// FMA's does, so these too are to_float's values bit for bit. u8x8 widens
+// 8 bytes to 32-bit lanes; put8 stores d*q - m (or d*q).
+enum { QK = 256 };
+
+static inline __m256i u8x8(const uint8_t *p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p)); }
+
+static inline void put8(float *y, __m256i q, float d, float m, bool sub) {
+	const __m256 x = _mm256_cvtepi32_ps(q);
+	_mm256_storeu_ps(y, sub ? _mm256_fmsub_ps(x, _mm256_set1_ps(d), _mm256_set1_ps(m)) : _mm256_mul_ps(x, _mm256_set1_ps(d)));
+}
+
+static inline __m256i bits(__m256i v, int shift, int mask) {
+	return _mm256_and_si256(_mm256_srli_epi32(v, shift), _mm256_set1_epi32(mask));
+}
+
+static inline float f16(const uint8_t *p) { return _cvtsh_ss(*(const uint16_t *)p); }
+
+// Q4_K and Q5_K: float16 d and dmin, 12 bytes of 6-bit scales and mins
+// for 8 groups of 32 values, (Q5_K: the fifth bits, 32 bytes), then 4-bit
+// quants, 32 bytes per pair of groups: the low nibbles the first group,
+// the high ones the second.
+static void dequant_q45_k(const uint8_t *x, float *y, int64_t k, bool five) {
+	const size_t size = five ? 176 : 144;
+	for (int64_t b = 0; b < k / QK; b++, x += size, y += QK) {
+		const float d = f16(x), dmin = f16(x + 2);
+		const uint8_t *s = x + 4, *qh = x + 16, *q = x + (five ? 48 : 16);
+		float sc[8], mn[8];
+		for (int j = 0; j < 8; j++) {
+			const int lo = j < 4 ? s[j] & 63 : (s[j + 4] & 15) | (s[j - 4] >> 6) << 4;
+			const int hi = j < 4 ? s[j + 4] & 63 : (s[j + 4] >> 4) | (s[j] >> 6) << 4;
+			sc[j] = d * lo, mn[j] = dmin * hi;
+		}
+		for (int j = 0; j < 4; j++, q += 32)
+			for (int g = 0; g < 32; g += 8) {
+				__m256i v = u8x8(q + g), lo = bits(v, 0, 15), hi = bits(v, 4, 15);
+				if (five) {
+					const __m256i h = u8x8(qh + g);
+					lo = _mm256_or_si256(lo, _mm256_slli_epi32(bits(h, 2 * j, 1), 4));
+					hi = _mm256_or_si256(hi, _mm256_slli_epi32(bits(h, 2 * j + 1, 1), 4));
+				}
+				put8(y + 64 * j + g, lo, sc[2 * j], mn[2 * j], true);
+				put8(y + 64 * j + 32 + g, hi, sc[2 * j + 1], mn[2 * j + 1], true);
+			}
 	}
 }
+
+// Q6_K: 128 bytes of low nibbles, 64 of the top two bits, 16 int8 scales
+// (one per 16 values), float16 d. Each half of 128 values takes 64 bytes
+// of nibbles and 32 of top bits: byte l's low nibble and bits 0-1 make
+// value l, byte l+32's and bits 2-3 value l+32, the high nibbles and bits
+// 4-5 and 6-7 values l+64 and l+96; q is those 6 bits less 32.
+static void dequant_q6_k(const char *p, float *y, int64_t k) {
+	const __m256i off = _mm256_set1_epi32(32);
+	const uint8_t *x = (const uint8_t *)p;
+	for (int64_t b = 0; b < k / QK; b++, x += 210, y += QK) {
+		const float d = f16(x + 208);
+		for (int half = 0; half < 2; half++) {
+			const uint8_t *ql = x + 64 * half, *qh = x + 128 + 32 * half;
+			const int8_t *sc = (const int8_t *)(x + 192) + 8 * half;
+			float *out = y + 128 * half;
+			for (int g = 0; g < 32; g += 8) {
+				const __m256i a = u8x8(ql + g), c = u8x8(ql + 32 + g), h = u8x8(qh + g);
+				const __m256i v[4] = {bits(a, 0, 15), bits(c, 0, 15), bits(a, 4, 15), bits(c, 4, 15)};
+				for (int i = 0; i < 4; i++)
+					put8(out + 32 * i + g, _mm256_sub_epi32(_mm256_or_si256(v[i], _mm256_slli_epi32(bits(h, 2 * i, 3), 4)), off),
+					     d * sc[g / 16 + 2 * i], 0, false);
+			}
+		}
+	}
+}
+
+// Q2_K and Q3_K: 16 groups of 16 values, 2-bit quants in 64 bytes, 32 per
+// half of 128 values, byte l's bits 2j..2j+1 value 32j+l (l < 32).
+// Q2_K: 16 bytes of 4-bit scales (low nibble) and mins (high), then the
+// quants, float16 d and dmin. Q3_K: 32 bytes of third bits (value 32j+l
+// of half h: bit 4h+j of byte l; clear means q - 4), the quants, 12 bytes
+// of 6-bit scales less 32, float16 d.
+static void dequant_q23_k(const uint8_t *x, float *y, int64_t k, bool three) {
+	const size_t size = three ? 110 : 84;
+	for (int64_t b = 0; b < k / QK; b++, x += size, y += QK) {
+		const uint8_t *q = x + (three ? 32 : 16), *s = x + (three ? 96 : 0);
+		float sc[16], mn[16];
+		for (int i = 0; i < 16; i++) {
+			if (three) {
+				const int lo = i < 8 ? s[i] & 15 : s[i - 8] >> 4, hi = s[8 + i % 4] >> (2 * (i / 4)) & 3;
+				sc[i] = f16(x + 108) * ((lo | hi << 4) - 32), mn[i] = 0;
+			} else
+				sc[i] = f16(x + 80) * (s[i] & 15), mn[i] = f16(x + 82) * (s[i] >> 4);
+		}
+		for (int half = 0; half < 2; half++, q += 32)
+			for (int j = 0; j < 4; j++)
+				for (int g = 0; g < 32; g += 8) {
+					__m256i v = bits(u8x8(q + g), 2 * j, 3);
+					if (three)
+						v = _mm256_sub_epi32(v, _mm256_slli_epi32(_mm256_xor_si256(bits(u8x8(x + g), 4 * half + j, 1),
+												       _mm256_set1_epi32(1)),
+										    2));
+					const int i = 8 * half + 2 * j + g / 16;
+					put8(y + 128 * half + 32 * j + g, v, sc[i], mn[i], !three);
+				}
+	}
+}
+
+typedef void dequant_fn(const char *x, float *y, int64_t k);
+static void dequant_q2_k(const char *x, float *y, int64_t k) { dequant_q23_k((const uint8_t *)x, y, k, false); }
+static void dequant_q3_k(const char *x, float *y, int64_t k) { dequant_q23_k((const uint8_t *)x, y, k, true); }
+static void dequant_q4_k(const char *x, float *y, int64_t k) { dequant_q45_k((const uint8_t *)x, y, k, false); }
+static void dequant_q5_k(const char *x, float *y, int64_t k) { dequant_q45_k((const uint8_t *)x, y, k, true); }
+
+// dequants[t] writes k values of a row quantized as t; a type it lacks
+// goes through ggml's to_float.
+static dequant_fn *const dequants[GGML_TYPE_COUNT] = {
+	[GGML_TYPE_Q4_0] = dequant_q4_0, [GGML_TYPE_Q4_1] = dequant_q4_1, [GGML_TYPE_Q5_0] = dequant_q5_0,
+	[GGML_TYPE_Q8_0] = dequant_q8_0, [GGML_TYPE_Q2_K] = dequant_q2_k, [GGML_TYPE_Q3_K] = dequant_q3_k,
+	[GGML_TYPE_Q4_K] = dequant_q4_k, [GGML_TYPE_Q5_K] = dequant_q5_k, [GGML_TYPE_Q6_K] = dequant_q6_k,
+};
 
 static bool qtakes(const struct ggml_tensor *dst) {
 	const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
@@ -184,21 +286,34 @@ static size_t qwork_bytes(const struct ggml_tensor *dst, int n_threads) {
 static float *qalign64(void *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
 
 // qrows computes dst's columns i0..i1-1 (src0's rows, nb01 bytes apart at
-// a) for n rows of src1's packed panels: for each block of k, MC rows at a
-// time, each MR-row panel dequantized into tmp and packed into buf.
+// a) for n rows of src1's packed panels: MC rows at a time, for each block
+// of k (in order, so each output's sums are the same), each MR-row panel
+// dequantized into tmp and packed into buf. Each row's blocks are read
+// while it is in cache, and the next MC rows are prefetched into L2 as the
+// first block is dequantized: the loads of weights streamed from memory
+// (Gemma 3's 168 MB head, once per 64-row part) stalled the dequantizing.
 static void qrows(const struct ggml_tensor *src0, const char *a, const float *bpack, int64_t n, float *c, int64_t ldc,
 		  int64_t i0, int64_t i1, float *buf, float *tmp) {
 	const int64_t k = src0->ne[0], blck = ggml_blck_size(src0->type), kcmax = qk_block(k, blck);
-	const size_t tsize = ggml_type_size(src0->type), row = src0->nb[1];
+	const size_t tsize = ggml_type_size(src0->type), row = src0->nb[1], bytes = k / blck * tsize;
 	const ggml_to_float_t to_float = ggml_get_type_traits(src0->type)->to_float;
-	for (int64_t k0 = 0; k0 < k; k0 += kcmax) {
-		const int64_t kc = k - k0 < kcmax ? k - k0 : kcmax;
-		for (int64_t b0 = i0; b0 < i1; b0 += MC) {
-			const int64_t b1 = b0 + MC < i1 ? b0 + MC : i1;
+	dequant_fn *const fast = dequants[src0->type];
+	for (int64_t b0 = i0; b0 < i1; b0 += MC) {
+		const int64_t b1 = b0 + MC < i1 ? b0 + MC : i1;
+		for (int64_t k0 = 0; k0 < k; k0 += kcmax) {
+			const int64_t kc = k - k0 < kcmax ? k - k0 : kcmax;
 			for (int64_t i = b0; i < b1; i += MR) {
 				const int64_t r = b1 - i < MR ? b1 - i : MR;
-				for (int64_t ii = 0; ii < r; ii++)
-					dequant(src0->type, to_float, a + (i + ii) * row + k0 / blck * tsize, tmp + ii * kc, kc);
+				for (int64_t ii = 0; ii < r; ii++) {
+					if (k0 == 0 && i + ii + MC < i1)
+						for (size_t o = 0; o < bytes + 64; o += 64)
+							_mm_prefetch(a + (i + ii + MC) * row + o, _MM_HINT_T1);
+					const char *x = a + (i + ii) * row + k0 / blck * tsize;
+					if (fast)
+						fast(x, tmp + ii * kc, kc);
+					else
+						to_float(x, tmp + ii * kc, kc);
+				}
 				pack((struct operand){(const char *)tmp, kc, F32}, r, MR, 0, kc, buf + (i - b0) * kc);
 			}
 			for (int64_t j = 0; j < n; j += NR) {
@@ -230,15 +345,13 @@ bool udgam_qgemm(const struct ggml_compute_params *params, struct ggml_tensor *d
 	if (!qtakes(dst))
 		return false;
 	const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
-	const int64_t m = a->ne[1], k = a->ne[0], n = b->ne[1];
+	const int64_t k = a->ne[0], n = b->ne[1];
 	const int ith = params->ith, nth = params->nth;
 	GGML_ASSERT(params->wsize >= qwork_bytes(dst, nth));
 	const int64_t batches = b->ne[2] * b->ne[3], chunk = qchunk(n), bpanels = panels(chunk);
 	float *bpack = qalign64(params->wdata);
 	float *buf = qalign64(bpack + qpanel_floats(dst) + ith * qthread_floats(a));
 	float *tmp = qalign64(buf + MC * qk_block(k, ggml_blck_size(a->type)));
-	const int64_t tiles = (m + MR - 1) / MR, units = dst->ne[2] * dst->ne[3] * tiles;
-	const int64_t u0 = units * ith / nth, u1 = units * (ith + 1) / nth;
 	for (int64_t j0 = 0; j0 < n; j0 += chunk) {
 		const int64_t nc = n - j0 < chunk ? n - j0 : chunk;
 		if (j0 > 0)
@@ -255,19 +368,9 @@ bool udgam_qgemm(const struct ggml_compute_params *params, struct ggml_tensor *d
 			     bpack + u * panel_floats(k));
 		}
 		ggml_barrier(params->threadpool);
-		// Each thread takes an even share of dst's batches times src0's
-		// tiles; src0's batch is the one ggml broadcasts to dst's.
-		for (int64_t u = u0; u < u1;) {
-			const int64_t batch = u / tiles, t0 = u % tiles,
-				      t1 = (batch + 1) * tiles < u1 ? tiles : u1 - batch * tiles;
-			const int64_t i2 = batch % dst->ne[2], i3 = batch / dst->ne[2];
-			const char *x = (const char *)a->data + i2 / (dst->ne[2] / a->ne[2]) * a->nb[2] +
-					i3 / (dst->ne[3] / a->ne[3]) * a->nb[3];
-			qrows(a, x, bpack + batch * bpanels * panel_floats(k), nc,
-			      (float *)((char *)dst->data + i2 * dst->nb[2] + i3 * dst->nb[3] + j0 * dst->nb[1]),
-			      dst->nb[1] / sizeof(float), t0 * MR, t1 * MR < m ? t1 * MR : m, buf, tmp);
-			u = batch * tiles + t1;
-		}
+		for (struct share s = share_of(dst, ith, nth); share_next(dst, &s);)
+			qrows(a, s.a, bpack + s.batch * bpanels * panel_floats(k), nc, (float *)(s.c + j0 * dst->nb[1]),
+			      dst->nb[1] / sizeof(float), s.i0, s.i1, buf, tmp);
 	}
 	return true;
 #else
