@@ -274,6 +274,10 @@ ghapi:
 # CROSSCHECK_ARGS narrows it (--archs smollm2,qwen3).
 crosscheck: build hfref
 	bash scripts/crosscheck/run.sh $(CROSSCHECK_ARGS)
+	$(MAKE) crosscheck-tokenizers
+	$(MAKE) crosscheck-hub
+	$(MAKE) crosscheck-fresh
+	$(MAKE) crosscheck-exports
 
 # crosscheck-pin runs crosscheck's cases with every reference result the
 # run uses written to scripts/crosscheck/pinned/ (computed where neither
@@ -282,10 +286,6 @@ crosscheck: build hfref
 # pins, the data; make crosscheck says how many were not pinned).
 crosscheck-pin: build hfref
 	UDGAM_REFERENCE_CACHE=pin bash scripts/crosscheck/run.sh
-	$(MAKE) crosscheck-tokenizers
-	$(MAKE) crosscheck-hub
-	$(MAKE) crosscheck-fresh
-	$(MAKE) crosscheck-exports
 
 # crosscheck-tokenizers checks the scoring path's token ids against Hugging
 # Face tokenizers itself (and tokenizers against transformers' AutoTokenizer)

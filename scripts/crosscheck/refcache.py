@@ -5,7 +5,7 @@ pinned inputs on every run; they were most of make crosscheck's time, and a
 fresh CI runner has no cache. A result is stored under a hash of everything
 that decides it: the checkpoint's files (weights, config, tokenizer), the
 documents and items, the code that computes it (the modules named and the
-calling function's source, this file), the pinned environment
+calling function's source), this key's own definition, the pinned environment
 (scripts/pyref/requirements.txt) and Python's minor version. The comparison
 with udgam-ci runs every time; only the reference's side is read back.
 
@@ -24,6 +24,7 @@ run also removes the pinned results it did not use: `make crosscheck-pin`).
 
 import gzip
 import hashlib
+import inspect
 import json
 import os
 import sys
@@ -75,7 +76,10 @@ def key(kind, ckpt_tree, inputs, code_files, function_source):
     """The hash a result of kind is stored under."""
     h = hashlib.sha256()
     h.update(("%s\n" % kind).encode())
-    for path in [os.path.abspath(__file__), LOCK] + list(code_files):
+    # This function's source, not this file's: a change to how results are
+    # stored or reported keeps the pinned ones.
+    h.update(inspect.getsource(key).encode())
+    for path in [LOCK] + list(code_files):
         _file(h, path)
     h.update(function_source.encode())
     h.update(("python %d.%d\n" % sys.version_info[:2]).encode())
@@ -185,6 +189,7 @@ verifying = False
 def summary():
     text = "reference results (%s): %d pinned in the repository, %d from %s, %d computed, %d of them checked against the stored result" % (
         mode(), stats["pinned"], stats["local"], directory(), stats["computed"], stats["verified"])
-    if mode() == "on" and stats["computed"] + stats["local"]:
-        text += "; %d not pinned: `make crosscheck-pin` writes them to %s" % (stats["computed"] + stats["local"], os.path.relpath(PINNED, ROOT))
+    unpinned = sum(not os.path.exists(os.path.join(PINNED, n)) for n in used)
+    if mode() == "on" and unpinned:
+        text += "; %d not pinned: `make crosscheck-pin` writes them to %s" % (unpinned, os.path.relpath(PINNED, ROOT))
     return text
