@@ -97,7 +97,7 @@ endif
 
 TEST_TIMEOUT ?= 20m
 
-.PHONY: action-e2e check-patches matrix matrix-one arm64-test cuda cuda-check gpu-bundle gpu-bundle-files env all build test unit sim hfref ghapi crosscheck crosscheck-tokenizers crosscheck-hub crosscheck-fresh crosscheck-exports realmodels e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
+.PHONY: action-e2e check-patches matrix matrix-one arm64-test cuda cuda-check gpu-bundle gpu-bundle-files env all build test unit sim hfref ghapi crosscheck crosscheck-pin crosscheck-tokenizers crosscheck-hub crosscheck-fresh crosscheck-exports realmodels e2e bench bench-llamacpp bench-pytorch demo vet tidy clean docs check-docs variants launcher release FORCE
 
 all: build
 
@@ -278,6 +278,14 @@ crosscheck: build hfref
 	$(MAKE) crosscheck-hub
 	$(MAKE) crosscheck-fresh
 	$(MAKE) crosscheck-exports
+
+# crosscheck-pin runs crosscheck's cases with every reference result the
+# run uses written to scripts/crosscheck/pinned/ (computed where neither
+# it nor this machine's cache has it), and the pinned results no case uses
+# removed: run it and commit pinned/ when a key changes (refscore.py, the
+# pins, the data; make crosscheck says how many were not pinned).
+crosscheck-pin: build hfref
+	UDGAM_REFERENCE_CACHE=pin bash scripts/crosscheck/run.sh
 
 # crosscheck-tokenizers checks the scoring path's token ids against Hugging
 # Face tokenizers itself (and tokenizers against transformers' AutoTokenizer)

@@ -355,6 +355,18 @@ def status(row):
             print("    ... %d more" % (len(row["problems"]) - 5), flush=True)
 
 
+def verify_pick(name, archs):
+    """--verify-arch's case: name itself, or for "auto" one chosen by the
+    checkout's commit (none outside a git checkout)."""
+    if name != "auto":
+        return name and archmod.by_name([name])[0].name
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=HERE, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return archs[int(head[:8], 16) % len(archs)].name
+
+
 def cpu_seconds():
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
@@ -370,6 +382,9 @@ def main():
     ap.add_argument("--long-chars", type=int, default=12000)
     ap.add_argument("--json", help="write every row here")
     ap.add_argument("--no-lmeval", action="store_true", help="leave out the lm-eval peer")
+    ap.add_argument("--verify-arch", default="",
+                    help="compute this architecture's reference results again and compare them with the stored ones; "
+                         "auto: one picked by the checkout's commit, so that successive commits judge every case afresh in turn")
     a = ap.parse_args()
 
     import torch
@@ -384,9 +399,14 @@ def main():
     print("crosscheck: transformers %s, tokenizers %s, torch %s; %d documents, %d probe items; tolerance %g nats per token"
           % (transformers.__version__, tokenizers.__version__, torch.__version__, len(sets["full"].docs), len(sets["full"].items), TOL), flush=True)
     rows = []
+    archs = archmod.by_name([n for n in a.archs.split(",") if n])
+    verify = verify_pick(a.verify_arch, archs)
+    if verify:
+        print("crosscheck: %s's reference results computed again and compared with the stored ones" % verify, flush=True)
     with open(os.path.join(work, "commands.log"), "w") as log:
-        for arch in archmod.by_name([n for n in a.archs.split(",") if n]):
+        for arch in archs:
             t, cpu = time.time(), cpu_seconds()
+            refcache.verifying = arch.name == verify
             try:
                 rows += check_arch(arch, tok_dirs, a.bin, work, sets, layouts, a.threads, log, lmeval=not a.no_lmeval)
             except Exception as e:  # a build or reference failure is a failure of the check
@@ -402,6 +422,8 @@ def main():
     if not a.work:
         shutil.rmtree(work, ignore_errors=True)
     fails = [r for r in rows if r["status"] == "fail"]
+    if refcache.mode() == "pin" and not fails and not a.archs and a.layouts == "all" and not a.no_lmeval:
+        print("crosscheck: %d pinned results no longer used, removed" % refcache.prune_pinned())
     print("crosscheck: " + refcache.summary())
     print("crosscheck: %d comparisons, %d failed, %d expected failures" % (len(rows), len(fails), sum(r["status"] == "expected" for r in rows)))
     return 1 if fails else 0
