@@ -12,22 +12,34 @@ void udgam_set_abort(struct llama_context *ctx, int *flag) {
 	llama_set_abort_callback(ctx, udgam_abort, flag);
 }
 
-double udgam_logsumexp(const float *row, int n) {
-	float mx = row[0];
-	int bad = 0;
+float udgam_row_max(const float *x, int n, int *bad) {
+	float mx = x[0];
+	int b = 0;
 	for (int i = 0; i < n; i++) {
-		float x = row[i];
-		bad |= !isfinite(x);
-		mx = x > mx ? x : mx;
+		b |= !isfinite(x[i]);
+		mx = x[i] > mx ? x[i] : mx;
 	}
+	if (b) {
+		*bad = 1;
+	}
+	return mx;
+}
+
+double udgam_sum_exp(const float *x, int n, float max) {
+	double s = 0;
+	for (int i = 0; i < n; i++) {
+		s += (double)expf(x[i] - max);
+	}
+	return s;
+}
+
+double udgam_logsumexp(const float *row, int n) {
+	int bad = 0;
+	float mx = udgam_row_max(row, n, &bad);
 	if (bad) {
 		return NAN;
 	}
-	double s = 0;
-	for (int i = 0; i < n; i++) {
-		s += (double)expf(row[i] - mx);
-	}
-	return (double)mx + log(s);
+	return (double)mx + log(udgam_sum_exp(row, n, mx));
 }
 
 void udgam_batch_set(struct llama_batch *b, int i, llama_token tok, llama_pos pos,
