@@ -17,7 +17,6 @@ const expULP = 1.01
 // expLanes is score.c's EXP_LANES: element i of a row goes to lane i % 16.
 const expLanes = 16
 
-
 // expOne returns exp(t) through the row path (n = 1: the scalar code) and
 // through a 16-element block (the vector code), t among -infs.
 func expOne(t float32, lane int) (scalar, vector float32) {
