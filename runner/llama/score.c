@@ -18,7 +18,7 @@ void udgam_set_abort(struct llama_context *ctx, int *flag) {
 // exp(t) for t <= 0 is 2^k exp(r), k = rint(t log2 e), |r| <= ln2/2, and
 // exp(r) = 1 + r + r^2 (C2 + r (C3 + r (C4 + r (C5 + r C6)))), the Cs
 // fitted for relative error (3.6e-9, 0.06 ulp, after rounding to float), so
-// the float rounding of the evaluation decides the error (under 1 ulp).
+// the float rounding of the evaluation decides the error (1.01 ulp at most).
 #define EXP_C2 0x1.fffffcp-2f
 #define EXP_C3 0x1.555492p-3f
 #define EXP_C4 0x1.5558f2p-5f
@@ -41,50 +41,98 @@ void udgam_set_abort(struct llama_context *ctx, int *flag) {
 #define EXP_FMA(a, b, c) ((float)((double)(a) * (double)(b) + (double)(c)))
 #endif
 
-// expneg is one lane of the vector code below, operation for operation.
-static inline float expneg(float t) {
-	if (!(t >= EXP_MIN)) {
-		return 0;
+// The exponential is written once, over a table of operations: s_ on one
+// float, v_ on the build's vector. fnma(a, b, c) is c - a b, fused; max(a,
+// b) is a > b ? a : b and keep(t, v) is t >= EXP_MIN ? v : 0, as x86 orders
+// them, so a NaN lane gives what the scalar code gives.
+#define DEFINE_EXPNEG(name, P, T)                                  \
+	static inline T name(T t) {                                    \
+		T tc = P##max(t, P##set1(EXP_MIN));                        \
+		T k = P##rint(P##mul(tc, P##set1(EXP_LOG2E)));             \
+		T r = P##fnma(k, P##set1(EXP_LN2_HI), tc);                 \
+		r = P##fnma(k, P##set1(EXP_LN2_LO), r);                    \
+		T p = P##fma(P##set1(EXP_C6), r, P##set1(EXP_C5));         \
+		p = P##fma(p, r, P##set1(EXP_C4));                         \
+		p = P##fma(p, r, P##set1(EXP_C3));                         \
+		p = P##fma(p, r, P##set1(EXP_C2));                         \
+		T y = P##add(P##fma(p, P##mul(r, r), r), P##set1(1.0f));   \
+		return P##keep(t, P##mul(y, P##pow2(k)));                  \
 	}
-	float k = rintf(t * EXP_LOG2E);
-	float r = EXP_FMA(-k, EXP_LN2_HI, t);
-	r = EXP_FMA(-k, EXP_LN2_LO, r);
-	float p = EXP_FMA(EXP_C6, r, EXP_C5);
-	p = EXP_FMA(p, r, EXP_C4);
-	p = EXP_FMA(p, r, EXP_C3);
-	p = EXP_FMA(p, r, EXP_C2);
-	float y = EXP_FMA(p, r * r, r) + 1.0f;
+
+static inline float s_set1(float a) { return a; }
+static inline float s_mul(float a, float b) { return a * b; }
+static inline float s_add(float a, float b) { return a + b; }
+static inline float s_fma(float a, float b, float c) { return EXP_FMA(a, b, c); }
+static inline float s_fnma(float a, float b, float c) { return EXP_FMA(-a, b, c); }
+static inline float s_max(float a, float b) { return a > b ? a : b; }
+static inline float s_rint(float a) { return rintf(a); }
+static inline float s_keep(float t, float v) { return t >= EXP_MIN ? v : 0.0f; }
+static inline float s_pow2(float k) {
 	union {
 		uint32_t u;
 		float f;
 	} s = {.u = (uint32_t)((int32_t)k + 127) << 23};
-	return y * s.f;
+	return s.f;
 }
+
+// expneg is exp(t) for t <= 0, bit for bit one lane of expneg_v.
+DEFINE_EXPNEG(expneg, s_, float)
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
+#define EXP_VECTOR
+typedef __m512 vf;
+#define v_set1 _mm512_set1_ps
+#define v_mul _mm512_mul_ps
+#define v_add _mm512_add_ps
+#define v_fma _mm512_fmadd_ps
+#define v_fnma _mm512_fnmadd_ps
+#define v_max _mm512_max_ps
+#define v_rint(a) _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define v_pow2(k) \
+	_mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127)), 23))
+#define v_keep(t, v) _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(t, _mm512_set1_ps(EXP_MIN), _CMP_GE_OQ), v)
+#elif defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define EXP_VECTOR
+typedef __m256 vf;
+#define v_set1 _mm256_set1_ps
+#define v_mul _mm256_mul_ps
+#define v_add _mm256_add_ps
+#define v_fma _mm256_fmadd_ps
+#define v_fnma _mm256_fnmadd_ps
+#define v_max _mm256_max_ps
+#define v_rint(a) _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define v_pow2(k) \
+	_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23))
+#define v_keep(t, v) _mm256_and_ps(_mm256_cmp_ps(t, _mm256_set1_ps(EXP_MIN), _CMP_GE_OQ), v)
+#elif defined(__ARM_NEON) && defined(__aarch64__)
+#include <arm_neon.h>
+#define EXP_VECTOR
+typedef float32x4_t vf;
+#define v_set1 vdupq_n_f32
+#define v_mul vmulq_f32
+#define v_add vaddq_f32
+#define v_fma(a, b, c) vfmaq_f32(c, a, b)
+#define v_fnma(a, b, c) vfmsq_f32(c, a, b)
+#define v_max(a, b) vbslq_f32(vcgtq_f32(a, b), a, b)
+#define v_rint vrndnq_f32
+#define v_pow2(k) vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(k), vdupq_n_s32(127)), 23))
+#define v_keep(t, v) vreinterpretq_f32_u32(vandq_u32(vcgeq_f32(t, vdupq_n_f32(EXP_MIN)), vreinterpretq_u32_f32(v)))
+#endif
 
-static inline __m512 expneg16(__m512 t) {
-	__m512 k = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(EXP_LOG2E)),
-	                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-	__m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(EXP_LN2_HI), t);
-	r = _mm512_fnmadd_ps(k, _mm512_set1_ps(EXP_LN2_LO), r);
-	__m512 p = _mm512_fmadd_ps(_mm512_set1_ps(EXP_C6), r, _mm512_set1_ps(EXP_C5));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_C4));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_C3));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_C2));
-	__m512 y = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r), _mm512_set1_ps(1.0f));
-	__m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127)), 23);
-	__mmask16 ok = _mm512_cmp_ps_mask(t, _mm512_set1_ps(EXP_MIN), _CMP_GE_OQ);
-	return _mm512_maskz_mul_ps(ok, y, _mm512_castsi512_ps(e));
-}
+#ifdef EXP_VECTOR
+DEFINE_EXPNEG(expneg_v, v_, vf)
+#endif
+
+#if defined(__AVX512F__)
 
 // sumexp_blocks adds the exponentials of x[0..16*nb-1] into acc's lanes.
 static void sumexp_blocks(const float *x, int nb, float max, double acc[EXP_LANES]) {
 	__m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
 	__m512 m = _mm512_set1_ps(max);
 	for (int b = 0; b < nb; b++) {
-		__m512 e = expneg16(_mm512_sub_ps(_mm512_loadu_ps(x + 16 * b), m));
+		__m512 e = expneg_v(_mm512_sub_ps(_mm512_loadu_ps(x + 16 * b), m));
 		lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
 		hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1))));
 	}
@@ -114,29 +162,13 @@ static float rowmax_blocks(const float *x, int nb, int *bad) {
 }
 
 #elif defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-
-static inline __m256 expneg8(__m256 t) {
-	__m256 k = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(EXP_LOG2E)),
-	                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-	__m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(EXP_LN2_HI), t);
-	r = _mm256_fnmadd_ps(k, _mm256_set1_ps(EXP_LN2_LO), r);
-	__m256 p = _mm256_fmadd_ps(_mm256_set1_ps(EXP_C6), r, _mm256_set1_ps(EXP_C5));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_C4));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_C3));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_C2));
-	__m256 y = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
-	__m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
-	__m256 ok = _mm256_cmp_ps(t, _mm256_set1_ps(EXP_MIN), _CMP_GE_OQ);
-	return _mm256_and_ps(ok, _mm256_mul_ps(y, _mm256_castsi256_ps(e)));
-}
 
 static void sumexp_blocks(const float *x, int nb, float max, double acc[EXP_LANES]) {
 	__m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
 	__m256 m = _mm256_set1_ps(max);
 	for (int b = 0; b < nb; b++) {
-		__m256 e0 = expneg8(_mm256_sub_ps(_mm256_loadu_ps(x + 16 * b), m));
-		__m256 e1 = expneg8(_mm256_sub_ps(_mm256_loadu_ps(x + 16 * b + 8), m));
+		__m256 e0 = expneg_v(_mm256_sub_ps(_mm256_loadu_ps(x + 16 * b), m));
+		__m256 e1 = expneg_v(_mm256_sub_ps(_mm256_loadu_ps(x + 16 * b + 8), m));
 		a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(e0)));
 		a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(e0, 1)));
 		a2 = _mm256_add_pd(a2, _mm256_cvtps_pd(_mm256_castps256_ps128(e1)));
@@ -169,21 +201,6 @@ static float rowmax_blocks(const float *x, int nb, int *bad) {
 }
 
 #elif defined(__ARM_NEON) && defined(__aarch64__)
-#include <arm_neon.h>
-
-static inline float32x4_t expneg4(float32x4_t t) {
-	float32x4_t k = vrndnq_f32(vmulq_f32(t, vdupq_n_f32(EXP_LOG2E)));
-	float32x4_t r = vfmsq_f32(t, k, vdupq_n_f32(EXP_LN2_HI));
-	r = vfmsq_f32(r, k, vdupq_n_f32(EXP_LN2_LO));
-	float32x4_t p = vfmaq_f32(vdupq_n_f32(EXP_C5), vdupq_n_f32(EXP_C6), r);
-	p = vfmaq_f32(vdupq_n_f32(EXP_C4), p, r);
-	p = vfmaq_f32(vdupq_n_f32(EXP_C3), p, r);
-	p = vfmaq_f32(vdupq_n_f32(EXP_C2), p, r);
-	float32x4_t y = vaddq_f32(vfmaq_f32(r, p, vmulq_f32(r, r)), vdupq_n_f32(1.0f));
-	int32x4_t e = vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(k), vdupq_n_s32(127)), 23);
-	uint32x4_t ok = vcgeq_f32(t, vdupq_n_f32(EXP_MIN));
-	return vreinterpretq_f32_u32(vandq_u32(ok, vreinterpretq_u32_f32(vmulq_f32(y, vreinterpretq_f32_s32(e)))));
-}
 
 static void sumexp_blocks(const float *x, int nb, float max, double acc[EXP_LANES]) {
 	float64x2_t a[8];
@@ -193,7 +210,7 @@ static void sumexp_blocks(const float *x, int nb, float max, double acc[EXP_LANE
 	float32x4_t m = vdupq_n_f32(max);
 	for (int b = 0; b < nb; b++) {
 		for (int q = 0; q < 4; q++) {
-			float32x4_t e = expneg4(vsubq_f32(vld1q_f32(x + 16 * b + 4 * q), m));
+			float32x4_t e = expneg_v(vsubq_f32(vld1q_f32(x + 16 * b + 4 * q), m));
 			a[2 * q] = vaddq_f64(a[2 * q], vcvt_f64_f32(vget_low_f32(e)));
 			a[2 * q + 1] = vaddq_f64(a[2 * q + 1], vcvt_high_f64_f32(e));
 		}
