@@ -21,6 +21,7 @@ func geluStable(x float64) float64 {
 // cancels) and the first at 1.63. Each value is also placed at every
 // position of a row, so vector lanes and the tail must agree to the bit.
 func TestGELUAccuracy(t *testing.T) {
+	t.Parallel()
 	var xs []float32
 	for b := uint64(0); b < 1<<32; b += 4099 {
 		x := math.Float32frombits(uint32(b))
