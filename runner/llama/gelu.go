@@ -29,12 +29,21 @@ var ExactGELU = sync.OnceValue(probeGELU)
 // buildExact says how to get the engine udgam-ci's exactness tests pass on.
 const buildExact = `build with make (make build, or eval "$(make -s env)" before go build/test), which compiles ggml-cpu through scripts/engine.sh's copy`
 
-func probeGELU() error {
-	n := len(geluProbe)
-	gelu, geglu := make([]float32, n), make([]float32, n)
-	if C.udgam_ggml_gelu((*C.float)(unsafe.Pointer(&geluProbe[0])), (*C.float)(unsafe.Pointer(&gelu[0])),
+// ggmlGELU runs ggml's CPU GELU and GEGLU (gate 1) ops on x, one thread.
+func ggmlGELU(x []float32) (gelu, geglu []float32, err error) {
+	n := len(x)
+	gelu, geglu = make([]float32, n), make([]float32, n)
+	if C.udgam_ggml_gelu((*C.float)(unsafe.Pointer(&x[0])), (*C.float)(unsafe.Pointer(&gelu[0])),
 		(*C.float)(unsafe.Pointer(&geglu[0])), C.int(n)) != 0 {
-		return fmt.Errorf("ggml could not evaluate GELU on %d values", n)
+		return nil, nil, fmt.Errorf("ggml could not evaluate GELU on %d values", n)
+	}
+	return gelu, geglu, nil
+}
+
+func probeGELU() error {
+	gelu, geglu, err := ggmlGELU(geluProbe)
+	if err != nil {
+		return err
 	}
 	for i, x := range geluProbe {
 		want := runner.GELUTanh(float64(x))
