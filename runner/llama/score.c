@@ -30,6 +30,25 @@ double udgam_logsumexp(const float *row, int n) {
 	return (double)mx + log(s);
 }
 
+float udgam_row_max(const float *x, int n, int *bad) {
+	float mx = x[0];
+	int b = 0;
+	for (int i = 0; i < n; i++) {
+		b |= !isfinite(x[i]);
+		mx = x[i] > mx ? x[i] : mx;
+	}
+	*bad |= b;
+	return mx;
+}
+
+double udgam_sum_exp(const float *x, int n, float max) {
+	double s = 0;
+	for (int i = 0; i < n; i++) {
+		s += (double)expf(x[i] - max);
+	}
+	return s;
+}
+
 void udgam_batch_set(struct llama_batch *b, int i, llama_token tok, llama_pos pos,
                      const llama_seq_id *seqs, int nseq, int8_t logits) {
 	b->token[i] = tok;

@@ -17,6 +17,15 @@ void udgam_set_abort(struct llama_context *ctx, int *flag);
 // any logit is not finite.
 double udgam_logsumexp(const float *row, int n);
 
+// udgam_row_max returns the largest of x[0..n-1] (n >= 1) and sets *bad to
+// 1 if any of them is not finite, leaving it alone otherwise, so a caller
+// can run it over a row's panels with one flag.
+float udgam_row_max(const float *x, int n, int *bad);
+
+// udgam_sum_exp returns the sum of exp(x[i] - max) over i < n, each
+// exponential taken in float and summed in double, in order.
+double udgam_sum_exp(const float *x, int n, float max);
+
 // udgam_batch_set fills token i of b: the token at pos in the nseq
 // sequences seqs, with its logits kept when logits is not 0.
 void udgam_batch_set(struct llama_batch *b, int i, llama_token tok, llama_pos pos,
