@@ -14,16 +14,21 @@ void udgam_set_abort(struct llama_context *ctx, int *flag);
 
 // udgam_logsumexp returns log(sum(exp(row))) with float64 accumulation after
 // subtracting the maximum, so logits of any size are safe. It returns NAN if
-// any logit is not finite.
+// any logit is not finite. It is udgam_row_max and udgam_sum_exp over the
+// whole row.
 double udgam_logsumexp(const float *row, int n);
 
 // udgam_row_max returns the largest of x[0..n-1] (n >= 1) and sets *bad to
 // 1 if any of them is not finite, leaving it alone otherwise, so a caller
-// can run it over a row's panels with one flag.
+// can run it over a row's panels with one flag. The maximum is meaningless
+// when *bad is set.
 float udgam_row_max(const float *x, int n, int *bad);
 
-// udgam_sum_exp returns the sum of exp(x[i] - max) over i < n, each
-// exponential taken in float and summed in double, in order.
+// udgam_sum_exp returns the sum of exp(x[i] - max) over i < n (n >= 0), each
+// exponential taken in float from the float difference and summed in double.
+// The order of the additions depends only on n, never on the caller's
+// alignment, threads or the build's vector width. x[i] <= max for all i and
+// finite inputs are assumed (udgam_row_max checks them).
 double udgam_sum_exp(const float *x, int n, float max);
 
 // udgam_batch_set fills token i of b: the token at pos in the nseq
