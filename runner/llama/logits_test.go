@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/udgamlabs/udgam-ci/convert/converttest"
 	"github.com/udgamlabs/udgam-ci/reference/testmodel"
 	"github.com/udgamlabs/udgam-ci/runner"
 	"github.com/udgamlabs/udgam-ci/runner/llama"
@@ -155,5 +156,41 @@ func checkSamePair(t *testing.T, paired []runner.PairResult, alone []runner.Resu
 				}
 			}
 		}
+	}
+}
+
+// The head leaves the graph only where the logits are its product alone:
+// a Gemma 3 whose logits are softcapped after the head keeps it there,
+// the same model uncapped takes it out, and each scores as the graph does.
+func TestHeadOutsideOnlyWherePlain(t *testing.T) {
+	t.Parallel()
+	if !llama.VectorBuild() {
+		t.Skip("no x86 kernels in this build: every head stays in the graph")
+	}
+	for _, tc := range []struct {
+		name    string
+		softcap float64
+		outside bool
+	}{{"plain", 0, true}, {"softcapped", 30, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := converttest.TinyGemma3()
+			g.FinalLogitSoftcap = tc.softcap
+			f32 := converted(t, converttest.Gemma3{Model: g, Dtype: "F32", Seed: 1}.Checkpoint())
+			q8 := filepath.Join(t.TempDir(), "q8_0.gguf")
+			if err := llama.Quantize(f32, q8, "q8_0", 1); err != nil {
+				t.Fatal(err)
+			}
+			opts := llama.Options{Threads: 1, Context: 512, Parallel: 2, CPUOnly: true}
+			m := llamatest.Load(t, q8, opts)
+			if o, _ := llama.HeadOutside(m); o != tc.outside {
+				t.Fatalf("head outside the graph: %v, want %v", o, tc.outside)
+			}
+			reqs := llamatest.RandomSequences(2, 2, 150, converttest.Vocab, int32(converttest.Vocab-1))
+			got := llamatest.Score(t, m, reqs)
+			if d := llamatest.MaxDiff(t, got, llamatest.Score(t, llamatest.Load(t, q8, llama.WithGraphHead(opts)), reqs)); d > 1e-7 {
+				t.Fatalf("differs from the head in the graph by %g nats", d)
+			}
+		})
 	}
 }
