@@ -17,7 +17,7 @@
 #   0009 ggml's own flash attention sums as attn.c does (arm64, x86 without AVX2)
 #   0010 tinyBLAS's NEON float16 kernel takes float16 activations (as x86)
 #   0011 quantized weights to udgam-qgemm.c (scripts/engine/qgemm.c)
-#   0013 the output head left to the caller (runner/llama, qgemm.c's udgam_head)
+#   0012 the output head left to the caller (runner/llama, qgemm.c's udgam_head)
 # Each must apply whole, with no fuzz and not already applied, to the module
 # as downloaded, or the build fails (scripts/engine/patches/README.md says
 # how to change one).

@@ -24,7 +24,7 @@ const headPanel = 2048
 var headMode sync.Mutex
 
 // head multiplies a step's hidden rows by a model's output head outside
-// llama.cpp's graph (scripts/engine/patches/0013), a vocabulary panel per
+// llama.cpp's graph (scripts/engine/patches/0012), a vocabulary panel per
 // thread at a time, so that one decode serves a whole step, each weight of
 // the head is dequantized once per step, and no rows x vocabulary matrix
 // is held. Its logits are the graph's own bits (qgemm.c's udgam_head).

@@ -1,4 +1,4 @@
-// The output head outside the graph: scripts/engine/patches/0013 leaves a
+// The output head outside the graph: scripts/engine/patches/0012 leaves a
 // model's head out of its graph, and scripts/engine/qgemm.c multiplies the
 // step's hidden rows by panels of it (head.go).
 #ifndef UDGAM_HEAD_H
@@ -10,7 +10,7 @@
 #include "ggml.h"
 #include "llama.h"
 
-// The engine's (patch 0013): the contexts created after udgam_set_head_ok
+// The engine's (patch 0012): the contexts created after udgam_set_head_ok
 // leave their model's head out where ok accepts it, and
 // udgam_hidden_head returns the head a context left out, or NULL.
 void udgam_set_head_ok(bool (*ok)(const struct ggml_tensor *w));
