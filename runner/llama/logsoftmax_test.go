@@ -37,6 +37,7 @@ func expOne(t float32, lane int) (scalar, vector float32) {
 // exponential is within expULP of exp in float64, the vector lanes give
 // the scalar code's bits, and below the range (to -inf) the result is 0.
 func TestExpNegAccuracy(t *testing.T) {
+	t.Parallel()
 	lo := math.Float32bits(-0x1.5d58a0p+6)
 	worst, at := 0.0, float32(0)
 	for b := uint32(0x80000000); b <= lo; b += 4099 {
@@ -122,6 +123,7 @@ func rowLengths() []int {
 // most that), and shows the bound has teeth: a float32 running sum, the
 // naive loop, misses it on long rows.
 func TestLogSumExpAccuracy(t *testing.T) {
+	t.Parallel()
 	const tol = 0x1p-23
 	rng := rand.New(rand.NewPCG(53, 1))
 	worst, worstOld, naive := 0.0, 0.0, 0.0
@@ -152,6 +154,7 @@ func TestLogSumExpAccuracy(t *testing.T) {
 // added lane by lane (i % 16) and then in one fixed tree, whatever the
 // row's alignment in memory and however many goroutines ask at once.
 func TestSumExpOrder(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(53, 2))
 	for _, n := range rowLengths() {
 		if n > 65536 && n%expLanes > 1 {
@@ -202,6 +205,7 @@ func TestSumExpOrder(t *testing.T) {
 // of every tail length: the log-sum-exp is NaN, and udgam_row_max reports
 // it, also when called panel by panel with one flag.
 func TestLogSumExpNonFinite(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(53, 3))
 	for _, n := range []int{1, 2, 15, 16, 17, 31, 32, 33, 47, 100} {
 		x := logitRow(rng, n)
