@@ -18,6 +18,7 @@
 #   0010 tinyBLAS's NEON float16 kernel takes float16 activations (as x86)
 #   0011 quantized weights to udgam-qgemm.c (scripts/engine/qgemm.c)
 #   0012 GELU through the sigmoid, vectorized (ggml called tanhf per element)
+#   0013 the output head left to the caller (runner/llama, qgemm.c's udgam_head)
 # Each must apply whole, with no fuzz and not already applied, to the module
 # as downloaded, or the build fails (scripts/engine/patches/README.md says
 # how to change one).

@@ -55,3 +55,28 @@ func (o *Options) testChecks() *engineChecks {
 func LogitRows(m *Model) (limit, peak int, bufferBytes int64) {
 	return m.outputRows(), m.peakRows, m.logitsBytes()
 }
+
+// WithGraphHead returns o keeping the output head in llama.cpp's graph,
+// its logits read a part of a step at a time, so a test can compare that
+// with the head outside it.
+func WithGraphHead(o Options) Options {
+	o.graphHead = true
+	return o
+}
+
+// HeadOutside says whether m multiplies by its output head outside
+// llama.cpp's graph, and how many bytes of logits that holds: every
+// thread's panel and a pair's whole rows.
+func HeadOutside(m *Model) (outside bool, heldBytes int64) {
+	if m.head == nil {
+		return false, 0
+	}
+	return true, m.head.heldBytes()
+}
+
+// HeadPanel is the vocabulary rows of one panel of the head.
+const HeadPanel = headPanel
+
+// VectorBuild says whether the engine has scripts/engine's x86 kernels
+// (AVX2, FMA and F16C), which the head outside the graph needs.
+func VectorBuild() bool { return vectorBuild() }

@@ -7,6 +7,7 @@ package llama
 #include "llama.h"
 #include "log.h"
 #include "score.h"
+#include "head.h"
 */
 import "C"
 
@@ -106,6 +107,10 @@ type Model struct {
 	abort     *C.int
 	peakRows  int        // the most rows of logits one decode has asked for
 	log       *engineLog // llama.cpp's log during this model's calls
+	// head multiplies the hidden rows by the output head where the
+	// context left it out of its graph (head.go); nil: the graph's logits
+	// are read, a part of a step at a time (parts).
+	head *head
 	// In a binary with ggml's float16 GELU table or float32 rope angles
 	// (a plain go build), a watch on the graphs refuses the models that
 	// apply them; nothing is watched in an exact build.
@@ -189,7 +194,11 @@ func Load(path string, opts Options) (*Model, error) {
 		cp.flash_attn_type = C.LLAMA_FLASH_ATTN_TYPE_ENABLED
 	}
 	var ctx *C.struct_llama_context
+	headMode.Lock()
+	C.udgam_head_mode(C.bool(!opts.graphHead))
 	log.run(func() { ctx = C.llama_init_from_model(model, cp) })
+	C.udgam_head_mode(false)
+	headMode.Unlock()
 	if ctx == nil {
 		err := fmt.Errorf("model %s: llama.cpp could not create a context (context %d, batch %d, parallel %d): %s",
 			path, opts.Context, opts.Batch, opts.Parallel, log.lastError("unknown error"))
@@ -201,6 +210,10 @@ func Load(path string, opts Options) (*Model, error) {
 	// llama.cpp lowers the batch to the context size and aborts on a
 	// larger one: plan with what it kept.
 	m.opts.Batch = min(m.opts.Batch, int(C.llama_n_batch(ctx)), int(C.llama_n_ubatch(ctx)))
+	if m.head, err = newHead(ctx, m.nVocab, opts.Threads); err != nil {
+		m.Close()
+		return nil, fmt.Errorf("model %s: %w", path, err)
+	}
 	m.mem = C.llama_get_memory(ctx)
 	m.batch = C.llama_batch_init(C.int32_t(opts.Batch), 0, C.int32_t(opts.Parallel))
 	m.abort = (*C.int)(C.calloc(1, C.size_t(unsafe.Sizeof(C.int(0)))))
@@ -419,9 +432,34 @@ func (m *Model) abortOn(ctx context.Context) func() {
 	}
 }
 
-// decode runs one step and reads its log-probabilities into res, a part
-// of the step at a time (parts).
+// decode runs one step and reads its log-probabilities into res: the
+// whole step where the head is outside the graph (m.head), else a part of
+// the step at a time (parts).
 func (m *Model) decode(st runner.Step, res []runner.Result) error {
+	if m.head != nil {
+		outs, rows, err := m.feed(st.Entries)
+		if err != nil {
+			return err
+		}
+		next := make([][]int32, len(outs))
+		for k, i := range outs {
+			for _, r := range st.Entries[i].Reads {
+				next[k] = append(next[k], r.Next)
+			}
+		}
+		lse, logits := m.head.scores(rows, next)
+		for k, i := range outs {
+			e := st.Entries[i]
+			if math.IsNaN(lse[k]) {
+				return fmt.Errorf("model produced a non-finite logit (at position %d)", e.Pos)
+			}
+			for n, r := range e.Reads {
+				res[r.Req][r.Branch][r.Index] = float64(logits[k][n]) - lse[k]
+			}
+		}
+		m.release(st)
+		return nil
+	}
 	for _, part := range parts(st.Entries, m.outputRows()) {
 		outs, rows, err := m.feed(part)
 		if err != nil {
@@ -453,6 +491,36 @@ func (m *Model) decode(st runner.Step, res []runner.Result) error {
 // (maxLogitBytes).
 func (m *Model) outputRows() int {
 	return max(1, maxLogitBytes/(4*m.nVocab))
+}
+
+// partRows is the most reading rows one decode may hold: unbounded where
+// the head is outside the graph (its logits never held whole), else
+// outputRows.
+func (m *Model) partRows() int {
+	if m.head != nil {
+		return math.MaxInt
+	}
+	return m.outputRows()
+}
+
+// logitRows returns whole rows of logits for the rows of the last decode:
+// those rows where the graph made the logits, else the head's product of
+// them (in a buffer of the head's, valid until the next call), for a
+// pair's comparison; at most outputRows rows at a time.
+func (m *Model) logitRows(rows []*C.float) []*C.float {
+	if m.head == nil {
+		return rows
+	}
+	h := m.head
+	if len(h.full) < len(rows)*m.nVocab {
+		h.full = make([]float32, len(rows)*m.nVocab)
+	}
+	h.logits(rows, h.full)
+	out := make([]*C.float, len(rows))
+	for j := range out {
+		out[j] = floats(h.full[j*m.nVocab:])
+	}
+	return out
 }
 
 // parts splits a step's entries into consecutive runs, in order, each
@@ -561,10 +629,16 @@ func (m *Model) logitsBytes() int64 {
 // forEachParallel calls f(0) ... f(n-1) on up to workers goroutines and
 // returns when all calls have.
 func forEachParallel(n, workers int, f func(int)) {
+	forEachWorker(n, workers, func(_, k int) { f(k) })
+}
+
+// forEachWorker is forEachParallel telling f which goroutine, 0 to
+// workers-1, calls it, for buffers of each worker's own.
+func forEachWorker(n, workers int, f func(w, k int)) {
 	workers = min(workers, n)
 	if workers <= 1 {
 		for k := range n {
-			f(k)
+			f(0, k)
 		}
 		return
 	}
@@ -574,7 +648,7 @@ func forEachParallel(n, workers int, f func(int)) {
 		go func() {
 			defer wg.Done()
 			for k := w; k < n; k += workers {
-				f(k)
+				f(w, k)
 			}
 		}()
 	}

@@ -60,6 +60,10 @@ type Options struct {
 	// logTo replaces stderr as where Verbose writes (tests only, through
 	// export_test.go), so a test can read one model's log.
 	logTo *os.File
+	// graphHead keeps the output head in llama.cpp's graph, its logits
+	// read a part of a step at a time, where it would be taken out (tests
+	// only, through export_test.go, to compare the two).
+	graphHead bool
 	// checks replaces the engine's self-checks (tests only, through
 	// export_test.go); nil uses ExactGELU, ExactRope and CPUFeatures.
 	checks *engineChecks

@@ -88,11 +88,12 @@ type rowPair struct {
 	bad                bool
 }
 
-// step decodes one planned step on both models, a part at a time (parts),
-// and files the reads: the reference's and the artifact's
-// log-probabilities, KL and top agreement.
+// step decodes one planned step on both models, whole where both heads
+// are outside their graphs, else a part at a time (parts), and files the
+// reads: the reference's and the artifact's log-probabilities, KL and top
+// agreement.
 func (p *Pair) step(st runner.Step, res [4][]runner.Result) error {
-	for _, part := range parts(st.Entries, p.Ref.outputRows()) {
+	for _, part := range parts(st.Entries, min(p.Ref.partRows(), p.Art.partRows())) {
 		if err := p.part(part, res); err != nil {
 			return err
 		}
@@ -102,7 +103,8 @@ func (p *Pair) step(st runner.Step, res [4][]runner.Result) error {
 	return nil
 }
 
-// part decodes entries on both models and files their reads.
+// part decodes entries on both models and files their reads, comparing
+// at most outputRows rows of logits of each model at a time.
 func (p *Pair) part(entries []runner.Entry, res [4][]runner.Result) error {
 	outs, refRows, err := p.Ref.feed(entries)
 	if err != nil {
@@ -115,6 +117,19 @@ func (p *Pair) part(entries []runner.Entry, res [4][]runner.Result) error {
 	if len(outs) != len(artOuts) {
 		return fmt.Errorf("internal: the two models read %d and %d positions of one step", len(outs), len(artOuts))
 	}
+	most := p.Ref.outputRows()
+	for c0 := 0; c0 < len(outs); c0 += most {
+		c1 := min(len(outs), c0+most)
+		if err := p.compare(entries, outs[c0:c1], p.Ref.logitRows(refRows[c0:c1]), p.Art.logitRows(artRows[c0:c1]), res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// compare files the reads of entries[outs[k]] from the two models' rows
+// of logits.
+func (p *Pair) compare(entries []runner.Entry, outs []int, refRows, artRows []*C.float, res [4][]runner.Result) error {
 	n := p.Ref.nVocab
 	rows := make([]rowPair, len(outs))
 	forEachParallel(len(outs), p.Ref.opts.Threads, func(k int) {

@@ -378,3 +378,75 @@ bool udgam_qgemm(const struct ggml_compute_params *params, struct ggml_tensor *d
 	return false;
 #endif
 }
+
+// The output head outside the graph (patch 0013): runner/llama decodes a
+// step with the head left out and multiplies the step's hidden rows by
+// vocabulary panels of it here, on its own threads, taking each panel's
+// log-softmax while it is in cache. qrows is the graph's product, so each
+// logit is the same bits as udgam_qgemm's (the blocks of k depend on k and
+// the type alone; a row's sums neither on its place in a tile nor on the
+// rows beside it).
+#include "ggml-backend.h"
+
+// udgam_head_supported says whether udgam_head multiplies by w: a 2-D
+// quantized weight this file takes, in host memory as the file laid it
+// out (not repacked by a CPU extra buffer). Builds without the kernels
+// (arm64, x86 below AVX2) say no, and the runner decodes in parts.
+bool udgam_head_supported(const struct ggml_tensor *w) {
+#ifdef UDGAM_GEMM
+	return w != NULL && w->data != NULL && w->buffer != NULL && ggml_backend_buffer_is_host(w->buffer) &&
+	       w->extra == NULL && qtype(w->type) && ggml_get_type_traits(w->type)->to_float != NULL &&
+	       w->ne[0] % ggml_blck_size(w->type) == 0 && w->nb[0] == ggml_type_size(w->type) && w->ne[2] == 1 &&
+	       w->ne[3] == 1;
+#else
+	(void)w;
+	return false;
+#endif
+}
+
+// udgam_head_pack_floats is the size of udgam_head_pack's output for n rows
+// of k floats; udgam_head_work_floats that of one thread's work buffer for
+// w. Both buffers must be 64-byte aligned.
+size_t udgam_head_pack_floats(int64_t n, int64_t k) {
+#ifdef UDGAM_GEMM
+	return panels(n) * panel_floats(k);
+#else
+	(void)n, (void)k;
+	return 0;
+#endif
+}
+
+size_t udgam_head_work_floats(const struct ggml_tensor *w) {
+#ifdef UDGAM_GEMM
+	return qthread_floats(w) + 32;
+#else
+	(void)w;
+	return 0;
+#endif
+}
+
+// udgam_head_pack packs n hidden rows of k floats, ld floats apart, once
+// per step for every panel's product (as udgam_qgemm packs src1).
+void udgam_head_pack(const float *h, int64_t n, int64_t ld, int64_t k, float *out) {
+#ifdef UDGAM_GEMM
+	for (int64_t j = 0; j < n; j += NR)
+		pack((struct operand){(const char *)(h + j * ld), ld, F32}, n - j < NR ? n - j : NR, NR, 0, k,
+		     out + j / NR * panel_floats(k));
+#else
+	(void)h, (void)n, (void)ld, (void)k, (void)out;
+#endif
+}
+
+// udgam_head writes the logits of vocabulary rows v0..v1-1 of w for the n
+// packed hidden rows, row j's at out[j*ldo .. j*ldo + v1-v0), on the
+// calling thread with its work buffer.
+void udgam_head(const struct ggml_tensor *w, const float *packed, int64_t n, int64_t v0, int64_t v1, float *out, int64_t ldo,
+		float *work) {
+#ifdef UDGAM_GEMM
+	float *buf = qalign64(work);
+	float *tmp = qalign64(buf + MC * qk_block(w->ne[0], ggml_blck_size(w->type)));
+	qrows(w, (const char *)w->data + v0 * w->nb[1], packed, n, out, ldo, 0, v1 - v0, buf, tmp);
+#else
+	(void)w, (void)packed, (void)n, (void)v0, (void)v1, (void)out, (void)ldo, (void)work;
+#endif
+}
