@@ -448,14 +448,8 @@ func (m *Model) decode(st runner.Step, res []runner.Result) error {
 			}
 		}
 		lse, logits := m.head.scores(rows, next)
-		for k, i := range outs {
-			e := st.Entries[i]
-			if math.IsNaN(lse[k]) {
-				return fmt.Errorf("model produced a non-finite logit (at position %d)", e.Pos)
-			}
-			for n, r := range e.Reads {
-				res[r.Req][r.Branch][r.Index] = float64(logits[k][n]) - lse[k]
-			}
+		if err := fileReads(st.Entries, outs, lse, func(k, n int) float32 { return logits[k][n] }, res); err != nil {
+			return err
 		}
 		m.release(st)
 		return nil
@@ -471,18 +465,31 @@ func (m *Model) decode(st runner.Step, res []runner.Result) error {
 		forEachParallel(len(rows), m.opts.Threads, func(k int) {
 			lse[k] = float64(C.udgam_logsumexp(rows[k], C.int(m.nVocab)))
 		})
-		for k, i := range outs {
-			e := part[i]
-			if math.IsNaN(lse[k]) {
-				return fmt.Errorf("model produced a non-finite logit (at position %d)", e.Pos)
-			}
-			logits := unsafe.Slice((*float32)(unsafe.Pointer(rows[k])), m.nVocab)
-			for _, r := range e.Reads {
-				res[r.Req][r.Branch][r.Index] = float64(logits[r.Next]) - lse[k]
-			}
+		logit := func(k, n int) float32 {
+			next := part[outs[k]].Reads[n].Next
+			return unsafe.Slice((*float32)(unsafe.Pointer(rows[k])), m.nVocab)[next]
+		}
+		if err := fileReads(part, outs, lse, logit, res); err != nil {
+			return err
 		}
 	}
 	m.release(st)
+	return nil
+}
+
+// fileReads writes into res the log-probability of each read of
+// entries[outs[k]]: logit(k, n), its n-th read's logit, less lse[k], the
+// row's log-sum-exp (NaN where a logit was not finite: an error).
+func fileReads(entries []runner.Entry, outs []int, lse []float64, logit func(k, n int) float32, res []runner.Result) error {
+	for k, i := range outs {
+		e := entries[i]
+		if math.IsNaN(lse[k]) {
+			return fmt.Errorf("model produced a non-finite logit (at position %d)", e.Pos)
+		}
+		for n, r := range e.Reads {
+			res[r.Req][r.Branch][r.Index] = float64(logit(k, n)) - lse[k]
+		}
+	}
 	return nil
 }
 
