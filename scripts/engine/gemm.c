@@ -53,14 +53,14 @@ enum {
 	MR = 32,  // rows of src0 per tile: two vectors
 	NR = 12,  // rows of src1 per tile: 24 accumulators, 2 loads, 12 broadcasts
 	KC = 256, // most k per block: a 12 x KC panel of src1 (12 KB) stays in L1
-	MC = 128, // rows of src0 packed per block: 128 x KC floats (128 KB) in L2
+	MC = 128, // most rows of src0 packed per block, every k (block_rows)
 };
 #else
 enum {
 	MR = 16,  // rows of src0 per tile: two vectors
 	NR = 6,   // rows of src1 per tile: 12 accumulators, 2 loads, 1 broadcast
 	KC = 320, // most k per block: a 16 x KC panel of src0 (20 KB) beside a 6 x KC one of src1 in L1
-	MC = 128, // rows of src0 packed per block: 128 x KC floats (160 KB) in L2
+	MC = 128, // most rows of src0 packed per block, every k (block_rows)
 };
 #endif
 
