@@ -53,14 +53,14 @@ enum {
 	MR = 32,  // rows of src0 per tile: two vectors
 	NR = 12,  // rows of src1 per tile: 24 accumulators, 2 loads, 12 broadcasts
 	KC = 256, // most k per block: a 12 x KC panel of src1 (12 KB) stays in L1
-	MC = 128, // rows of src0 packed per block: 128 x KC floats (128 KB) in L2
+	MC = 128, // most rows of src0 packed per block, every k (block_rows)
 };
 #else
 enum {
 	MR = 16,  // rows of src0 per tile: two vectors
 	NR = 6,   // rows of src1 per tile: 12 accumulators, 2 loads, 1 broadcast
 	KC = 320, // most k per block: a 16 x KC panel of src0 (20 KB) beside a 6 x KC one of src1 in L1
-	MC = 128, // rows of src0 packed per block: 128 x KC floats (160 KB) in L2
+	MC = 128, // most rows of src0 packed per block, every k (block_rows)
 };
 #endif
 
@@ -377,25 +377,46 @@ __attribute__((noinline)) static void tile(int64_t kc, const float *a, const flo
 }
 #endif // AVX-512
 
+// block_rows is how many of src0's rows rows() packs at a time, every k
+// of them: about 384 KB of the core's L2 (128 rows at k = 576, 64 at
+// 1,536), at least one tile.
+static int64_t block_rows(int64_t k) {
+	const int64_t r = 98304 / k / MR * MR;
+	return r > MC ? MC : r < MR ? MR : r;
+}
+
+// rows_floats is the buffer rows() needs at k: block_rows(k) rows of src0,
+// every k packed.
+static int64_t rows_floats(int64_t k) { return block_rows(k) * k; }
+
 // rows computes dst's columns i0..i1-1 (src0's rows) for all n rows of
-// src1, from src1's packed panels, packing src0's rows MC at a time into
-// buf (MC x KC floats, 32-byte aligned).
+// src1, from src1's packed panels, packing src0's rows block_rows(k) at a
+// time, every k, into buf (rows_floats(k), 32-byte aligned). Each panel of
+// src1 then goes through all blocks of k while its tiles of dst are in L1:
+// with k outermost, dst went through memory once per block of k (the 50 MB
+// of a 256-row part of the output head three times). Each output sums the
+// same blocks in the same order either way: the same bits.
 static void rows(tile_fn *tile, struct operand a, const float *bpack, int64_t n, int64_t k, float *c, int64_t ldc, int64_t i0,
 		 int64_t i1, float *buf) {
-	const int64_t kcmax = k_block(k);
+	const int64_t kcmax = k_block(k), mc = block_rows(k);
 	const size_t row = a.ld * kind_size(a.kind);
-	for (int64_t k0 = 0; k0 < k; k0 += kcmax) {
-		const int64_t kc = k - k0 < kcmax ? k - k0 : kcmax;
-		for (int64_t b0 = i0; b0 < i1; b0 += MC) {
-			const int64_t b1 = b0 + MC < i1 ? b0 + MC : i1;
+	for (int64_t b0 = i0; b0 < i1; b0 += mc) {
+		const int64_t b1 = b0 + mc < i1 ? b0 + mc : i1;
+		// Block k0 of k starts at buf + k0 * mc: the blocks before it
+		// hold mc rows of k0 values.
+		for (int64_t k0 = 0; k0 < k; k0 += kcmax) {
+			const int64_t kc = k - k0 < kcmax ? k - k0 : kcmax;
 			for (int64_t i = b0; i < b1; i += MR)
 				pack((struct operand){a.x + i * row, a.ld, a.kind}, b1 - i < MR ? b1 - i : MR, MR, k0, kc,
-				     buf + (i - b0) * kc);
-			for (int64_t j = 0; j < n; j += NR) {
-				const float *bp = bpack + (j / NR) * panel_floats(k) + k0 * NR;
+				     buf + k0 * mc + (i - b0) * kc);
+		}
+		for (int64_t j = 0; j < n; j += NR) {
+			const float *bp = bpack + (j / NR) * panel_floats(k);
+			for (int64_t k0 = 0; k0 < k; k0 += kcmax) {
+				const int64_t kc = k - k0 < kcmax ? k - k0 : kcmax;
 				for (int64_t i = b0; i < b1; i += MR)
-					tile(kc, buf + (i - b0) * kc, bp, c + j * ldc + i, ldc, b1 - i < MR ? b1 - i : MR,
-					     n - j < NR ? n - j : NR, k0 > 0);
+					tile(kc, buf + k0 * mc + (i - b0) * kc, bp + k0 * NR, c + j * ldc + i, ldc,
+					     b1 - i < MR ? b1 - i : MR, n - j < NR ? n - j : NR, k0 > 0);
 			}
 		}
 	}
@@ -493,7 +514,12 @@ static bool takes(const struct ggml_tensor *dst) {
 	       b->ne[2] % a->ne[2] == 0 && b->ne[3] % a->ne[3] == 0 && panel_bytes(dst) <= max_panels;
 }
 
-static size_t thread_floats(int64_t k) { return MC * k_block(k) + 16; }
+// A thread's block of src0 at k, or at k/2 as bfloat16 pairs (where
+// block_rows may take more rows).
+static size_t thread_floats(int64_t k) {
+	const int64_t f = rows_floats(k), p = rows_floats(k / 2 > 0 ? k / 2 : 1);
+	return (f > p ? f : p) + 16;
+}
 
 // work_bytes is the work buffer a product takes needs with n_threads:
 // src1's panels, then each thread's block of src0, each aligned to 64.
@@ -549,8 +575,7 @@ bool udgam_gemm(const struct ggml_compute_params *params, struct ggml_tensor *ds
 	}
 	ggml_barrier(params->threadpool);
 
-	// Each thread takes its share (share_of). (The work buffer is laid out
-	// for k elements; packed pairs take half.)
+	// Each thread takes its share (share_of).
 	float *buf = align64(bpack + b->ne[2] * b->ne[3] * bpanels * panel_floats(kp) + ith * thread_floats(k));
 	for (struct share s = share_of(dst, ith, nth); share_next(dst, &s);)
 		rows(kernel, (struct operand){s.a, a->nb[1] / ael, akind}, bpack + s.batch * bpanels * panel_floats(kp), n, kp,

@@ -155,7 +155,7 @@ int main(int argc, char **argv) {
 		float *b = aligned_alloc(64, 4 * n * k), *c = aligned_alloc(64, 4 * m * n), *c2 = aligned_alloc(64, 4 * m * n);
 		uint16_t *bh = aligned_alloc(64, 2 * n * k);
 		float *bpack = aligned_alloc(64, (panels(n) * panel_floats(k) * 4 + 63) / 64 * 64);
-		float *buf = aligned_alloc(64, MC * k_block(k) * 4);
+		float *buf = aligned_alloc(64, (rows_floats(kp) * 4 + 63) / 64 * 64);
 		srand(1);
 		for (int64_t i = 0; i < m * k; i++) {
 			const float v = rand() / (float)RAND_MAX - 0.5f;
