@@ -138,7 +138,14 @@ ALWAYS_INLINE vec vzero_neginf(vec x) {
 // power of two, so p 2^a is exact and the second product rounds once, as
 // scalef does, denormals included.
 ALWAYS_INLINE vec vscale(vec p, vec n) {
-	const __m256i ni = _mm256_cvtps_epi32(n), a = _mm256_srai_epi32(ni, 1), b = _mm256_sub_epi32(ni, a);
+	const __m256i ni = _mm256_cvtps_epi32(n);
+	// p is within [0.7, 1.5): for n >= -125 p 2^n is normal and exact, n
+	// added to p's exponent (the usual case: below, a key's probability
+	// is under e^-86).
+	if (_mm256_testz_ps(_mm256_cmp_ps(n, _mm256_set1_ps(-125.0f), _CMP_LT_OQ), _mm256_castsi256_ps(_mm256_set1_epi32(-1)))) {
+		return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(ni, 23)));
+	}
+	const __m256i a = _mm256_srai_epi32(ni, 1), b = _mm256_sub_epi32(ni, a);
 	const __m256i bias = _mm256_set1_epi32(127);
 	const vec pa = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(a, bias), 23));
 	const vec pb = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(b, bias), 23));
@@ -197,6 +204,8 @@ struct buf {
 	float *m;    // QB: maximum per query
 	double *l;   // QB: sum per query, in double
 	unsigned char *tiles; // n_kv / KB: each key block's enum tile
+	const uint16_t *tiles_of; // the mask rows tiles was classified for (query heads share them)
+	int64_t tiles_qn;         // and how many
 	void *mem;
 };
 
@@ -220,6 +229,7 @@ static bool buf_init(struct buf *b, int64_t dk, int64_t dv, int64_t n_kv) {
 	b->m = p, p += QB;
 	b->l = (double *)p, p += 2 * QB;
 	b->tiles = (unsigned char *)p;
+	b->tiles_of = NULL;
 	return true;
 }
 
@@ -344,6 +354,13 @@ ALWAYS_INLINE void value_dims(int NU, const double *pt, int64_t kn, const double
 		values(NU, pt, kn, vd, dv, d, ot);
 }
 
+// pv_width is how many float64 vectors of queries the next P.V tile takes
+// when left remain: PV, but one more than PV is split in two halves, since
+// a tile of one vector has too few accumulators to hide the FMA latency.
+static inline int64_t pv_width(int64_t left) {
+	return left == PV + 1 ? (PV + 1) / 2 : left < PV ? left : PV;
+}
+
 enum tile { SKIP, PLAIN, MIXED };
 
 // classify says whether the mask rows mp (qn rows, mr bytes apart) hide
@@ -408,12 +425,19 @@ static void block(const struct attn *a, struct buf *b, int64_t s, int64_t h, int
 	const char *vp = a->v + (h / a->rv2) * a->v2 + (s / a->rv3) * a->v3;
 	const uint16_t *mp = a->mask == NULL ? NULL
 	                                     : (const uint16_t *)(a->mask + (h % a->mh) * a->m2 + (s % a->ms) * a->m3 + q0 * a->m1);
+	// The mask's rows for these queries, block by block: the same for every
+	// head the mask is broadcast over, and a thread's next task is usually
+	// the next head.
+	if (mp == NULL || mp != b->tiles_of || qn != b->tiles_qn) {
+		for (int64_t j0 = 0; j0 < a->n_kv; j0 += KB)
+			b->tiles[j0 / KB] = (unsigned char)classify(mp == NULL ? NULL : mp + j0, a->m1, qn, a->n_kv - j0 < KB ? a->n_kv - j0 : KB);
+		b->tiles_of = mp, b->tiles_qn = qn;
+	}
 	// First pass: every visible block's scores, kept, and each query's
 	// maximum over all of them.
 	for (int64_t j0 = 0; j0 < a->n_kv; j0 += KB) {
 		const int64_t kn = a->n_kv - j0 < KB ? a->n_kv - j0 : KB;
-		const enum tile t = classify(mp == NULL ? NULL : mp + j0, a->m1, qn, kn);
-		b->tiles[j0 / KB] = (unsigned char)t;
+		const enum tile t = b->tiles[j0 / KB];
 		if (t == SKIP) {
 			continue;
 		}
@@ -477,8 +501,9 @@ static void block(const struct attn *a, struct buf *b, int64_t s, int64_t h, int
 			vdstore(b->l + VL * u, lo);
 			vdstore(b->l + VL * u + VD, hi);
 		}
-		for (int64_t u = 0; u < nu; u += PV) {
-			switch (nu - u < PV ? nu - u : PV) {
+		for (int64_t u = 0, w; u < nu; u += w) {
+			w = pv_width(nu - u);
+			switch (w) {
 			case 1: value_dims(1, b->pt + VD * u, kn, b->vd, dv, b->ot + VD * u); break;
 			case 2: value_dims(2, b->pt + VD * u, kn, b->vd, dv, b->ot + VD * u); break;
 #if PV > 3
