@@ -355,8 +355,9 @@ ALWAYS_INLINE void value_dims(int NU, const double *pt, int64_t kn, const double
 }
 
 // pv_width is how many float64 vectors of queries the next P.V tile takes
-// when left remain: PV, but one more than PV is split in two halves, since
-// a tile of one vector has too few accumulators to hide the FMA latency.
+// when left remain: PV, but one more than PV is split into two tiles
+// (3+2 rather than 4+1), since a tile of one vector has too few
+// accumulators to hide the FMA latency.
 static inline int64_t pv_width(int64_t left) {
 	return left == PV + 1 ? (PV + 1) / 2 : left < PV ? left : PV;
 }
